@@ -1,0 +1,261 @@
+//! The host side: whoever answers ([`Answerer`]), what it knows about the call ([`AskContext`]),
+//! how it fails ([`AnswerError`]), and the answerer for when nobody is there ([`DefaultsResponder`]).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+
+use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse};
+
+/// Puts a validated request in front of whoever answers and returns their response.
+///
+/// A plain async closure `|request, context| async move { … }` qualifies. The future must be
+/// cancellable: dropping it is how a timeout or a cancelled run stops it, so it must not leave a
+/// blocking read behind.
+///
+/// The response is checked against the request before the model sees it; a response that does
+/// not fit fails the call. Return [`AskUserResponse::declined`] when the person declines.
+///
+/// ```
+/// use askuser_core::{AnswerError, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
+///
+/// let first = |request: AskUserRequest, _context: AskContext| async move {
+///     let answers = request
+///         .questions()
+///         .iter()
+///         .map(|q| AskUserAnswer::picked(q.header(), [q.options()[0].label()]))
+///         .collect();
+///     Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+/// };
+/// fn takes(_: &dyn Answerer) {}
+/// takes(&first);
+/// ```
+#[async_trait::async_trait]
+pub trait Answerer: Send + Sync {
+    /// Asks, and waits for the answer.
+    ///
+    /// # Errors
+    ///
+    /// [`AnswerError::retry`] to send the model a message instead of a result;
+    /// [`AnswerError::interrupted`] when the person interrupted the whole run;
+    /// [`AnswerError::failed`] for anything else, which fails the call.
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError>;
+}
+
+#[async_trait::async_trait]
+impl<F, Fut> Answerer for F
+where
+    F: Fn(AskUserRequest, AskContext) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<AskUserResponse, AnswerError>> + Send,
+{
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        self(request, context).await
+    }
+}
+
+/// What the host knows about the call being answered: enough to route it to the right person.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AskContext {
+    /// The conversation or client session the call belongs to.
+    pub session_id: Option<String>,
+    /// The model's id for this tool call.
+    pub tool_call_id: Option<String>,
+    /// The agent turn (model response) the call came in.
+    pub turn_id: Option<String>,
+}
+
+impl AskContext {
+    /// An empty context.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a session id. Default: none.
+    #[must_use]
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// With a tool-call id. Default: none.
+    #[must_use]
+    pub fn with_tool_call_id(mut self, id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+
+    /// With a turn id. Default: none.
+    #[must_use]
+    pub fn with_turn_id(mut self, id: impl Into<String>) -> Self {
+        self.turn_id = Some(id.into());
+        self
+    }
+}
+
+/// What kind of failure an [`AnswerError`] is, and so what the host does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AnswerErrorKind {
+    /// Tell the model the message, as a retry, and let it carry on.
+    Retry,
+    /// The person interrupted (Ctrl-C): the host should stop the run.
+    Interrupted,
+    /// The answerer failed: the call fails.
+    Failed,
+}
+
+/// An answerer's failure.
+pub struct AnswerError {
+    kind: AnswerErrorKind,
+    message: String,
+    source: Option<Box<dyn StdError + Send + Sync>>,
+}
+
+impl AnswerError {
+    /// A message for the model, sent as a retry.
+    #[must_use]
+    pub fn retry(message: impl Into<String>) -> Self {
+        Self { kind: AnswerErrorKind::Retry, message: message.into(), source: None }
+    }
+
+    /// The person interrupted the run.
+    #[must_use]
+    pub fn interrupted() -> Self {
+        Self {
+            kind: AnswerErrorKind::Interrupted,
+            message: "interrupted by the user".to_owned(),
+            source: None,
+        }
+    }
+
+    /// A failure that fails the call.
+    #[must_use]
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self { kind: AnswerErrorKind::Failed, message: message.into(), source: None }
+    }
+
+    /// This error with an underlying cause.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// What kind of failure this is.
+    #[must_use]
+    pub fn kind(&self) -> AnswerErrorKind {
+        self.kind
+    }
+
+    /// The message (for a retry: what the model is told).
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Debug for AnswerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnswerError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for AnswerError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Answers at once, with no person: per question, every option whose label ends with
+/// `(Recommended)` (ignoring case; only the first on a single-select question), else the first
+/// option. Marked `answered_by: unattended`, so the model is told these are defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DefaultsResponder;
+
+impl DefaultsResponder {
+    /// A responder.
+    #[must_use]
+    pub fn new() -> Self {
+        Self
+    }
+
+    /// The default response to `request`, marked as given by `by`.
+    #[must_use]
+    pub fn respond(request: &AskUserRequest, by: AnsweredBy) -> AskUserResponse {
+        AskUserResponse::answered(default_answers(request)).with_answered_by(by)
+    }
+}
+
+#[async_trait::async_trait]
+impl Answerer for DefaultsResponder {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        _context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        Ok(Self::respond(&request, AnsweredBy::Unattended))
+    }
+}
+
+/// Whether a label ends with `(Recommended)`, ignoring ASCII case.
+fn recommended(label: &str) -> bool {
+    const MARK: &str = "(recommended)";
+    label.len() >= MARK.len()
+        && label.is_char_boundary(label.len() - MARK.len())
+        && label[label.len() - MARK.len()..].eq_ignore_ascii_case(MARK)
+}
+
+/// The default answers to `request` (see [`DefaultsResponder`]).
+#[must_use]
+pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
+    request
+        .questions()
+        .iter()
+        .map(|q| {
+            let mut picks: Vec<&str> =
+                q.options().iter().map(|o| o.label()).filter(|l| recommended(l)).collect();
+            if !q.multi_select() {
+                picks.truncate(1);
+            }
+            if picks.is_empty() {
+                picks.push(q.options()[0].label());
+            }
+            AskUserAnswer::picked(q.header(), picks)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recommended;
+
+    #[test]
+    fn recommended_suffix() {
+        assert!(recommended("Refactor (Recommended)"));
+        assert!(recommended("Refactor (RECOMMENDED)"));
+        assert!(recommended("(recommended)"));
+        assert!(!recommended("Recommended"));
+        assert!(!recommended("(Recommended) first"));
+        assert!(!recommended("ü(Recommended"));
+    }
+}

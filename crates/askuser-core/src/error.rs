@@ -1,0 +1,455 @@
+//! Why a tool call was rejected ([`ValidationError`]) and why an answer does not fit its request
+//! ([`ResponseError`]).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq};
+
+/// One step of a [`Location`]: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PathSegment {
+    /// An object key, such as `header`, or an unknown key the model sent.
+    Key(Cow<'static, str>),
+    /// A zero-based array index.
+    Index(usize),
+}
+
+impl Serialize for PathSegment {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Key(key) => serializer.serialize_str(key),
+            Self::Index(index) => serializer.serialize_u64(*index as u64),
+        }
+    }
+}
+
+/// Where a problem is in the tool-call arguments, such as `questions[0].options[2].label`.
+///
+/// Serialises as a JSON array (`["questions",0,"options",2,"label"]`), the form the model gets back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Location(Vec<PathSegment>);
+
+impl Location {
+    /// The root of the arguments.
+    #[must_use]
+    pub fn root() -> Self {
+        Self(Vec::new())
+    }
+
+    /// This location with an object key appended.
+    #[must_use]
+    pub fn key(&self, key: impl Into<Cow<'static, str>>) -> Self {
+        let mut path = self.0.clone();
+        path.push(PathSegment::Key(key.into()));
+        Self(path)
+    }
+
+    /// This location with an array index appended.
+    #[must_use]
+    pub fn index(&self, index: usize) -> Self {
+        let mut path = self.0.clone();
+        path.push(PathSegment::Index(index));
+        Self(path)
+    }
+
+    /// The steps from the root.
+    #[must_use]
+    pub fn segments(&self) -> &[PathSegment] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("arguments");
+        }
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                PathSegment::Key(key) if i == 0 => write!(f, "{key}")?,
+                PathSegment::Key(key) => write!(f, ".{key}")?,
+                PathSegment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON type of a value, for type errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JsonType {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl fmt::Display for JsonType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Null => "null",
+            Self::Boolean => "a boolean",
+            Self::Number => "a number",
+            Self::String => "a string",
+            Self::Array => "an array",
+            Self::Object => "an object",
+        })
+    }
+}
+
+/// What is wrong at one [`Location`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The argument text is not strict JSON.
+    #[error("not valid JSON: {message}")]
+    InvalidJson {
+        /// The parser's description, with line and column.
+        message: String,
+    },
+    /// The argument text is larger than the configured cap; it was not parsed.
+    #[error("the arguments are {actual} bytes, more than the limit of {limit} bytes")]
+    TooLarge {
+        /// The cap in bytes.
+        limit: usize,
+        /// The size of the text.
+        actual: usize,
+    },
+    /// A required field is absent.
+    #[error("is required but missing")]
+    Missing,
+    /// A key the schema does not have.
+    #[error("is not an allowed field (allowed: {})", allowed.join(", "))]
+    UnknownField {
+        /// The keys allowed in this object.
+        allowed: &'static [&'static str],
+    },
+    /// A value of the wrong JSON type.
+    #[error("must be {expected}, not {found}")]
+    WrongType {
+        /// The type the schema wants.
+        expected: &'static str,
+        /// The type that was sent.
+        found: JsonType,
+    },
+    /// A string shorter than its minimum once trimmed.
+    #[error("must be at least {min} character{} after trimming, got {actual}", plural(*min))]
+    StringTooShort {
+        /// The minimum length in code points.
+        min: usize,
+        /// The trimmed length in code points.
+        actual: usize,
+    },
+    /// A string longer than its maximum once trimmed.
+    #[error("must be at most {max} characters after trimming, got {actual}")]
+    StringTooLong {
+        /// The maximum length in code points.
+        max: usize,
+        /// The trimmed length in code points.
+        actual: usize,
+    },
+    /// An array with too few items.
+    #[error("must have at least {min} item{}, got {actual}", plural(*min))]
+    TooFewItems {
+        /// The minimum count.
+        min: usize,
+        /// The count that was sent.
+        actual: usize,
+    },
+    /// An array with too many items.
+    #[error("must have at most {max} items, got {actual}")]
+    TooManyItems {
+        /// The maximum count.
+        max: usize,
+        /// The count that was sent.
+        actual: usize,
+    },
+    /// A control, format, separator, private-use, surrogate or unassigned character.
+    #[error(
+        "must not contain control characters or invisible formatting: U+{:04X} at character {position}{}",
+        u32::from(*character),
+        if *newline_allowed { " (only line feeds are allowed)" } else { " (must be one line)" }
+    )]
+    ForbiddenCharacter {
+        /// The offending character.
+        character: char,
+        /// Its zero-based position, in code points, within the trimmed string.
+        position: usize,
+        /// Whether the field may contain LF.
+        newline_allowed: bool,
+    },
+    /// `multi_select` that is neither a boolean nor one of the accepted spellings of one.
+    #[error("must be a boolean (true or false), got {found}")]
+    InvalidBoolean {
+        /// The value that was sent, as JSON.
+        found: String,
+    },
+    /// Two questions whose headers are equal once case and compatibility forms are folded.
+    #[error(
+        "question headers must be unique, ignoring case and compatibility forms: questions[{first}].header and questions[{second}].header are both {}",
+        quoted(header)
+    )]
+    DuplicateHeader {
+        /// Index of the earlier question.
+        first: usize,
+        /// Index of the later question.
+        second: usize,
+        /// The later question's header.
+        header: String,
+    },
+    /// Two options of one question whose labels are equal once case and compatibility forms are folded.
+    #[error(
+        "option labels must be unique within a question, ignoring case and compatibility forms: options[{first}].label and options[{second}].label are both {}",
+        quoted(label)
+    )]
+    DuplicateLabel {
+        /// Index of the earlier option.
+        first: usize,
+        /// Index of the later option.
+        second: usize,
+        /// The later option's label.
+        label: String,
+    },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `s` as a JSON string literal, so quotes and escapes in model text stay unambiguous.
+pub(crate) fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+impl ProblemKind {
+    /// A stable machine-readable code, such as `string_too_long`.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidJson { .. } => "json_invalid",
+            Self::TooLarge { .. } => "too_large",
+            Self::Missing => "missing",
+            Self::UnknownField { .. } => "extra_forbidden",
+            Self::WrongType { .. } => "wrong_type",
+            Self::StringTooShort { .. } => "string_too_short",
+            Self::StringTooLong { .. } => "string_too_long",
+            Self::TooFewItems { .. } => "too_short",
+            Self::TooManyItems { .. } => "too_long",
+            Self::ForbiddenCharacter { .. } => "forbidden_character",
+            Self::InvalidBoolean { .. } => "bool_parsing",
+            Self::DuplicateHeader { .. } => "duplicate_header",
+            Self::DuplicateLabel { .. } => "duplicate_label",
+        }
+    }
+}
+
+/// One problem in a rejected tool call: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    location: Location,
+    kind: ProblemKind,
+}
+
+impl Problem {
+    pub(crate) fn new(location: Location, kind: ProblemKind) -> Self {
+        Self { location, kind }
+    }
+
+    /// Where the problem is.
+    #[must_use]
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// What the problem is.
+    #[must_use]
+    pub fn kind(&self) -> &ProblemKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.kind)
+    }
+}
+
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("type", self.kind.code())?;
+        map.serialize_entry("loc", &self.location)?;
+        map.serialize_entry("msg", &self.to_string())?;
+        map.end()
+    }
+}
+
+/// The sentence that heads a retry payload.
+const RETRY_MESSAGE: &str = "The ask_user_question call was rejected and nobody saw it. Fix every problem listed and call the tool again.";
+
+/// Tool-call arguments that break the schema or a rule of SPEC §2: every problem found, in order.
+///
+/// Its [`retry_payload`](Self::retry_payload) is what the model gets back; its `Display` is the
+/// same problems on one line, for a host's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationError {
+    problems: Vec<Problem>,
+}
+
+impl ValidationError {
+    pub(crate) fn new(problems: Vec<Problem>) -> Self {
+        debug_assert!(!problems.is_empty());
+        Self { problems }
+    }
+
+    pub(crate) fn single(location: Location, kind: ProblemKind) -> Self {
+        Self::new(vec![Problem::new(location, kind)])
+    }
+
+    /// Every problem, in the order the arguments were checked; never empty.
+    #[must_use]
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// The first problem.
+    #[must_use]
+    pub fn first(&self) -> &Problem {
+        &self.problems[0]
+    }
+
+    /// The retry text the model receives: compact JSON
+    /// `{"error":"invalid_arguments","message":"…","problems":[{"type","loc","msg"}…]}`.
+    #[must_use]
+    pub fn retry_payload(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for ValidationError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Problems<'a>(&'a [Problem]);
+        impl Serialize for Problems<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+                for problem in self.0 {
+                    seq.serialize_element(problem)?;
+                }
+                seq.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("error", "invalid_arguments")?;
+        map.serialize_entry("message", RETRY_MESSAGE)?;
+        map.serialize_entry("problems", &Problems(&self.problems))?;
+        map.end()
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// An answer that does not fit its request (SPEC §3.1): a bug in the answerer, which fails the call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResponseError {
+    /// `cancelled` with answers.
+    #[error("a cancelled response carries no answers")]
+    CancelledWithAnswers,
+    /// An answer whose header is not a question of the request, or answers one a second time.
+    #[error("answer for unknown or repeated question {}", quoted(header))]
+    UnknownQuestion {
+        /// The header as the answer gave it.
+        header: String,
+    },
+    /// A custom answer together with picked options.
+    #[error("answer for {} has a custom answer and also selects options", quoted(header))]
+    CustomWithSelection {
+        /// The question's header.
+        header: String,
+    },
+    /// A custom answer that is blank.
+    #[error("custom answer for {} must not be blank", quoted(header))]
+    BlankCustomAnswer {
+        /// The question's header.
+        header: String,
+    },
+    /// A custom answer with a control or invisible formatting character.
+    #[error(
+        "custom answer for {} must not contain control characters or invisible formatting: U+{:04X} at character {position}",
+        quoted(header),
+        u32::from(*character)
+    )]
+    ForbiddenCharacter {
+        /// The question's header.
+        header: String,
+        /// The offending character.
+        character: char,
+        /// Its zero-based position in code points.
+        position: usize,
+    },
+    /// Labels the question does not offer.
+    #[error("answer for {} picked options it does not offer: {}", quoted(header), quoted_list(labels))]
+    UnknownOptions {
+        /// The question's header.
+        header: String,
+        /// The unknown labels, in the order picked.
+        labels: Vec<String>,
+    },
+    /// No label and no custom answer.
+    #[error("answer for {} picked nothing", quoted(header))]
+    NothingPicked {
+        /// The question's header.
+        header: String,
+    },
+    /// The same label twice.
+    #[error("answer for {} picked the same option twice: {}", quoted(header), quoted(label))]
+    RepeatedOption {
+        /// The question's header.
+        header: String,
+        /// The repeated label.
+        label: String,
+    },
+    /// Several labels on a single-select question.
+    #[error("answer for {} picked {count} options but it is single-select", quoted(header))]
+    SeveralOnSingleSelect {
+        /// The question's header.
+        header: String,
+        /// How many labels were picked.
+        count: usize,
+    },
+    /// Questions with no answer, sorted by code point.
+    #[error("unanswered questions: {}", quoted_list(headers))]
+    Unanswered {
+        /// Their headers.
+        headers: Vec<String>,
+    },
+}
+
+fn quoted_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_default()
+}

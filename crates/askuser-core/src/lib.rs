@@ -1,0 +1,59 @@
+//! The exact model-facing contract of `ask_user_question`: validate the model's call, check an
+//! answer against it, and render the tool result the model receives.
+//!
+//! An LLM agent calls one tool, `ask_user_question`, with 1–10 multiple-choice questions. This
+//! crate validates that call to the letter (the reference is pydantic-ai-harness 0.62.0), hands
+//! you a [`Questions`] value that cannot be invalid, checks whatever answer comes back with
+//! [`check_response`], and renders the exact text the model gets with [`ask_user_result`].
+//! It does no I/O and needs no async runtime: a server depends on this crate alone.
+//!
+//! ```
+//! use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Questions, ask_user_result};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let args = r#"{"questions":[{"header":"Approach","question":"How should I fix it?",
+//!     "options":[{"label":"Patch"},{"label":"Refactor","description":"Bigger change"}]}]}"#;
+//! let request = AskUserRequest::new(Questions::from_json(args)?);
+//!
+//! let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Approach", ["Refactor"])]);
+//! let result = ask_user_result(&request, &response)?;
+//! assert_eq!(result.text(), r#"{"Approach":["Refactor"]}"#);
+//!
+//! // A rejected call never reaches a person: the model gets a retry payload instead.
+//! let err = Questions::from_json(r#"{"questions":[]}"#).unwrap_err();
+//! assert!(err.retry_payload().contains(r#""loc":["questions"]"#));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Which crate do I need?
+//!
+//! | crate | for |
+//! | --- | --- |
+//! | `askuser-core` (this one) | validation, checking and rendering; the [`Answerer`] trait — everything a server needs |
+//! | `askuser-tool` | the tool definition, schema dialects and the `AskUser` capability for an agent loop |
+//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
+//! | `askuser-cli` | the `askuser` binary |
+//!
+//! # Feature flags
+//!
+//! None: the crate has no optional parts.
+
+mod answer;
+mod check;
+mod error;
+mod model;
+mod raw;
+mod text;
+mod validate;
+
+pub use answer::{AnswerError, AnswerErrorKind, Answerer, AskContext, DefaultsResponder, default_answers};
+pub use async_trait::async_trait;
+pub use check::{AskUserResult, DECLINED, Outcome, TIMED_OUT, ask_user_result, check_response};
+pub use error::{JsonType, Location, PathSegment, Problem, ProblemKind, ResponseError, ValidationError};
+pub use model::{
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
+    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question, QuestionOption,
+    Questions,
+};
+pub use validate::Validator;

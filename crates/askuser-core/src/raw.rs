@@ -1,0 +1,304 @@
+//! A lenient mirror of the argument JSON: it records every value whatever its type, so that
+//! validation can report all problems at once instead of stopping at the first type error, as
+//! `derive(Deserialize)` would. Duplicate keys: the last one wins, as in the reference.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::error::JsonType;
+
+/// A field or array item as it was sent.
+#[derive(Debug)]
+pub(crate) enum Slot<T> {
+    Missing,
+    Present(T),
+    Wrong(JsonType),
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self::Missing
+    }
+}
+
+/// A value that knows which JSON shapes it accepts; every other shape becomes [`Slot::Wrong`].
+pub(crate) trait Raw: Sized {
+    fn from_str(_s: &str) -> Option<Self> {
+        None
+    }
+    fn from_bool(_b: bool) -> Option<Self> {
+        None
+    }
+    fn from_u64(_n: u64) -> Option<Self> {
+        None
+    }
+    fn from_i64(_n: i64) -> Option<Self> {
+        None
+    }
+    fn from_f64(_n: f64) -> Option<Self> {
+        None
+    }
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+struct SlotVisitor<T>(PhantomData<T>);
+
+fn slot<T>(value: Option<T>, found: JsonType) -> Slot<T> {
+    value.map_or(Slot::Wrong(found), Slot::Present)
+}
+
+impl<'de, T: Raw> Visitor<'de> for SlotVisitor<T> {
+    type Value = Slot<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Slot<T>, E> {
+        Ok(slot(T::from_bool(v), JsonType::Boolean))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Slot<T>, E> {
+        Ok(slot(T::from_u64(v), JsonType::Number))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Slot<T>, E> {
+        Ok(slot(T::from_i64(v), JsonType::Number))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Slot<T>, E> {
+        Ok(slot(T::from_f64(v), JsonType::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Slot<T>, E> {
+        Ok(slot(T::from_str(v), JsonType::String))
+    }
+    fn visit_unit<E>(self) -> Result<Slot<T>, E> {
+        Ok(Slot::Wrong(JsonType::Null))
+    }
+    fn visit_none<E>(self) -> Result<Slot<T>, E> {
+        Ok(Slot::Wrong(JsonType::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Slot<T>, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Slot<T>, A::Error> {
+        Ok(slot(T::from_seq(seq)?, JsonType::Array))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Slot<T>, A::Error> {
+        Ok(slot(T::from_map(map)?, JsonType::Object))
+    }
+}
+
+impl<'de, T: Raw> Deserialize<'de> for Slot<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SlotVisitor(PhantomData))
+    }
+}
+
+impl Raw for String {
+    fn from_str(s: &str) -> Option<Self> {
+        // Only the trimmed text is ever needed (SPEC §2.1 step 2), so only it is copied.
+        Some(s.trim().to_owned())
+    }
+}
+
+impl<T: Raw> Raw for Vec<Slot<T>> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(16));
+        while let Some(item) = seq.next_element::<Slot<T>>()? {
+            items.push(item);
+        }
+        Ok(Some(items))
+    }
+}
+
+/// `multi_select` after the lax coercion of SPEC §2.4: `Ok(value)` or `Err(the JSON sent)`.
+#[derive(Debug)]
+pub(crate) struct LaxBool(pub(crate) Result<bool, String>);
+
+impl Raw for LaxBool {
+    fn from_bool(b: bool) -> Option<Self> {
+        Some(Self(Ok(b)))
+    }
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(Self(match n {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(n.to_string()),
+        }))
+    }
+    fn from_i64(n: i64) -> Option<Self> {
+        Some(Self(match n {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(n.to_string()),
+        }))
+    }
+    #[expect(clippy::float_cmp, reason = "only exactly 0.0 and 1.0 are booleans")]
+    fn from_f64(n: f64) -> Option<Self> {
+        Some(Self(if n == 0.0 {
+            Ok(false)
+        } else if n == 1.0 {
+            Ok(true)
+        } else {
+            Err(serde_json::Number::from_f64(n).map_or_else(|| n.to_string(), |n| n.to_string()))
+        }))
+    }
+    fn from_str(s: &str) -> Option<Self> {
+        const TRUE: [&str; 5] = ["true", "yes", "on", "1", "t"];
+        const FALSE: [&str; 5] = ["false", "no", "off", "0", "f"];
+        // Untrimmed and case-insensitive, exactly as the reference coerces.
+        let value = if TRUE.iter().any(|w| w.eq_ignore_ascii_case(s)) || s.eq_ignore_ascii_case("y") {
+            Ok(true)
+        } else if FALSE.iter().any(|w| w.eq_ignore_ascii_case(s)) || s.eq_ignore_ascii_case("n") {
+            Ok(false)
+        } else {
+            Err(crate::error::quoted(s))
+        };
+        Some(Self(value))
+    }
+}
+
+/// Object keys: known field names are matched without allocating; others are kept for the error.
+enum Key<F> {
+    Known(F),
+    Unknown(String),
+}
+
+struct KeyVisitor<F>(fn(&str) -> Option<F>);
+
+impl<F> Visitor<'_> for KeyVisitor<F> {
+    type Value = Key<F>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Key<F>, E> {
+        Ok((self.0)(v).map_or_else(|| Key::Unknown(v.to_owned()), Key::Known))
+    }
+}
+
+struct KeySeed<F>(fn(&str) -> Option<F>);
+
+impl<'de, F> de::DeserializeSeed<'de> for KeySeed<F> {
+    type Value = Key<F>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<F>, D::Error> {
+        d.deserialize_str(KeyVisitor(self.0))
+    }
+}
+
+/// Reads an object, handing each known key's value to `known` and collecting unknown keys in order.
+fn read_object<'de, A, F>(
+    mut map: A,
+    field: fn(&str) -> Option<F>,
+    mut known: impl FnMut(F, &mut A) -> Result<(), A::Error>,
+) -> Result<Vec<String>, A::Error>
+where
+    A: MapAccess<'de>,
+{
+    let mut unknown = Vec::new();
+    while let Some(key) = map.next_key_seed(KeySeed(field))? {
+        match key {
+            Key::Known(f) => known(f, &mut map)?,
+            Key::Unknown(name) => {
+                map.next_value::<IgnoredAny>()?;
+                unknown.push(name);
+            }
+        }
+    }
+    Ok(unknown)
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RawOption {
+    pub(crate) label: Slot<String>,
+    pub(crate) description: Slot<String>,
+    pub(crate) unknown: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum OptionField {
+    Label,
+    Description,
+}
+
+impl Raw for RawOption {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut raw = Self::default();
+        let field = |k: &str| match k {
+            "label" => Some(OptionField::Label),
+            "description" => Some(OptionField::Description),
+            _ => None,
+        };
+        raw.unknown = read_object(map, field, |f, map| {
+            match f {
+                OptionField::Label => raw.label = map.next_value()?,
+                OptionField::Description => raw.description = map.next_value()?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(raw))
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RawQuestion {
+    pub(crate) header: Slot<String>,
+    pub(crate) question: Slot<String>,
+    pub(crate) options: Slot<Vec<Slot<RawOption>>>,
+    pub(crate) multi_select: Slot<LaxBool>,
+    pub(crate) unknown: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum QuestionField {
+    Header,
+    Question,
+    Options,
+    MultiSelect,
+}
+
+impl Raw for RawQuestion {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut raw = Self::default();
+        let field = |k: &str| match k {
+            "header" => Some(QuestionField::Header),
+            "question" => Some(QuestionField::Question),
+            "options" => Some(QuestionField::Options),
+            "multi_select" => Some(QuestionField::MultiSelect),
+            _ => None,
+        };
+        raw.unknown = read_object(map, field, |f, map| {
+            match f {
+                QuestionField::Header => raw.header = map.next_value()?,
+                QuestionField::Question => raw.question = map.next_value()?,
+                QuestionField::Options => raw.options = map.next_value()?,
+                QuestionField::MultiSelect => raw.multi_select = map.next_value()?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(raw))
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RawArgs {
+    pub(crate) questions: Slot<Vec<Slot<RawQuestion>>>,
+    pub(crate) unknown: Vec<String>,
+}
+
+impl Raw for RawArgs {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut raw = Self::default();
+        let field = |k: &str| (k == "questions").then_some(());
+        raw.unknown = read_object(map, field, |(), map| {
+            raw.questions = map.next_value()?;
+            Ok(())
+        })?;
+        Ok(Some(raw))
+    }
+}

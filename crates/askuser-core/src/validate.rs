@@ -1,0 +1,426 @@
+//! From the lenient mirror of the arguments to validated types, collecting every problem in the
+//! order the reference reports them: fields in schema order, then unknown keys in input order;
+//! uniqueness only once everything it compares is valid.
+
+use serde::Deserialize;
+
+use crate::error::{JsonType, Location, Problem, ProblemKind, ValidationError};
+use crate::model::{
+    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
+    MIN_OPTIONS, Question, QuestionOption, Questions,
+};
+use crate::raw::{LaxBool, RawArgs, RawOption, RawQuestion, Slot};
+use crate::text;
+
+/// Validates tool-call arguments, with a configurable cap on the argument text.
+///
+/// ```
+/// use askuser_core::Validator;
+///
+/// let validator = Validator::new().max_argument_bytes(64);
+/// let err = validator.validate_json(&" ".repeat(65)).unwrap_err();
+/// assert_eq!(err.first().kind().code(), "too_large");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validator {
+    max_argument_bytes: usize,
+}
+
+impl Default for Validator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Validator {
+    /// The default cap on argument text: 1 MiB.
+    pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
+
+    /// A validator with the default cap.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { max_argument_bytes: Self::DEFAULT_MAX_ARGUMENT_BYTES }
+    }
+
+    /// The largest argument text accepted, in bytes; larger text is rejected before parsing.
+    /// Default: [`DEFAULT_MAX_ARGUMENT_BYTES`](Self::DEFAULT_MAX_ARGUMENT_BYTES).
+    #[must_use]
+    pub fn max_argument_bytes(mut self, limit: usize) -> Self {
+        self.max_argument_bytes = limit;
+        self
+    }
+
+    /// The configured cap in bytes.
+    #[must_use]
+    pub fn argument_byte_limit(&self) -> usize {
+        self.max_argument_bytes
+    }
+
+    /// Validates arguments given as JSON text. Empty text counts as `{}`.
+    ///
+    /// # Errors
+    ///
+    /// Text over the cap or not strict JSON (one problem), else every rule broken.
+    pub fn validate_json(&self, text: &str) -> Result<Questions, ValidationError> {
+        if text.len() > self.max_argument_bytes {
+            return Err(ValidationError::single(
+                Location::root(),
+                ProblemKind::TooLarge { limit: self.max_argument_bytes, actual: text.len() },
+            ));
+        }
+        let text = if text.is_empty() { "{}" } else { text };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let raw = Slot::<RawArgs>::deserialize(&mut de).and_then(|raw| de.end().map(|()| raw));
+        match raw {
+            Ok(raw) => args(raw),
+            Err(e) => Err(ValidationError::single(
+                Location::root(),
+                ProblemKind::InvalidJson { message: e.to_string() },
+            )),
+        }
+    }
+
+    /// Validates arguments already parsed into a value. The size cap does not apply: there is no
+    /// text to measure.
+    ///
+    /// # Errors
+    ///
+    /// Every rule broken.
+    pub fn validate_value(&self, value: &serde_json::Value) -> Result<Questions, ValidationError> {
+        match Slot::<RawArgs>::deserialize(value) {
+            Ok(raw) => args(raw),
+            Err(e) => Err(ValidationError::single(
+                Location::root(),
+                ProblemKind::InvalidJson { message: e.to_string() },
+            )),
+        }
+    }
+}
+
+/// A location built on the stack while walking; turned into a [`Location`] only for a problem.
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'static str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    fn key(&'a self, key: &'static str) -> Path<'a> {
+        Path::Key(self, key)
+    }
+
+    fn index(&'a self, index: usize) -> Path<'a> {
+        Path::Index(self, index)
+    }
+
+    pub(crate) fn location(&self) -> Location {
+        match self {
+            Path::Root => Location::root(),
+            Path::Key(parent, key) => parent.location().key(*key),
+            Path::Index(parent, index) => parent.location().index(*index),
+        }
+    }
+}
+
+fn problem(problems: &mut Vec<Problem>, path: &Path<'_>, kind: ProblemKind) {
+    problems.push(Problem::new(path.location(), kind));
+}
+
+fn unknown_fields(
+    unknown: Vec<String>,
+    path: &Path<'_>,
+    allowed: &'static [&'static str],
+    problems: &mut Vec<Problem>,
+) {
+    for name in unknown {
+        problems.push(Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
+    }
+}
+
+/// The limits of one string field.
+struct TextRule {
+    min: usize,
+    max: usize,
+    multiline: bool,
+}
+
+const HEADER: TextRule = TextRule { min: 1, max: MAX_HEADER_CHARS, multiline: false };
+const QUESTION: TextRule = TextRule { min: 1, max: MAX_QUESTION_CHARS, multiline: true };
+const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: false };
+const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
+
+/// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
+fn text(s: String, rule: &TextRule, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<String> {
+    let len = text::char_len(&s);
+    let kind = if len < rule.min {
+        ProblemKind::StringTooShort { min: rule.min, actual: len }
+    } else if len > rule.max {
+        ProblemKind::StringTooLong { max: rule.max, actual: len }
+    } else if let Some((position, character)) = text::first_forbidden(&s, rule.multiline) {
+        ProblemKind::ForbiddenCharacter { character, position, newline_allowed: rule.multiline }
+    } else {
+        return Some(s);
+    };
+    problem(problems, path, kind);
+    None
+}
+
+fn required_text(
+    slot: Slot<String>,
+    rule: &TextRule,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    match slot {
+        Slot::Present(s) => text(s, rule, path, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => {
+            problem(problems, path, ProblemKind::WrongType { expected: "a string", found });
+            None
+        }
+    }
+}
+
+fn wrong_type<T>(
+    expected: &'static str,
+    found: JsonType,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<T> {
+    problem(problems, path, ProblemKind::WrongType { expected, found });
+    None
+}
+
+pub(crate) fn args(raw: Slot<RawArgs>) -> Result<Questions, ValidationError> {
+    let root = Path::Root;
+    let raw = match raw {
+        Slot::Present(raw) => raw,
+        Slot::Missing => RawArgs::default(),
+        Slot::Wrong(found) => {
+            return Err(ValidationError::single(
+                Location::root(),
+                ProblemKind::WrongType { expected: "an object", found },
+            ));
+        }
+    };
+    let mut problems = Vec::new();
+    let path = root.key("questions");
+    let questions = match raw.questions {
+        Slot::Present(items) => question_items(items, &path, &mut problems),
+        Slot::Missing => {
+            problem(&mut problems, &path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an array", found, &path, &mut problems),
+    };
+    unknown_fields(raw.unknown, &root, &["questions"], &mut problems);
+    match questions {
+        Some(questions) if problems.is_empty() => Ok(questions),
+        _ => Err(ValidationError::new(problems)),
+    }
+}
+
+fn question_items(
+    items: Vec<Slot<RawQuestion>>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Questions> {
+    let count = items.len();
+    if count > MAX_QUESTIONS {
+        // The reference checks a too-long list before its items; the count is the first problem.
+        problem(problems, path, ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count });
+    }
+    let mut questions = Vec::with_capacity(count);
+    let mut all_valid = true;
+    for (i, item) in items.into_iter().enumerate() {
+        match question_slot(item, &path.index(i), problems) {
+            Some(q) => questions.push(q),
+            None => all_valid = false,
+        }
+    }
+    if count == 0 {
+        problem(problems, path, ProblemKind::TooFewItems { min: 1, actual: 0 });
+    }
+    if !all_valid || count == 0 || count > MAX_QUESTIONS {
+        return None;
+    }
+    questions_unique(questions, path, problems)
+}
+
+fn questions_unique(
+    questions: Vec<Question>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Questions> {
+    if let Some((first, second)) = text::first_duplicate(questions.iter().map(Question::header)) {
+        let header = questions[second].header().to_owned();
+        problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
+        return None;
+    }
+    Some(Questions::from_parts(questions))
+}
+
+pub(crate) fn questions_from_parts(
+    questions: Vec<Question>,
+    problems: &mut Vec<Problem>,
+) -> Option<Questions> {
+    let root = Path::Root;
+    let path = root.key("questions");
+    let count = questions.len();
+    let kind = if count == 0 {
+        ProblemKind::TooFewItems { min: 1, actual: 0 }
+    } else if count > MAX_QUESTIONS {
+        ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count }
+    } else {
+        return questions_unique(questions, &path, problems);
+    };
+    problem(problems, &path, kind);
+    None
+}
+
+pub(crate) fn question_slot(
+    slot: Slot<RawQuestion>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Question> {
+    match slot {
+        Slot::Present(raw) => question(raw, path, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
+    }
+}
+
+const QUESTION_FIELDS: &[&str] = &["header", "question", "options", "multi_select"];
+const OPTION_FIELDS: &[&str] = &["label", "description"];
+
+fn question(raw: RawQuestion, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<Question> {
+    let before = problems.len();
+    let header = required_text(raw.header, &HEADER, &path.key("header"), problems);
+    let question = required_text(raw.question, &QUESTION, &path.key("question"), problems);
+    let options_path = path.key("options");
+    let options = match raw.options {
+        Slot::Present(items) => option_items(items, &options_path, problems),
+        Slot::Missing => {
+            problem(problems, &options_path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an array", found, &options_path, problems),
+    };
+    let multi_path = path.key("multi_select");
+    let multi_select = match raw.multi_select {
+        Slot::Missing => Some(false),
+        Slot::Present(LaxBool(Ok(value))) => Some(value),
+        Slot::Present(LaxBool(Err(found))) => {
+            problem(problems, &multi_path, ProblemKind::InvalidBoolean { found });
+            None
+        }
+        Slot::Wrong(found) => wrong_type("a boolean", found, &multi_path, problems),
+    };
+    unknown_fields(raw.unknown, path, QUESTION_FIELDS, problems);
+    if problems.len() != before {
+        return None;
+    }
+    labels_unique(header?, question?, options?, multi_select?, path, problems)
+}
+
+fn labels_unique(
+    header: String,
+    question: String,
+    options: Vec<QuestionOption>,
+    multi_select: bool,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Question> {
+    if let Some((first, second)) = text::first_duplicate(options.iter().map(QuestionOption::label)) {
+        let label = options[second].label().to_owned();
+        problem(problems, path, ProblemKind::DuplicateLabel { first, second, label });
+        return None;
+    }
+    Some(Question::from_parts(header, question, options, multi_select))
+}
+
+pub(crate) fn question_from_parts(
+    header: String,
+    question: String,
+    options: Vec<QuestionOption>,
+    multi_select: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<Question> {
+    let path = Path::Root;
+    let before = problems.len();
+    let header = text(header, &HEADER, &path.key("header"), problems);
+    let question = text(question, &QUESTION, &path.key("question"), problems);
+    option_count(options.len(), &path.key("options"), problems);
+    if problems.len() != before {
+        return None;
+    }
+    labels_unique(header?, question?, options, multi_select, &path, problems)
+}
+
+fn option_count(count: usize, path: &Path<'_>, problems: &mut Vec<Problem>) -> bool {
+    let kind = if count < MIN_OPTIONS {
+        ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: count }
+    } else if count > MAX_OPTIONS {
+        ProblemKind::TooManyItems { max: MAX_OPTIONS, actual: count }
+    } else {
+        return true;
+    };
+    problem(problems, path, kind);
+    false
+}
+
+fn option_items(
+    items: Vec<Slot<RawOption>>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<QuestionOption>> {
+    let count = items.len();
+    let mut options = Vec::with_capacity(count);
+    let mut all_valid = true;
+    for (i, item) in items.into_iter().enumerate() {
+        match option_slot(item, &path.index(i), problems) {
+            Some(option) => options.push(option),
+            None => all_valid = false,
+        }
+    }
+    let count_ok = option_count(count, path, problems);
+    (all_valid && count_ok).then_some(options)
+}
+
+pub(crate) fn option_slot(
+    slot: Slot<RawOption>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<QuestionOption> {
+    match slot {
+        Slot::Present(raw) => option(raw, path, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
+    }
+}
+
+pub(crate) fn option(raw: RawOption, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<QuestionOption> {
+    let before = problems.len();
+    let label = required_text(raw.label, &LABEL, &path.key("label"), problems);
+    let description_path = path.key("description");
+    let description = match raw.description {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(None),
+        Slot::Present(s) => text(s, &DESCRIPTION, &description_path, problems).map(Some),
+        Slot::Wrong(found) => wrong_type("a string or null", found, &description_path, problems),
+    };
+    unknown_fields(raw.unknown, path, OPTION_FIELDS, problems);
+    if problems.len() != before {
+        return None;
+    }
+    Some(QuestionOption::from_parts(label?, description?))
+}
