@@ -1,1 +1,31 @@
-fn main() {}
+//! The `askuser` command: ask a person from the terminal, run the built-in demo, print the tool
+//! schema, and check conformance verdicts. See `askuser --help`.
+
+mod check;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: askuser <command> [options]
+
+commands:
+  check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  help             print this help
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    match command.as_deref() {
+        Some("check") => check::main(&rest),
+        Some("help" | "--help" | "-h") | None => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("askuser: unknown command {other:?}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
