@@ -1,0 +1,446 @@
+//! [`TerminalAnswerer`]: picks a mode per `ask()`, runs one menu at a time, restores the terminal.
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait};
+use crossterm::event::Event;
+use tokio::sync::Mutex;
+
+use crate::input::{CrosstermSource, InputSource};
+use crate::line::{LineSource, ask_lines, stdin_lines};
+use crate::menu::{Effect, Menu, MenuOutcome};
+use crate::render::{Look, Painter, layout, summary};
+
+/// The default cap on a custom answer, in characters.
+pub const DEFAULT_MAX_CUSTOM_CHARS: usize = 2_000;
+
+/// Set while raw mode is on because a menu turned it on: what the panic hook undoes.
+static RAW_BY_US: AtomicBool = AtomicBool::new(false);
+
+/// What a guard writes on the way out: bracketed paste off, line wrap on, cursor shown, any
+/// synchronized update ended.
+const RESTORE: &[u8] = b"\x1b[?2004l\x1b[?7h\x1b[?25h\x1b[?2026l";
+
+/// Restores the terminal from a panic hook, for builds with `panic = "abort"`, where no guard's
+/// `Drop` runs. Chains to the hook installed before. Call it once, early.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if RAW_BY_US.swap(false, Ordering::SeqCst) {
+            let _ = crossterm::terminal::disable_raw_mode();
+            let mut err = io::stderr();
+            let _ = err.write_all(RESTORE);
+            let _ = err.write_all(b"\r\n");
+            let _ = err.flush();
+        }
+        previous(info);
+    }));
+}
+
+/// How the questions are put to the person.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Chosen per `ask()`: the interactive menu when stdin and the output are terminals (and the
+    /// terminal is at least 20 × 6 and not `TERM=dumb`), the accessible mode when `ACCESSIBLE` or
+    /// `ASKUSER_ACCESSIBLE` is set or the terminal is too small, else the line protocol on stdin.
+    #[default]
+    Auto,
+    /// The interactive menu on the controlling terminal (`/dev/tty`), even when stdin is not a
+    /// terminal: for a program whose stdin carries data.
+    Tty,
+    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly).
+    Accessible,
+    /// The line protocol on stdin, as for a script.
+    Lines,
+}
+
+/// Settings fixed at build time.
+#[derive(Debug, Clone)]
+struct Config {
+    mode: Mode,
+    no_color: bool,
+    ascii: bool,
+    max_custom_chars: usize,
+    size: Option<(u16, u16)>,
+}
+
+/// Injected input and output; `None` means the real terminal.
+struct Io {
+    input: Option<Box<dyn InputSource>>,
+    lines: Option<Box<dyn LineSource>>,
+    output: Option<Box<dyn Write + Send>>,
+}
+
+struct Inner {
+    config: Config,
+    /// Held for the whole of one `ask()`. tokio's mutex is fair, so calls are served in order,
+    /// and a call cancelled while waiting never draws.
+    io: Mutex<Io>,
+}
+
+/// Asks a person on the terminal: an inline menu, or a line protocol when there is no terminal.
+///
+/// Cheap to clone; clones share one queue, so concurrent calls show one menu at a time, in order.
+/// Dropping an `ask()` future (a timeout, `select!`) restores the terminal and leaves the next
+/// line the person types to whoever reads next.
+#[derive(Clone)]
+pub struct TerminalAnswerer {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for TerminalAnswerer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TerminalAnswerer").field("config", &self.inner.config).finish_non_exhaustive()
+    }
+}
+
+impl Default for TerminalAnswerer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TerminalAnswerer {
+    /// An answerer on the real terminal with every setting at its default.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder.
+    #[must_use]
+    pub fn builder() -> TerminalAnswererBuilder {
+        TerminalAnswererBuilder::new()
+    }
+
+    /// Puts `request` to the person and waits for the answers.
+    ///
+    /// # Errors
+    ///
+    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when the terminal fails.
+    /// Declining is not an error: it is [`AskUserResponse::declined`].
+    pub async fn ask(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
+        let mut io = self.inner.io.lock().await;
+        let outcome = run(&self.inner.config, &mut io, request)
+            .await
+            .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
+        match outcome {
+            MenuOutcome::Answered(answers) => Ok(AskUserResponse::answered(answers)),
+            MenuOutcome::Declined => Ok(AskUserResponse::declined()),
+            MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
+        }
+    }
+}
+
+#[async_trait]
+impl Answerer for TerminalAnswerer {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        _context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        self.ask(&request).await
+    }
+}
+
+/// Builds a [`TerminalAnswerer`].
+#[must_use]
+pub struct TerminalAnswererBuilder {
+    config: Config,
+    io: Io,
+}
+
+impl fmt::Debug for TerminalAnswererBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TerminalAnswererBuilder").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+fn env_set(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty())
+}
+
+impl TerminalAnswererBuilder {
+    fn new() -> Self {
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
+        let utf8 = locale.is_none_or(|l| l.to_ascii_lowercase().replace('-', "").contains("utf8"));
+        let linux_console = std::env::var("TERM").is_ok_and(|t| t == "linux");
+        Self {
+            config: Config {
+                mode: Mode::Auto,
+                no_color: env_set("NO_COLOR"),
+                ascii: !utf8 || linux_console,
+                max_custom_chars: DEFAULT_MAX_CUSTOM_CHARS,
+                size: None,
+            },
+            io: Io { input: None, lines: None, output: None },
+        }
+    }
+
+    /// The mode. Default: [`Mode::Auto`].
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// The accessible line mode when `true` (same as [`Mode::Accessible`]). Default: off, unless
+    /// `ACCESSIBLE` or `ASKUSER_ACCESSIBLE` is set.
+    pub fn accessible(mut self, on: bool) -> Self {
+        if on {
+            self.config.mode = Mode::Accessible;
+        } else if self.config.mode == Mode::Accessible {
+            self.config.mode = Mode::Auto;
+        }
+        self
+    }
+
+    /// No colour codes at all (bold, dim and reverse remain). Default: on when `NO_COLOR` is set.
+    pub fn no_color(mut self, on: bool) -> Self {
+        self.config.no_color = on;
+        self
+    }
+
+    /// ASCII symbols only. Default: on for `TERM=linux` or a locale that is not UTF-8.
+    pub fn ascii(mut self, on: bool) -> Self {
+        self.config.ascii = on;
+        self
+    }
+
+    /// The cap on a custom answer, in characters. Default: [`DEFAULT_MAX_CUSTOM_CHARS`].
+    pub fn max_custom_chars(mut self, chars: usize) -> Self {
+        self.config.max_custom_chars = chars.max(1);
+        self
+    }
+
+    /// Events from the host instead of the terminal: the menu then creates no reader of its own
+    /// and leaves raw mode and bracketed paste to the host. Default: the terminal.
+    pub fn input(mut self, source: impl InputSource + 'static) -> Self {
+        self.io.input = Some(Box::new(source));
+        self
+    }
+
+    /// Answer lines from `source`, in the line protocol, instead of stdin. Default: stdin, through
+    /// [`stdin_lines`](crate::stdin_lines).
+    pub fn lines(mut self, source: impl LineSource + 'static) -> Self {
+        self.io.lines = Some(Box::new(source));
+        self
+    }
+
+    /// Where to draw. Default: stderr when it is a terminal, else `/dev/tty`, else stderr.
+    pub fn output(mut self, out: impl Write + Send + 'static) -> Self {
+        self.io.output = Some(Box::new(out));
+        self
+    }
+
+    /// A fixed terminal size in columns and rows (resize events still change it). Default: asked
+    /// of the terminal at each `ask()`, 80 × 24 when it does not say.
+    pub fn size(mut self, cols: u16, rows: u16) -> Self {
+        self.config.size = Some((cols, rows));
+        self
+    }
+
+    /// The answerer.
+    pub fn build(self) -> TerminalAnswerer {
+        TerminalAnswerer { inner: Arc::new(Inner { config: self.config, io: Mutex::new(self.io) }) }
+    }
+}
+
+/// Where a menu draws when nothing was injected.
+fn default_output() -> Box<dyn Write + Send> {
+    if !io::stderr().is_terminal() {
+        if let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty") {
+            return Box::new(tty);
+        }
+    }
+    Box::new(io::stderr())
+}
+
+fn terminal_size(config: &Config) -> (u16, u16) {
+    config.size.unwrap_or_else(|| match crossterm::terminal::size() {
+        Ok((c, r)) if c > 0 && r > 0 => (c, r),
+        _ => (80, 24),
+    })
+}
+
+/// Which way one `ask()` goes.
+enum Route {
+    HostEvents,
+    Terminal,
+    Lines,
+}
+
+fn route(config: &Config, io: &Io) -> Route {
+    if io.input.is_some() {
+        return Route::HostEvents;
+    }
+    let accessible = env_set("ACCESSIBLE") || env_set("ASKUSER_ACCESSIBLE");
+    let usable =
+        |size: (u16, u16)| size.0 >= 20 && size.1 >= 6 && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    match config.mode {
+        Mode::Accessible | Mode::Lines => Route::Lines,
+        _ if io.lines.is_some() || accessible => Route::Lines,
+        Mode::Tty => Route::Terminal,
+        _ => {
+            let tty_in = io::stdin().is_terminal();
+            let tty_out =
+                io::stderr().is_terminal() || OpenOptions::new().write(true).open("/dev/tty").is_ok();
+            if tty_in && tty_out && usable(terminal_size(config)) { Route::Terminal } else { Route::Lines }
+        }
+    }
+}
+
+async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Result<MenuOutcome> {
+    let look = Look { color: !config.no_color, unicode: !config.ascii };
+    let route = route(config, io);
+    let mut default_out;
+    let out: &mut (dyn Write + Send) = match io.output.as_mut() {
+        Some(out) => out.as_mut(),
+        None => {
+            default_out = default_output();
+            default_out.as_mut()
+        }
+    };
+    match route {
+        Route::Lines => {
+            let mut stdin = stdin_lines();
+            let lines: &mut dyn LineSource = match io.lines.as_mut() {
+                Some(lines) => lines.as_mut(),
+                None => &mut stdin,
+            };
+            ask_lines(request, lines, out, config.max_custom_chars).await
+        }
+        Route::HostEvents => {
+            let Some(source) = io.input.as_mut() else { return Ok(MenuOutcome::Declined) };
+            let screen = Screen::open(
+                out,
+                Menu::new(request.clone(), config.max_custom_chars),
+                look,
+                terminal_size(config),
+                false,
+            )?;
+            screen.run(source.as_mut()).await
+        }
+        Route::Terminal => {
+            let screen = Screen::open(
+                out,
+                Menu::new(request.clone(), config.max_custom_chars),
+                look,
+                terminal_size(config),
+                true,
+            )?;
+            // Opened after the guard, so dropped before it: the reader thread stops, then the
+            // terminal is restored, on every path out of here.
+            let mut source = CrosstermSource::open()?;
+            screen.run(&mut source).await
+        }
+    }
+}
+
+/// A menu on screen. Its `Drop` is the terminal guard: on every way out (answer, decline,
+/// interrupt, error, the future dropped, a panic unwinding) it replaces the block with a summary
+/// and restores what it changed.
+struct Screen<'a> {
+    out: &'a mut (dyn Write + Send),
+    menu: Menu,
+    painter: Painter,
+    look: Look,
+    size: (u16, u16),
+    /// We own the terminal's modes (raw mode, bracketed paste); a host with its own events does.
+    owns_terminal: bool,
+    raw_by_us: bool,
+    finished: bool,
+}
+
+impl<'a> Screen<'a> {
+    fn open(
+        out: &'a mut (dyn Write + Send),
+        menu: Menu,
+        look: Look,
+        size: (u16, u16),
+        owns_terminal: bool,
+    ) -> io::Result<Self> {
+        let mut screen = Self {
+            out,
+            menu,
+            painter: Painter::default(),
+            look,
+            size,
+            owns_terminal,
+            raw_by_us: false,
+            finished: false,
+        };
+        if owns_terminal {
+            if !crossterm::terminal::is_raw_mode_enabled()? {
+                crossterm::terminal::enable_raw_mode()?;
+                screen.raw_by_us = true;
+                RAW_BY_US.store(true, Ordering::SeqCst);
+            }
+            screen.out.write_all(b"\x1b[?2004h")?;
+        }
+        Ok(screen)
+    }
+
+    fn draw(&mut self) -> io::Result<()> {
+        let frame = layout(&self.menu, self.size.0, self.size.1, self.look);
+        self.painter.paint(&frame, self.size, self.look, self.out)
+    }
+
+    async fn run(mut self, source: &mut dyn InputSource) -> io::Result<MenuOutcome> {
+        self.draw()?;
+        loop {
+            let Some(event) = source.next_event().await else {
+                self.finish(&MenuOutcome::Declined)?;
+                return Ok(MenuOutcome::Declined);
+            };
+            let effect = match event? {
+                Event::Key(key) => self.menu.handle(key),
+                Event::Paste(text) => self.menu.paste(&text),
+                Event::Resize(cols, rows) => {
+                    self.size = (cols.max(1), rows.max(1));
+                    Effect::Redraw
+                }
+                _ => Effect::Ignored,
+            };
+            match effect {
+                Effect::Ignored => {}
+                Effect::Redraw => self.draw()?,
+                Effect::Done(outcome) => {
+                    self.finish(&outcome)?;
+                    return Ok(outcome);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, outcome: &MenuOutcome) -> io::Result<()> {
+        self.finished = true;
+        let frame = summary(&self.menu, Some(outcome), self.size.0, self.look);
+        self.painter.finish(&frame, self.look, self.out)
+    }
+}
+
+impl Drop for Screen<'_> {
+    fn drop(&mut self) {
+        if !self.finished && self.painter.is_drawn() {
+            let frame = summary(&self.menu, None, self.size.0, self.look);
+            let _ = self.painter.finish(&frame, self.look, self.out);
+        }
+        if self.owns_terminal {
+            let _ = self.out.write_all(RESTORE);
+        } else {
+            let _ = self.out.write_all(b"\x1b[?7h\x1b[?25h\x1b[?2026l");
+        }
+        let _ = self.out.flush();
+        if self.raw_by_us {
+            let _ = crossterm::terminal::disable_raw_mode();
+            RAW_BY_US.store(false, Ordering::SeqCst);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A blocking answerer on inquire, for simple synchronous programs (feature `inquire`).
+
+use askuser_core::{AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse};
+use inquire::error::InquireError;
+use inquire::ui::{IndexPrefix, RenderConfig};
+use inquire::{MultiSelect, Select, Text};
+
+use crate::text::{clean_answer_text, sanitize};
+
+/// Asks with inquire's prompts, one question at a time, blocking the calling thread.
+///
+/// inquire is neither async nor cancellable: call [`InquireAnswerer::ask_blocking`] on the
+/// program's own thread, never from `spawn_blocking` with a timeout (an abandoned prompt leaves
+/// raw mode on and swallows a line). Use [`TerminalAnswerer`](crate::TerminalAnswerer) where a
+/// call may be cancelled. Strings are sanitised before inquire sees them, since it writes them
+/// to the terminal verbatim.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InquireAnswerer {
+    max_custom_chars: usize,
+}
+
+impl InquireAnswerer {
+    /// An answerer with custom answers capped at
+    /// [`DEFAULT_MAX_CUSTOM_CHARS`](crate::DEFAULT_MAX_CUSTOM_CHARS).
+    #[must_use]
+    pub fn new() -> Self {
+        Self { max_custom_chars: crate::DEFAULT_MAX_CUSTOM_CHARS }
+    }
+
+    /// Asks every question of `request`; Esc declines.
+    ///
+    /// # Errors
+    ///
+    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when there is no terminal
+    /// or it fails.
+    pub fn ask_blocking(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
+        let config = RenderConfig::default().with_option_index_prefix(IndexPrefix::Simple);
+        let mut answers = Vec::new();
+        for question in request.questions() {
+            let header = sanitize(question.header(), false);
+            let prompt = format!("{header}: {}", sanitize(question.question(), false));
+            let mut shown: Vec<String> = question
+                .options()
+                .iter()
+                .map(|o| match o.description().filter(|d| !d.trim().is_empty()) {
+                    Some(d) => format!("{} — {}", sanitize(o.label(), false), sanitize(d, false)),
+                    None => sanitize(o.label(), false).into_owned(),
+                })
+                .collect();
+            let other = shown.len();
+            shown.push("Other… (type your answer)".to_owned());
+            let picked: Option<Vec<usize>> = if question.multi_select() {
+                let prompt = MultiSelect::new(&prompt, shown).with_render_config(config).without_filtering();
+                or_decline(prompt.raw_prompt())?.map(|v| v.into_iter().map(|o| o.index).collect())
+            } else {
+                let prompt = Select::new(&prompt, shown).with_render_config(config).without_filtering();
+                or_decline(prompt.raw_prompt())?.map(|o| vec![o.index])
+            };
+            let Some(picked) = picked else { return Ok(AskUserResponse::declined()) };
+            if picked.contains(&other) || picked.is_empty() {
+                let text = Text::new(&format!("{header}: your answer")).with_render_config(config).prompt();
+                let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
+                let text = clean_answer_text(&text);
+                let text: String = text.trim().chars().take(self.max_custom_chars).collect();
+                if text.trim().is_empty() {
+                    return Ok(AskUserResponse::declined());
+                }
+                answers.push(AskUserAnswer::custom(question.header(), text.trim_end()));
+            } else {
+                answers.push(AskUserAnswer::picked(
+                    question.header(),
+                    picked.iter().map(|&i| question.options()[i].label()),
+                ));
+            }
+        }
+        Ok(AskUserResponse::answered(answers))
+    }
+}
+
+/// Esc becomes `None` (declined); Ctrl-C and failures become errors.
+fn or_decline<T>(result: Result<T, InquireError>) -> Result<Option<T>, AnswerError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(InquireError::OperationCanceled) => Ok(None),
+        Err(InquireError::OperationInterrupted) => Err(AnswerError::interrupted()),
+        Err(InquireError::NotTTY) => Err(AnswerError::failed("not a terminal")),
+        Err(other) => Err(AnswerError::failed("the terminal failed").with_source(other)),
+    }
+}

@@ -1,0 +1,79 @@
+//! A cancellable terminal menu for `ask_user_question`: the assistant's questions, answered with
+//! a few keys, inline in the terminal, without ever stealing the next line the person types.
+//!
+//! [`TerminalAnswerer`] implements [`askuser_core::Answerer`]. Each `ask()` picks a mode:
+//!
+//! - **interactive**: an inline menu (no alternate screen) on crossterm's `EventStream`, created
+//!   for that call and dropped on every way out. Arrows or digits pick, Tab moves between
+//!   questions and a review step, "Other…" opens an editor for a custom answer, Esc declines,
+//!   Ctrl-C interrupts. Dropping the future (a timeout) restores the terminal at once, and the
+//!   next line typed reaches the next reader;
+//! - **line protocol**, when stdin is not a terminal: numbered questions on stderr, one answer per
+//!   line (`2`, `1,3`, a label, `0 my own answer`); end of input declines, so it never hangs.
+//!   Lines go through one process-wide reader ([`stdin_lines`]), so a cancelled call loses none;
+//! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
+//!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
+//!
+//! Everything drawn is sanitised first ([`sanitize`]): control, bidi and invisible characters in
+//! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
+//!
+//! ```
+//! use askuser_core::{AskUserRequest, Questions};
+//! use askuser_terminal::TerminalAnswerer;
+//! use tokio::sync::mpsc;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let request = AskUserRequest::new(Questions::from_json(
+//!     r#"{"questions":[{"header":"Fix","question":"How should I fix it?",
+//!         "options":[{"label":"Patch"},{"label":"Refactor"}]}]}"#,
+//! )?);
+//! // A script answers "2" on the line protocol; output goes to a buffer instead of stderr.
+//! let (lines, answers) = mpsc::unbounded_channel();
+//! lines.send("2".to_owned())?;
+//! let answerer = TerminalAnswerer::builder().lines(answers).output(Vec::new()).build();
+//!
+//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+//! let response = runtime.block_on(answerer.ask(&request))?;
+//! assert_eq!(response.answers[0].selected, ["Refactor"]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A host that runs its own crossterm TUI hands its events over with
+//! [`TerminalAnswererBuilder::input`] (for example a `tokio::sync::mpsc::Receiver<Event>`) while
+//! a question is open, so two readers never split the keys. See `docs/terminal.md`.
+//!
+//! # Which crate do I need?
+//!
+//! | crate | for |
+//! | --- | --- |
+//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
+//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
+//! | `askuser-terminal` (this one) | asking a person at a terminal, or through stdin lines |
+//! | `askuser-cli` | the `askuser` binary (`askuser demo`, `askuser ask`) |
+//!
+//! # Feature flags
+//!
+//! | feature | default | what |
+//! | --- | --- | --- |
+//! | `inquire` | off | `InquireAnswerer`: a blocking answerer on inquire, for simple synchronous programs |
+
+mod answerer;
+mod input;
+#[cfg(feature = "inquire")]
+mod inquire_answerer;
+mod line;
+mod menu;
+mod render;
+mod text;
+
+pub use answerer::{
+    DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
+};
+pub use crossterm::event::Event;
+pub use input::InputSource;
+#[cfg(feature = "inquire")]
+pub use inquire_answerer::InquireAnswerer;
+pub use line::{LineSource, StdinLines, stdin_lines};
+pub use menu::{Effect, Menu, MenuOutcome};
+pub use text::{sanitize, truncate, width, wrap};

@@ -1,0 +1,456 @@
+//! The menu's state machine: pure, no I/O. [`Menu::handle`] takes one key and says what changed.
+
+use askuser_core::{AskUserAnswer, AskUserRequest, Question};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::text::clean_answer_text;
+
+/// How a menu ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MenuOutcome {
+    /// Every question answered; the labels are the request's own, unchanged.
+    Answered(Vec<AskUserAnswer>),
+    /// The person declined (Esc or Ctrl-D).
+    Declined,
+    /// The person interrupted (Ctrl-C).
+    Interrupted,
+}
+
+/// What one key did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Effect {
+    /// Nothing changed: no redraw needed.
+    Ignored,
+    /// The state changed: draw again.
+    Redraw,
+    /// The menu is over.
+    Done(MenuOutcome),
+}
+
+/// A one-off message under the options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Notice {
+    ConfirmDecline,
+    PickOne,
+    TypeSomething,
+    Unanswered,
+    TooLong,
+}
+
+impl Notice {
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Self::ConfirmDecline => "press esc again to decline, any other key to go on",
+            Self::PickOne => "pick at least one (space toggles), or choose Other",
+            Self::TypeSomething => "type an answer, or esc to go back",
+            Self::Unanswered => "answer every question before submitting",
+            Self::TooLong => "the answer is at its maximum length",
+        }
+    }
+}
+
+/// The answer being built for one question.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// Option indices, in the order picked.
+    pub(crate) picked: Vec<usize>,
+    /// A committed custom answer (excludes `picked`).
+    pub(crate) custom: Option<String>,
+}
+
+impl Pick {
+    pub(crate) fn is_answered(&self) -> bool {
+        !self.picked.is_empty() || self.custom.is_some()
+    }
+}
+
+/// The one-line editor of the "Other…" row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Editor {
+    pub(crate) text: Vec<char>,
+    /// Insertion point, in characters.
+    pub(crate) cursor: usize,
+}
+
+/// The state of one menu over a request: which question, which row, what is picked.
+#[derive(Debug, Clone)]
+pub struct Menu {
+    request: AskUserRequest,
+    tab: usize,
+    rows: Vec<usize>,
+    picks: Vec<Pick>,
+    pub(crate) editor: Option<Editor>,
+    pub(crate) notice: Option<Notice>,
+    pub(crate) help: bool,
+    max_custom_chars: usize,
+}
+
+impl Menu {
+    /// A fresh menu on the first question, first option. Custom answers are capped at
+    /// `max_custom_chars` characters.
+    #[must_use]
+    pub fn new(request: AskUserRequest, max_custom_chars: usize) -> Self {
+        let n = request.questions().len();
+        Self {
+            request,
+            tab: 0,
+            rows: vec![0; n],
+            picks: vec![Pick::default(); n],
+            editor: None,
+            notice: None,
+            help: false,
+            max_custom_chars: max_custom_chars.max(1),
+        }
+    }
+
+    /// The request being answered.
+    #[must_use]
+    pub fn request(&self) -> &AskUserRequest {
+        &self.request
+    }
+
+    pub(crate) fn questions(&self) -> &[Question] {
+        self.request.questions().as_slice()
+    }
+
+    /// The current tab: a question index, or the number of questions for the review step.
+    #[must_use]
+    pub fn tab(&self) -> usize {
+        self.tab
+    }
+
+    /// Whether the review step is showing.
+    #[must_use]
+    pub fn in_review(&self) -> bool {
+        self.tab >= self.questions().len()
+    }
+
+    /// The highlighted row of the current question (the option count means "Other…").
+    #[must_use]
+    pub fn row(&self) -> usize {
+        self.rows.get(self.tab).copied().unwrap_or(0)
+    }
+
+    /// Whether the "Other…" editor is open.
+    #[must_use]
+    pub fn editing(&self) -> bool {
+        self.editor.is_some()
+    }
+
+    /// The text in the "Other…" editor, if it is open.
+    #[must_use]
+    pub fn editor_text(&self) -> Option<String> {
+        self.editor.as_ref().map(|e| e.text.iter().collect())
+    }
+
+    pub(crate) fn picks(&self) -> &[Pick] {
+        &self.picks
+    }
+
+    /// The option indices picked for question `index`, in the order picked.
+    #[must_use]
+    pub fn picked(&self, index: usize) -> &[usize] {
+        self.picks.get(index).map_or(&[], |p| &p.picked)
+    }
+
+    /// The custom answer committed for question `index`.
+    #[must_use]
+    pub fn custom(&self, index: usize) -> Option<&str> {
+        self.picks.get(index).and_then(|p| p.custom.as_deref())
+    }
+
+    fn multi_tab(&self) -> bool {
+        self.questions().len() > 1
+    }
+
+    fn any_answered(&self) -> bool {
+        self.picks.iter().any(Pick::is_answered)
+    }
+
+    /// Handles one key. Only presses count; releases and repeats of Windows consoles are ignored.
+    pub fn handle(&mut self, key: KeyEvent) -> Effect {
+        if key.kind == KeyEventKind::Release {
+            return Effect::Ignored;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
+            return Effect::Done(MenuOutcome::Interrupted);
+        }
+        let had_notice = self.notice.take();
+        if had_notice == Some(Notice::ConfirmDecline) && key.code == KeyCode::Esc && self.editor.is_none() {
+            return Effect::Done(MenuOutcome::Declined);
+        }
+        let effect = if self.editor.is_some() { self.edit(key, ctrl) } else { self.navigate(key, ctrl) };
+        if effect == Effect::Ignored && had_notice.is_some() { Effect::Redraw } else { effect }
+    }
+
+    fn navigate(&mut self, key: KeyEvent, ctrl: bool) -> Effect {
+        let multi_select = !self.in_review() && self.questions()[self.tab].multi_select();
+        match key.code {
+            KeyCode::Char('d' | 'D') if ctrl => Effect::Done(MenuOutcome::Declined),
+            KeyCode::Esc => {
+                if self.any_answered() {
+                    self.notice = Some(Notice::ConfirmDecline);
+                    Effect::Redraw
+                } else {
+                    Effect::Done(MenuOutcome::Declined)
+                }
+            }
+            KeyCode::Char('p' | 'P') if ctrl => self.move_by(-1),
+            KeyCode::Char('n' | 'N') if ctrl => self.move_by(1),
+            _ if ctrl => Effect::Ignored,
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::Home | KeyCode::Char('g') => self.move_to(0),
+            KeyCode::End | KeyCode::Char('G') => self.move_to(usize::MAX),
+            KeyCode::Right | KeyCode::Tab | KeyCode::Char('l') => self.switch_tab(1),
+            KeyCode::Left | KeyCode::BackTab | KeyCode::Char('h') => self.switch_tab(-1),
+            KeyCode::Char('?') => {
+                self.help = !self.help;
+                Effect::Redraw
+            }
+            KeyCode::Enter if self.in_review() => self.submit(),
+            _ if self.in_review() => Effect::Ignored,
+            KeyCode::Char(c @ '1'..='9') => {
+                let index = (c as usize) - ('1' as usize);
+                let options = self.questions()[self.tab].options().len();
+                if index > options {
+                    return Effect::Ignored;
+                }
+                self.rows[self.tab] = index;
+                if index == options {
+                    self.open_editor();
+                    Effect::Redraw
+                } else if multi_select {
+                    self.toggle(index);
+                    Effect::Redraw
+                } else {
+                    self.choose(index);
+                    self.advance()
+                }
+            }
+            KeyCode::Char(' ') => {
+                let row = self.row();
+                if row == self.questions()[self.tab].options().len() {
+                    self.open_editor();
+                } else if multi_select {
+                    self.toggle(row);
+                } else {
+                    self.choose(row);
+                }
+                Effect::Redraw
+            }
+            KeyCode::Enter => {
+                let row = self.row();
+                if row == self.questions()[self.tab].options().len() {
+                    self.open_editor();
+                    Effect::Redraw
+                } else if multi_select {
+                    if self.picks[self.tab].is_answered() {
+                        self.advance()
+                    } else {
+                        self.notice = Some(Notice::PickOne);
+                        Effect::Redraw
+                    }
+                } else {
+                    self.choose(row);
+                    self.advance()
+                }
+            }
+            KeyCode::Char('a') if multi_select => {
+                let pick = &mut self.picks[self.tab];
+                pick.custom = None;
+                for i in 0..self.request.questions().as_slice()[self.tab].options().len() {
+                    if !pick.picked.contains(&i) {
+                        pick.picked.push(i);
+                    }
+                }
+                Effect::Redraw
+            }
+            KeyCode::Char('n') if multi_select => {
+                self.picks[self.tab] = Pick::default();
+                Effect::Redraw
+            }
+            _ => Effect::Ignored,
+        }
+    }
+
+    fn row_count(&self) -> usize {
+        self.questions().get(self.tab).map_or(0, |q| q.options().len() + 1)
+    }
+
+    fn move_by(&mut self, delta: isize) -> Effect {
+        let count = self.row_count();
+        if count == 0 {
+            return Effect::Ignored;
+        }
+        let row = self.row();
+        let next = if delta < 0 { row.checked_sub(1).unwrap_or(count - 1) } else { (row + 1) % count };
+        self.rows[self.tab] = next;
+        Effect::Redraw
+    }
+
+    fn move_to(&mut self, row: usize) -> Effect {
+        let count = self.row_count();
+        if count == 0 {
+            return Effect::Ignored;
+        }
+        let row = row.min(count - 1);
+        if self.rows[self.tab] == row {
+            return Effect::Ignored;
+        }
+        self.rows[self.tab] = row;
+        Effect::Redraw
+    }
+
+    fn switch_tab(&mut self, delta: isize) -> Effect {
+        if !self.multi_tab() {
+            return Effect::Ignored;
+        }
+        let tabs = self.questions().len() + 1;
+        self.tab =
+            if delta < 0 { self.tab.checked_sub(1).unwrap_or(tabs - 1) } else { (self.tab + 1) % tabs };
+        Effect::Redraw
+    }
+
+    fn choose(&mut self, index: usize) {
+        self.picks[self.tab] = Pick { picked: vec![index], custom: None };
+    }
+
+    fn toggle(&mut self, index: usize) {
+        let pick = &mut self.picks[self.tab];
+        pick.custom = None;
+        if let Some(at) = pick.picked.iter().position(|&i| i == index) {
+            pick.picked.remove(at);
+        } else {
+            pick.picked.push(index);
+        }
+    }
+
+    fn open_editor(&mut self) {
+        let text: Vec<char> = self.picks[self.tab].custom.as_deref().unwrap_or("").chars().collect();
+        let cursor = text.len();
+        self.editor = Some(Editor { text, cursor });
+    }
+
+    /// After answering the current question: finish when it is the only one, else go to the next
+    /// tab (the review step after the last question).
+    fn advance(&mut self) -> Effect {
+        if !self.multi_tab() {
+            return self.submit();
+        }
+        self.tab += 1;
+        Effect::Redraw
+    }
+
+    fn submit(&mut self) -> Effect {
+        if let Some(first) = self.picks.iter().position(|p| !p.is_answered()) {
+            self.tab = first;
+            self.notice = Some(Notice::Unanswered);
+            return Effect::Redraw;
+        }
+        let answers = self
+            .questions()
+            .iter()
+            .zip(&self.picks)
+            .map(|(q, pick)| match &pick.custom {
+                Some(text) => AskUserAnswer::custom(q.header(), text.clone()),
+                None => {
+                    AskUserAnswer::picked(q.header(), pick.picked.iter().map(|&i| q.options()[i].label()))
+                }
+            })
+            .collect();
+        Effect::Done(MenuOutcome::Answered(answers))
+    }
+
+    /// Inserts pasted text into the editor, if it is open (paste elsewhere is ignored).
+    pub fn paste(&mut self, text: &str) -> Effect {
+        if self.editor.is_none() {
+            return Effect::Ignored;
+        }
+        self.notice = None;
+        self.insert(&clean_answer_text(text));
+        Effect::Redraw
+    }
+
+    fn insert(&mut self, text: &str) {
+        let cap = self.max_custom_chars;
+        let Some(editor) = self.editor.as_mut() else { return };
+        for c in text.chars() {
+            if editor.text.len() >= cap {
+                self.notice = Some(Notice::TooLong);
+                return;
+            }
+            editor.text.insert(editor.cursor, c);
+            editor.cursor += 1;
+        }
+    }
+
+    fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Effect {
+        let Some(editor) = self.editor.as_mut() else { return Effect::Ignored };
+        match key.code {
+            KeyCode::Esc => self.editor = None,
+            KeyCode::Enter => {
+                let text: String = editor.text.iter().collect();
+                let text = text.trim();
+                if text.is_empty() {
+                    self.notice = Some(Notice::TypeSomething);
+                    return Effect::Redraw;
+                }
+                self.picks[self.tab] = Pick { picked: Vec::new(), custom: Some(text.to_owned()) };
+                self.editor = None;
+                return self.advance();
+            }
+            KeyCode::Left => editor.cursor = editor.cursor.saturating_sub(1),
+            KeyCode::Right => editor.cursor = (editor.cursor + 1).min(editor.text.len()),
+            KeyCode::Char('b') if ctrl => editor.cursor = editor.cursor.saturating_sub(1),
+            KeyCode::Char('f') if ctrl => editor.cursor = (editor.cursor + 1).min(editor.text.len()),
+            KeyCode::Home => editor.cursor = 0,
+            KeyCode::Char('a') if ctrl => editor.cursor = 0,
+            KeyCode::End => editor.cursor = editor.text.len(),
+            KeyCode::Char('e') if ctrl => editor.cursor = editor.text.len(),
+            KeyCode::Backspace | KeyCode::Char('h') if key.code == KeyCode::Backspace || ctrl => {
+                if editor.cursor == 0 {
+                    return Effect::Ignored;
+                }
+                editor.cursor -= 1;
+                editor.text.remove(editor.cursor);
+            }
+            KeyCode::Delete => {
+                if editor.cursor == editor.text.len() {
+                    return Effect::Ignored;
+                }
+                editor.text.remove(editor.cursor);
+            }
+            KeyCode::Char('u') if ctrl => {
+                editor.text.drain(..editor.cursor);
+                editor.cursor = 0;
+            }
+            KeyCode::Char('k') if ctrl => editor.text.truncate(editor.cursor),
+            KeyCode::Char('w') if ctrl => {
+                let mut start = editor.cursor;
+                while start > 0 && editor.text[start - 1] == ' ' {
+                    start -= 1;
+                }
+                while start > 0 && editor.text[start - 1] != ' ' {
+                    start -= 1;
+                }
+                editor.text.drain(start..editor.cursor);
+                editor.cursor = start;
+            }
+            KeyCode::Char('d') if ctrl => {}
+            KeyCode::Char(_) if ctrl => return Effect::Ignored,
+            KeyCode::Char(c) => {
+                let mut buf = [0; 4];
+                self.insert(&clean_answer_text(c.encode_utf8(&mut buf)));
+            }
+            _ => return Effect::Ignored,
+        }
+        Effect::Redraw
+    }
+}
+
+#[cfg(test)]
+mod tests;
