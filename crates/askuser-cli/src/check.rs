@@ -1,1 +1,359 @@
-pub(crate) fn main(_: &[String]) -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! `askuser check`: the conformance driver. JSON lines in the oracle's input format on stdin, one
+//! verdict line each on stdout, with the oracle's fields, streamed in constant memory.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead, Write};
+use std::process::ExitCode;
+
+use askuser_core::{
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Location, Questions,
+    ValidationError, Validator, ask_user_result,
+};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+pub(crate) const HELP: &str = "\
+usage: askuser check < cases.jsonl > verdicts.jsonl
+
+Reads one JSON object per line (split on LF; blank lines skipped):
+  {\"kind\":\"request\",  \"args\": {...} | \"args_json\": \"...\"}
+  {\"kind\":\"response\", \"args\": {...} | \"args_json\": \"...\", \"response\": {...}}
+with optional \"id\" (echoed first), \"mode\": \"json\" (default) or \"python\" (validate the
+parsed value instead of the text). A response is {\"cancelled\"?, \"answers\"?, \"timed_out\"?,
+\"answered_by\"?}. Writes one ASCII-only JSON line per input line:
+  request   {\"id\",\"ok\":true,\"normalized\"} or {\"id\",\"ok\":false,\"error\",\"loc\",\"model_text\"}
+  response  {\"id\",\"ok\":true,\"normalized\",\"model_text\",\"outcome\"} or {\"id\",\"ok\":false,\"error\",\"stage\"}
+A malformed line gets {\"id\"?,\"ok\":false,\"input_error\"}. Exit status 0 unless reading or writing fails.
+";
+
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    if let Some(arg) = args.first() {
+        if matches!(arg.as_str(), "-h" | "--help") {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("askuser check: unexpected argument {arg:?} (cases are read from stdin)\n\n{HELP}");
+        return ExitCode::from(2);
+    }
+    let stdin = io::stdin().lock();
+    let stdout = io::stdout().lock();
+    match run(stdin, stdout) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("askuser check: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Streams verdicts for every line of `input` into `output`.
+///
+/// # Errors
+///
+/// Reading or writing failed.
+pub(crate) fn run(input: impl BufRead, output: impl Write) -> io::Result<()> {
+    let mut input = input;
+    let mut output = io::BufWriter::with_capacity(1 << 16, output);
+    let mut line = Vec::with_capacity(4096);
+    let mut number = 0_u64;
+    let validator = Validator::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let verdict = match std::str::from_utf8(&line) {
+            Ok(text) => evaluate(text, &validator),
+            Err(e) => Verdict::input_error(None, format!("not UTF-8: {e}")),
+        };
+        let verdict = match verdict {
+            Verdict { input_error: Some(message), .. } => {
+                Verdict { input_error: Some(format!("line {number}: {message}")), ..verdict }
+            }
+            verdict => verdict,
+        };
+        let mut serializer = serde_json::Serializer::with_formatter(&mut output, AsciiFormatter);
+        verdict.serialize(&mut serializer).map_err(io::Error::other)?;
+        output.write_all(b"\n")?;
+    }
+    output.flush()
+}
+
+#[derive(Deserialize)]
+struct Case<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    mode: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    args: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    args_json: Option<Cow<'a, str>>,
+    #[serde(default)]
+    response: Option<ResponseCase>,
+}
+
+/// A field that is present, even when it is `null` (which `Option` alone would read as absent).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResponseCase {
+    #[serde(default)]
+    cancelled: bool,
+    #[serde(default)]
+    answers: Vec<AskUserAnswer>,
+    #[serde(default)]
+    timed_out: bool,
+    #[serde(default)]
+    answered_by: AnsweredBy,
+}
+
+#[derive(Serialize, Default)]
+struct Verdict {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Value>,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    normalized: Option<Normalized>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loc: Option<Location>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Normalized {
+    Questions(Questions),
+    Answers(Value),
+    Sentence(String),
+}
+
+impl Verdict {
+    fn input_error(id: Option<Value>, message: String) -> Self {
+        Self { id, input_error: Some(message), ..Self::default() }
+    }
+}
+
+fn evaluate(text: &str, validator: &Validator) -> Verdict {
+    let case: Case<'_> = match serde_json::from_str(text) {
+        Ok(case) => case,
+        Err(e) => return Verdict::input_error(None, format!("not a JSON object: {e}")),
+    };
+    let id = case.id.clone();
+    match evaluate_case(case, validator) {
+        Ok(verdict) => Verdict { id, ..verdict },
+        Err(message) => Verdict::input_error(id, message),
+    }
+}
+
+fn evaluate_case(case: Case<'_>, validator: &Validator) -> Result<Verdict, String> {
+    let python = match case.mode.as_deref() {
+        None | Some("json") => false,
+        Some("python") => true,
+        Some(other) => return Err(format!("\"mode\" must be \"json\" or \"python\", not {other:?}")),
+    };
+    let is_response = match case.kind.as_deref() {
+        Some("request") => false,
+        Some("response") => true,
+        _ => return Err("\"kind\" must be \"request\" or \"response\"".to_owned()),
+    };
+    let verdict = match (case.args, case.args_json.as_deref()) {
+        (_, Some(text)) if python => {
+            match serde_json::from_str::<Value>(if text.is_empty() { "{}" } else { text }) {
+                Ok(value) => validator.validate_value(&value),
+                Err(_) => validator.validate_json(text),
+            }
+        }
+        (_, Some(text)) => validator.validate_json(text),
+        (Some(raw), None) if python => {
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+            validator.validate_value(&value)
+        }
+        (Some(raw), None) => validator.validate_json(raw.get()),
+        (None, None) => return Err("a line needs \"args\" or \"args_json\"".to_owned()),
+    };
+    let questions = match verdict {
+        Ok(questions) => questions,
+        Err(err) => {
+            let stage = is_response.then_some("request");
+            return Ok(Verdict { stage, ..rejected(&err) });
+        }
+    };
+    if !is_response {
+        return Ok(Verdict {
+            ok: true,
+            normalized: Some(Normalized::Questions(questions)),
+            ..Verdict::default()
+        });
+    }
+    let Some(case) = case.response else {
+        return Err("a response line needs \"response\"".to_owned());
+    };
+    let request = AskUserRequest::with_id("check", questions);
+    let result = if case.timed_out {
+        // The answerer's response is discarded unchecked when the timeout runs out.
+        AskUserResult::timed_out()
+    } else {
+        let mut response = AskUserResponse::answered(case.answers).with_answered_by(case.answered_by);
+        response.cancelled = case.cancelled;
+        match ask_user_result(&request, &response) {
+            Ok(result) => result,
+            Err(e) => {
+                return Ok(Verdict {
+                    error: Some(e.to_string()),
+                    stage: Some("response"),
+                    ..Verdict::default()
+                });
+            }
+        }
+    };
+    let normalized = match serde_json::from_str::<Value>(result.text()) {
+        Ok(value) if value.is_object() => Normalized::Answers(value),
+        _ => Normalized::Sentence(result.text().to_owned()),
+    };
+    Ok(Verdict {
+        ok: true,
+        normalized: Some(normalized),
+        outcome: Some(result.outcome().as_str()),
+        model_text: Some(result.into_text()),
+        ..Verdict::default()
+    })
+}
+
+fn rejected(err: &ValidationError) -> Verdict {
+    Verdict {
+        error: Some(err.to_string()),
+        loc: Some(err.first().location().clone()),
+        model_text: Some(err.retry_payload()),
+        ..Verdict::default()
+    }
+}
+
+/// Escapes every non-ASCII character as `\uXXXX` (astral ones as surrogate pairs), so that no raw
+/// U+2028 or U+0085 can split a line for a line-oriented reader — as the oracle's output does.
+struct AsciiFormatter;
+
+impl serde_json::ser::Formatter for AsciiFormatter {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if c.is_ascii() {
+                continue;
+            }
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            start = i + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str) -> String {
+        let mut out = Vec::new();
+        run(input.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn malformed_lines_get_an_error_line_each() {
+        let out =
+            check("not json\n{\"kind\":\"request\"}\n\n[1]\n{\"id\":7,\"kind\":\"nope\",\"args\":{}}\n");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(
+            lines[0].starts_with(r#"{"ok":false,"input_error":"line 1: not a JSON object"#),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].contains(r#""input_error":"line 2: a line needs \"args\" or \"args_json\"""#),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[2].contains("line 4"), "{}", lines[2]);
+        assert!(
+            lines[3].starts_with(r#"{"id":7,"ok":false,"input_error":"line 5: \"kind\""#),
+            "{}",
+            lines[3]
+        );
+    }
+
+    #[test]
+    fn output_is_ascii_with_the_oracle_fields() {
+        let case = r#"{"id":"é","kind":"response","args":{"questions":[{"header":"Größe","question":"Q","options":[{"label":"中"},{"label":"😀"}]}]},"response":{"answers":[{"header":"Größe","selected":["😀"]}]}}"#;
+        let out = check(case);
+        assert!(out.is_ascii(), "{out}");
+        let verdict: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(verdict["id"], "é");
+        assert_eq!(verdict["ok"], true);
+        assert_eq!(verdict["outcome"], "answered");
+        assert_eq!(verdict["model_text"], "{\"Größe\":[\"😀\"]}");
+        assert_eq!(verdict["normalized"]["Größe"][0], "😀");
+    }
+
+    #[test]
+    fn request_errors_carry_loc_and_the_retry_payload() {
+        let out =
+            check(r#"{"kind":"request","args":{"questions":[{"header":"","question":"Q","options":[]}]}}"#);
+        let verdict: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(verdict["ok"], false);
+        assert_eq!(verdict["loc"], serde_json::json!(["questions", 0, "header"]));
+        let retry: Value = serde_json::from_str(verdict["model_text"].as_str().unwrap()).unwrap();
+        assert_eq!(retry["problems"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn null_args_is_a_rejection_not_a_missing_field() {
+        let out = check(r#"{"kind":"request","args":null}"#);
+        assert!(out.contains(r#""loc":[]"#), "{out}");
+        assert!(out.contains("must be an object, not null"), "{out}");
+    }
+
+    #[test]
+    fn both_modes_and_stages() {
+        let args = r#"{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}]}]}"#;
+        let python = check(&format!(r#"{{"kind":"request","mode":"python","args":{args}}}"#));
+        let json = check(&format!(r#"{{"kind":"request","args":{args}}}"#));
+        assert_eq!(python, json);
+        let declined =
+            check(&format!(r#"{{"kind":"response","args":{args},"response":{{"cancelled":true}}}}"#));
+        assert!(declined.contains(r#""outcome":"declined""#), "{declined}");
+        let timed_out =
+            check(&format!(r#"{{"kind":"response","args":{args},"response":{{"timed_out":true}}}}"#));
+        assert!(timed_out.contains(r#""outcome":"timed_out""#), "{timed_out}");
+        let bad = check(&format!(r#"{{"kind":"response","args":{args},"response":{{"answers":[]}}}}"#));
+        assert!(bad.contains(r#""stage":"response""#), "{bad}");
+        let unattended = check(&format!(
+            r#"{{"kind":"response","args":{args},"response":{{"answers":[{{"header":"H","selected":["A"]}}],"answered_by":"unattended"}}}}"#
+        ));
+        assert!(unattended.contains(r#""outcome":"defaulted""#), "{unattended}");
+        assert!(unattended.contains(r#"\"answered_by\":\"unattended\""#), "{unattended}");
+    }
+}

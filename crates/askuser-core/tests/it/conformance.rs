@@ -1,1 +1,172 @@
+//! Conformance corpora against the reference's verdicts: every case of the public corpus
+//! (`tests/data/public.jsonl`, copied from `shared/conformance/`), and a differential corpus of
+//! random cases near every rule (`tests/data/differential.jsonl`, made by
+//! `tests/data/gen_differential.py` and judged by the oracle; see `docs/conformance.md`).
 
+use askuser_core::{
+    AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Outcome, PathSegment, Questions,
+    ValidationError, ask_user_result,
+};
+use serde_json::{Value, json};
+
+const PUBLIC: &str = include_str!("../data/public.jsonl");
+const PUBLIC_EXPECTED: &str = include_str!("../data/public.expected.jsonl");
+const DIFFERENTIAL: &str = include_str!("../data/differential.jsonl");
+const DIFFERENTIAL_EXPECTED: &str = include_str!("../data/differential.expected.jsonl");
+
+/// Cases whose verdict depends on the reference's Unicode 14.0 tables (SPEC §2.1).
+fn unicode_sensitive(case: &Value) -> bool {
+    case["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "unicode-version-sensitive"))
+}
+
+/// Validates a case's arguments the way its `mode` says, and checks both input paths agree.
+fn validate(case: &Value) -> Result<Questions, ValidationError> {
+    if let Some(text) = case.get("args_json") {
+        let text = text.as_str().expect("args_json is a string");
+        let verdict = Questions::from_json(text);
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            // Both input paths give the same verdict (SPEC §2.2); unparsable text has no value path.
+            assert_eq!(Questions::from_value(&value).is_ok(), verdict.is_ok(), "{}: value path", case["id"]);
+        }
+        return verdict;
+    }
+    let args = &case["args"];
+    let from_text = Questions::from_json(&serde_json::to_string(args).unwrap());
+    let from_value = Questions::from_value(args);
+    assert_eq!(from_text, from_value, "{}: text and value paths disagree", case["id"]);
+    from_text
+}
+
+fn location_json(err: &ValidationError) -> Value {
+    err.first()
+        .location()
+        .segments()
+        .iter()
+        .map(|s| match s {
+            PathSegment::Key(k) => json!(k),
+            PathSegment::Index(i) => json!(i),
+            _ => unreachable!("no other segment kinds exist"),
+        })
+        .collect()
+}
+
+fn response_of(case: &Value) -> AskUserResponse {
+    let raw = &case["response"];
+    let answers = raw["answers"]
+        .as_array()
+        .map(|answers| {
+            answers
+                .iter()
+                .map(|a| {
+                    let header = a["header"].as_str().unwrap();
+                    match a.get("custom_answer").and_then(Value::as_str) {
+                        Some(custom) => {
+                            let mut answer = AskUserAnswer::custom(header, custom);
+                            answer.selected = a["selected"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(|s| s.as_str().unwrap().to_owned())
+                                .collect();
+                            answer
+                        }
+                        None => AskUserAnswer::picked(
+                            header,
+                            a["selected"].as_array().into_iter().flatten().map(|s| s.as_str().unwrap()),
+                        ),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut response = AskUserResponse::answered(answers);
+    response.cancelled = raw["cancelled"].as_bool().unwrap_or(false);
+    response
+}
+
+#[test]
+fn public_corpus_matches_the_reference() {
+    let differences = check_corpus(PUBLIC, PUBLIC_EXPECTED);
+    // Our tables are newer than the reference's Unicode 14.0: these code points are assigned now.
+    assert_eq!(differences.len(), 3, "{differences:?}");
+}
+
+#[test]
+fn differential_corpus_matches_the_reference() {
+    let differences = check_corpus(DIFFERENTIAL, DIFFERENTIAL_EXPECTED);
+    assert!(differences.is_empty(), "{differences:?}");
+}
+
+/// Checks every case; returns the ids of the cases that differ only by Unicode version.
+fn check_corpus(cases: &str, expected: &str) -> Vec<Value> {
+    assert_eq!(cases.lines().count(), expected.lines().count(), "corpus files out of step");
+    let mut unicode_differences = Vec::new();
+    for (line, (case, expected)) in cases.lines().zip(expected.lines()).enumerate() {
+        let case: Value = serde_json::from_str(case).unwrap();
+        let expected: Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(case["id"], expected["id"], "line {line}: files out of step");
+        let id = &case["id"];
+        let expected_ok = expected["ok"].as_bool().unwrap();
+        let verdict = validate(&case);
+
+        let ok = match case["kind"].as_str().unwrap() {
+            "request" => {
+                if let (Ok(questions), true) = (&verdict, expected_ok) {
+                    assert_eq!(
+                        serde_json::to_value(questions).unwrap(),
+                        expected["normalized"],
+                        "{id}: normalized"
+                    );
+                }
+                if let (Err(err), false) = (&verdict, expected_ok) {
+                    let loc = expected.get("loc").unwrap_or(&expected["errors"][0]["loc"]);
+                    assert_eq!(&location_json(err), loc, "{id}: first location");
+                }
+                verdict.is_ok()
+            }
+            "response" => match verdict {
+                Err(err) => {
+                    assert_eq!(expected["stage"], "request", "{id}: rejected at the wrong stage: {err}");
+                    false
+                }
+                Ok(questions) => {
+                    let request = AskUserRequest::with_id("conformance", questions);
+                    let result = if case["response"]["timed_out"] == true {
+                        Ok(AskUserResult::timed_out())
+                    } else {
+                        ask_user_result(&request, &response_of(&case))
+                    };
+                    match (&result, expected_ok) {
+                        (Ok(result), true) if expected["normalized"].is_string() => {
+                            let kind = if case["response"]["timed_out"] == true {
+                                Outcome::TimedOut
+                            } else {
+                                Outcome::Declined
+                            };
+                            assert_eq!(result.outcome(), kind, "{id}: outcome");
+                        }
+                        (Ok(result), true) => {
+                            assert_eq!(result.outcome(), Outcome::Answered, "{id}: outcome");
+                            assert_eq!(
+                                result.text(),
+                                expected["model_text"].as_str().unwrap(),
+                                "{id}: model_text"
+                            );
+                            let normalized: Value = serde_json::from_str(result.text()).unwrap();
+                            assert_eq!(normalized, expected["normalized"], "{id}: normalized");
+                        }
+                        (Err(_), false) => assert_eq!(expected["stage"], "response", "{id}: stage"),
+                        _ => {}
+                    }
+                    result.is_ok()
+                }
+            },
+            other => panic!("{id}: unknown kind {other}"),
+        };
+        if ok != expected_ok {
+            assert!(unicode_sensitive(&case), "{id}: ok = {ok}, the reference says {expected_ok}");
+            unicode_differences.push(id.clone());
+        }
+    }
+    unicode_differences
+}
