@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
 
 /// Whether `c` may not appear in a model-authored string: general category Cc, Cf, Cs, Co, Cn, Zl or
 /// Zp, except LF where the field may span lines.
@@ -50,7 +51,6 @@ pub(crate) fn fold(s: &str) -> Cow<'_, str> {
         }
         return Cow::Borrowed(s);
     }
-    use unicode_normalization::UnicodeNormalization;
     let spaced: String = s
         .chars()
         .map(|c| if get_general_category(c) == GeneralCategory::SpaceSeparator { ' ' } else { c })
