@@ -113,7 +113,6 @@ impl TerminalAnswerer {
     }
 
     /// A builder.
-    #[must_use]
     pub fn builder() -> TerminalAnswererBuilder {
         TerminalAnswererBuilder::new()
     }
@@ -247,6 +246,7 @@ impl TerminalAnswererBuilder {
     }
 
     /// The answerer.
+    #[must_use]
     pub fn build(self) -> TerminalAnswerer {
         TerminalAnswerer { inner: Arc::new(Inner { config: self.config, io: Mutex::new(self.io) }) }
     }
@@ -254,10 +254,10 @@ impl TerminalAnswererBuilder {
 
 /// Where a menu draws when nothing was injected.
 fn default_output() -> Box<dyn Write + Send> {
-    if !io::stderr().is_terminal() {
-        if let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty") {
-            return Box::new(tty);
-        }
+    if !io::stderr().is_terminal()
+        && let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty")
+    {
+        return Box::new(tty);
     }
     Box::new(io::stderr())
 }
@@ -300,12 +300,11 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
     let look = Look { color: !config.no_color, unicode: !config.ascii };
     let route = route(config, io);
     let mut default_out;
-    let out: &mut (dyn Write + Send) = match io.output.as_mut() {
-        Some(out) => out.as_mut(),
-        None => {
-            default_out = default_output();
-            default_out.as_mut()
-        }
+    let out: &mut (dyn Write + Send) = if let Some(out) = io.output.as_mut() {
+        out.as_mut()
+    } else {
+        default_out = default_output();
+        default_out.as_mut()
     };
     match route {
         Route::Lines => {

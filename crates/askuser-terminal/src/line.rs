@@ -177,7 +177,7 @@ fn print_question(
     for (i, option) in question.options().iter().enumerate() {
         match option.description().filter(|d| !d.trim().is_empty()) {
             Some(d) => {
-                writeln!(out, "  {}) {} — {}", i + 1, sanitize(option.label(), false), sanitize(d, false))?
+                writeln!(out, "  {}) {} — {}", i + 1, sanitize(option.label(), false), sanitize(d, false))?;
             }
             None => writeln!(out, "  {}) {}", i + 1, sanitize(option.label(), false))?,
         }

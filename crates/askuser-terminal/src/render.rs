@@ -154,6 +154,9 @@ fn title(menu: &Menu, w: usize, look: Look) -> Line {
     let questions = menu.questions();
     let mut line = Line::of(" Assistant asks", DIM);
     if questions.len() == 1 {
+        if w < 39 {
+            return Line::of(format!(" {}", truncate(&sanitize(questions[0].header(), false), w - 1)), BOLD);
+        }
         line.push(format!(" {} ", sym.dot), DIM);
         line.push(truncate(&sanitize(questions[0].header(), false), w.saturating_sub(18)), BOLD);
         return line;
@@ -171,15 +174,30 @@ fn title(menu: &Menu, w: usize, look: Look) -> Line {
     if full.width() <= w {
         return full;
     }
-    line.push(format!(" {} ", sym.dot), DIM);
-    let current = if menu.in_review() {
-        "Submit".to_owned()
+    // Narrow: the tab's own name matters more than who asks.
+    if w < 39 {
+        line = Line::new();
     } else {
-        format!("Q{}/{} {}", menu.tab() + 1, questions.len(), sanitize(questions[menu.tab()].header(), false))
+        line.push(format!(" {}", sym.dot), DIM);
+    }
+    let current = if menu.in_review() {
+        " Submit".to_owned()
+    } else {
+        format!(
+            " Q{}/{} {}",
+            menu.tab() + 1,
+            questions.len(),
+            sanitize(questions[menu.tab()].header(), false)
+        )
     };
     let room = w.saturating_sub(line.width());
     line.push(truncate(&current, room), BOLD);
     line
+}
+
+/// Footer text in the look's symbols.
+fn hint(text: &str, look: Look) -> String {
+    if look.unicode { text.to_owned() } else { text.replace('·', "-") }
 }
 
 fn footer(menu: &Menu, question: &Question, w: usize, look: Look) -> Vec<Line> {
@@ -206,31 +224,31 @@ fn footer(menu: &Menu, question: &Question, w: usize, look: Look) -> Vec<Line> {
         help.push("esc decline · ctrl-c interrupt · ? close help".to_owned());
         return help
             .iter()
-            .flat_map(|t| wrap(t, w.saturating_sub(1)))
+            .flat_map(|t| wrap(&hint(t, look), w.saturating_sub(1)))
             .map(|t| Line::of(format!(" {t}"), DIM))
             .collect();
     }
     if menu.editing() {
-        return vec![Line::of(truncate(" enter save · esc back", w).into_owned(), DIM)];
+        return vec![Line::of(truncate(&hint(" enter save · esc back", look), w).into_owned(), DIM)];
     }
     let n = question.options().len() + 1;
-    let mut hint = format!(
+    let mut line = format!(
         " {}{} move · 1-{n} {}",
         sym.up,
         sym.down,
         if question.multi_select() { "toggle" } else { "pick" }
     );
     if question.multi_select() {
-        hint.push_str(" · enter confirm");
+        line.push_str(" · enter confirm");
     }
     if menu.questions().len() > 1 {
-        hint.push_str(" · tab next");
+        line.push_str(" · tab next");
     }
-    hint.push_str(" · esc decline · ? help");
-    if width(&hint) > w {
-        hint = " ? help · esc decline".to_owned();
+    line.push_str(" · esc decline · ? help");
+    if width(&line) > w {
+        " ? help · esc decline".clone_into(&mut line);
     }
-    vec![Line::of(truncate(&hint, w).into_owned(), DIM)]
+    vec![Line::of(truncate(&hint(&line, look), w).into_owned(), DIM)]
 }
 
 /// The entry of option `index` (or of "Other…" when `index` is the option count).
@@ -273,13 +291,12 @@ fn option_entry(
             cursor = Some((0, col_base + col));
         } else if let Some(custom) = &pick.custom {
             first.push("Other: ", label_style);
-            first.push(truncate(&sanitize(custom, false), room.saturating_sub(7)).into_owned(), PLAIN);
+            first.push(truncate(&sanitize(custom, false), room.saturating_sub(9)).into_owned(), PLAIN);
             first.push(format!(" {}", sym.done), Style { fg: Some(GOOD), ..PLAIN });
         } else {
-            first.push(
-                if look.unicode { "Other… (type your answer)" } else { "Other... (type your answer)" },
-                if highlighted { label_style } else { DIM },
-            );
+            let text =
+                if look.unicode { "Other… (type your answer)" } else { "Other... (type your answer)" };
+            first.push(truncate(text, room).into_owned(), if highlighted { label_style } else { DIM });
         }
         lines.push(first);
         return Entry { lines, cursor: highlighted.then_some(cursor).flatten() };
@@ -482,15 +499,12 @@ fn layout_review(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
         .zip(menu.picks())
         .map(|(q, pick)| {
             let header = sanitize(q.header(), false);
-            match answer_text(q, pick) {
-                Some(answer) => {
-                    let text = format!(" {} {header} {} {answer}", sym.done, sym.arrow);
-                    Line::of(truncate(&text, w).into_owned(), PLAIN)
-                }
-                None => {
-                    let text = format!(" {} {header} {} not answered", sym.todo, sym.arrow);
-                    Line::of(truncate(&text, w).into_owned(), Style { fg: Some(WARN), bold: true, ..PLAIN })
-                }
+            if let Some(answer) = answer_text(q, pick) {
+                let text = format!(" {} {header} {} {answer}", sym.done, sym.arrow);
+                Line::of(truncate(&text, w).into_owned(), PLAIN)
+            } else {
+                let text = format!(" {} {header} {} not answered", sym.todo, sym.arrow);
+                Line::of(truncate(&text, w).into_owned(), Style { fg: Some(WARN), bold: true, ..PLAIN })
             }
         })
         .collect();
@@ -505,7 +519,7 @@ fn layout_review(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
             truncate(&format!(" {}", notice.text()), w).into_owned(),
             Style { bold: true, fg: Some(WARN), ..PLAIN },
         ),
-        None => Line::of(truncate(hint, w).into_owned(), DIM),
+        None => Line::of(truncate(&self::hint(hint, look), w).into_owned(), DIM),
     };
     let mut blanks = 2;
     if lines.len() + items.len() + blanks + 1 > h {

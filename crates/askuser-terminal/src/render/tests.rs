@@ -1,1 +1,283 @@
-use super::*;
+use std::num::NonZeroU16;
+
+use askuser_core::{AskUserRequest, Questions};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{Frame, Line, Look, PLAIN, Painter, layout, summary};
+use crate::menu::{Menu, MenuOutcome};
+use crate::text::{sanitize, width};
+
+const PLAIN_LOOK: Look = Look { color: false, unicode: true };
+const SIZES: [(u16, u16); 4] = [(80, 24), (60, 20), (40, 12), (20, 6)];
+
+fn demo() -> Menu {
+    let json = r#"{"questions":[
+        {"header":"Database","question":"Which database should the new billing service use? It stores invoices and needs to survive a restart.","options":[
+            {"label":"Postgres (Recommended)","description":"Mature, transactional, already runs in production for two other services"},
+            {"label":"SQLite","description":"Embedded file, nothing to operate, single writer"},
+            {"label":"DynamoDB","description":"Managed key-value store; needs a different data model"}]},
+        {"header":"Features","question":"Which features should the first release include?","multi_select":true,"options":[
+            {"label":"PDF invoices","description":"Render and email a PDF per invoice"},
+            {"label":"Webhooks"},
+            {"label":"Multi-currency","description":"Prices in EUR, USD and GBP"},
+            {"label":"Audit log"}]},
+        {"header":"Deploy","question":"Where should it run?","options":[
+            {"label":"Kubernetes"},{"label":"A single VM","description":"Cheapest; manual failover"}]}]}"#;
+    Menu::new(AskUserRequest::new(Questions::from_json(json).unwrap()), 2000)
+}
+
+fn big() -> Menu {
+    let options: Vec<String> = (1..=6)
+        .map(|o| format!(r#"{{"label":"Option {o} with a longer label","description":"A description that is long enough to wrap on a narrow terminal, number {o}"}}"#))
+        .collect();
+    let questions: Vec<String> = (1..=10)
+        .map(|q| format!(r#"{{"header":"Q{q}","question":"Question number {q}: which of these should we do first, and why does it matter?","multi_select":{},"options":[{}]}}"#, q % 2 == 0, options.join(",")))
+        .collect();
+    let json = format!(r#"{{"questions":[{}]}}"#, questions.join(","));
+    Menu::new(AskUserRequest::new(Questions::from_json(&json).unwrap()), 2000)
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn parser(cols: u16, rows: u16) -> vt100::Parser {
+    vt100::Parser::new(NonZeroU16::new(rows).unwrap(), NonZeroU16::new(cols).unwrap(), 200)
+}
+
+/// The visible screen, one row per line between bars, with the cursor marked.
+fn screen(parser: &vt100::Parser) -> String {
+    let screen = parser.screen();
+    let (_, cols) = screen.size();
+    let mut out = String::new();
+    for row in screen.rows(0, cols.get()) {
+        out.push('|');
+        out.push_str(&row);
+        out.push_str(&" ".repeat(usize::from(cols.get()).saturating_sub(width(&row))));
+        out.push_str("|\n");
+    }
+    let (r, c) = screen.cursor_position();
+    out.push_str(&format!("cursor {r},{c}{}\n", if screen.hide_cursor() { " hidden" } else { "" }));
+    out
+}
+
+fn paint(painter: &mut Painter, parser: &mut vt100::Parser, menu: &Menu, size: (u16, u16)) -> usize {
+    let frame = layout(menu, size.0, size.1, PLAIN_LOOK);
+    let mut bytes = Vec::new();
+    painter.paint(&frame, size, PLAIN_LOOK, &mut bytes).unwrap();
+    parser.process(&bytes);
+    bytes.len()
+}
+
+/// A fresh terminal with the menu drawn on it, once.
+fn shot(menu: &Menu, size: (u16, u16)) -> String {
+    let mut p = parser(size.0, size.1);
+    paint(&mut Painter::default(), &mut p, menu, size);
+    screen(&p)
+}
+
+#[track_caller]
+fn assert_fits(menu: &Menu, cols: u16, rows: u16) {
+    let frame = layout(menu, cols, rows, PLAIN_LOOK);
+    assert!(frame.height() < usize::from(rows), "{cols}x{rows}: {} lines", frame.height());
+    for line in frame.text() {
+        assert!(width(&line) < usize::from(cols), "{cols}x{rows}: {line:?} is too wide");
+    }
+    let (row, col) = frame.cursor;
+    assert!(row < frame.height() && col < usize::from(cols), "{cols}x{rows}: cursor {row},{col}");
+}
+
+#[test]
+fn demo_at_every_size() {
+    for (cols, rows) in SIZES {
+        let mut menu = demo();
+        insta::assert_snapshot!(format!("demo_first_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        menu.handle(key(KeyCode::Char('1')));
+        menu.handle(key(KeyCode::Char('3')));
+        menu.handle(key(KeyCode::Down));
+        insta::assert_snapshot!(format!("demo_multi_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        menu.handle(key(KeyCode::Char('5')));
+        for c in "Stripe sync".chars() {
+            menu.handle(key(KeyCode::Char(c)));
+        }
+        insta::assert_snapshot!(format!("demo_other_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        menu.handle(key(KeyCode::Enter));
+        menu.handle(key(KeyCode::Tab));
+        insta::assert_snapshot!(format!("demo_review_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        menu.handle(key(KeyCode::Char('?')));
+        menu.handle(key(KeyCode::BackTab));
+        insta::assert_snapshot!(format!("demo_help_{cols}x{rows}"), shot(&menu, (cols, rows)));
+    }
+}
+
+#[test]
+fn every_frame_fits_every_size() {
+    let sizes = [(80, 24), (60, 20), (40, 12), (24, 8), (20, 6), (200, 50)];
+    for (cols, rows) in sizes {
+        for mut menu in [demo(), big()] {
+            for step in 0..40 {
+                assert_fits(&menu, cols, rows);
+                let code = match step % 5 {
+                    0 | 1 => KeyCode::Down,
+                    2 => KeyCode::Char(' '),
+                    3 => KeyCode::Char('?'),
+                    _ => KeyCode::Tab,
+                };
+                menu.handle(key(code));
+            }
+        }
+    }
+}
+
+#[test]
+fn big_batch_windows_options_with_more_markers() {
+    let mut menu = big();
+    for _ in 0..4 {
+        menu.handle(key(KeyCode::Down));
+    }
+    insta::assert_snapshot!("big_40x12", shot(&menu, (40, 12)));
+    insta::assert_snapshot!("big_20x6", shot(&menu, (20, 6)));
+    menu.handle(key(KeyCode::BackTab));
+    insta::assert_snapshot!("big_review_40x12", shot(&menu, (40, 12)));
+}
+
+#[test]
+fn redraws_over_scrollback_keep_history_and_leave_nothing_stale() {
+    let mut p = parser(60, 20);
+    for i in 0..30 {
+        p.process(format!("$ history line {i}\r\n").as_bytes());
+    }
+    p.process(b"$ agent run\r\n");
+    let mut painter = Painter::default();
+    let mut menu = demo();
+    let mut size = (60, 20);
+    paint(&mut painter, &mut p, &menu, size);
+    for code in [KeyCode::Down, KeyCode::Down, KeyCode::Char('1'), KeyCode::Char('2'), KeyCode::Char('?')] {
+        menu.handle(key(code));
+        paint(&mut painter, &mut p, &menu, size);
+    }
+    insta::assert_snapshot!("cumulative_60x20", screen(&p));
+    // A taller terminal: the block is redrawn whole from its first line.
+    size = (60, 22);
+    p.screen_mut().set_size(NonZeroU16::new(22).unwrap(), NonZeroU16::new(60).unwrap());
+    menu.handle(key(KeyCode::Char('?')));
+    paint(&mut painter, &mut p, &menu, size);
+    insta::assert_snapshot!("cumulative_resized_60x22", screen(&p));
+    let mut bytes = Vec::new();
+    menu.handle(key(KeyCode::Char('1')));
+    menu.handle(key(KeyCode::Enter));
+    menu.handle(key(KeyCode::Char('2')));
+    let crate::menu::Effect::Done(outcome) = menu.handle(key(KeyCode::Enter)) else { panic!("not done") };
+    painter.finish(&summary(&menu, Some(&outcome), size.0, PLAIN_LOOK), PLAIN_LOOK, &mut bytes).unwrap();
+    p.process(&bytes);
+    p.process(b"$ next command");
+    let text = screen(&p);
+    insta::assert_snapshot!("cumulative_summary", text);
+    assert!(text.contains("$ agent run"), "history above the block survives");
+    assert!(!text.contains("Which database"), "no stale menu line remains");
+}
+
+#[test]
+fn only_changed_lines_are_rewritten() {
+    let mut p = parser(80, 24);
+    let mut painter = Painter::default();
+    let mut menu = demo();
+    let first = paint(&mut painter, &mut p, &menu, (80, 24));
+    menu.handle(key(KeyCode::Down));
+    let second = paint(&mut painter, &mut p, &menu, (80, 24));
+    assert!(second * 3 < first, "a move rewrote {second} bytes of {first}");
+    assert_eq!(screen(&p), shot(&menu, (80, 24)), "the diff gives the same screen as a full draw");
+}
+
+#[test]
+fn no_color_emits_no_colour_codes() {
+    let mut menu = demo();
+    menu.handle(key(KeyCode::Char('1')));
+    for (look, expect_colour) in [(PLAIN_LOOK, false), (Look { color: true, unicode: true }, true)] {
+        let frame = layout(&menu, 80, 24, look);
+        let mut bytes = Vec::new();
+        Painter::default().paint(&frame, (80, 24), look, &mut bytes).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let colour = ["\x1b[3", ";3", "\x1b[9", "\x1b[4"].iter().any(|c| text.contains(c));
+        assert_eq!(colour, expect_colour, "{text:?}");
+        assert!(text.contains("\x1b[1"), "bold stays");
+    }
+}
+
+#[test]
+fn ascii_symbols() {
+    let menu = demo();
+    let frame = layout(&menu, 80, 24, Look { color: false, unicode: false });
+    assert!(frame.text().iter().all(|l| l.is_ascii() || l.contains('…')), "{:?}", frame.text());
+}
+
+#[test]
+fn each_frame_is_one_synchronized_update() {
+    let mut bytes = Vec::new();
+    Painter::default().paint(&layout(&demo(), 80, 24, PLAIN_LOOK), (80, 24), PLAIN_LOOK, &mut bytes).unwrap();
+    assert!(bytes.starts_with(b"\x1b[?2026h"));
+    assert!(bytes.ends_with(b"\x1b[?2026l"));
+}
+
+const HOSTILE: [&str; 8] = [
+    "2. Delete\x1b[2J\x1b[H> 1. Keep (safe)\rX",
+    "title \x1b]0;pwned\x07 osc",
+    "link \x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\",
+    "clip \x1b]52;c;ZXZpbA==\x07",
+    "dcs \x1bP+q544e\x1b\\ c1 \u{9b}31m red",
+    "bidi \u{202e}txet desrever\u{202c} tab\there",
+    "tags \u{e0041}\u{e0042} zw\u{200b}sp \u{feff}bom",
+    "wide 日本語 👨\u{200d}👩\u{200d}👧 e\u{301}",
+];
+
+#[test]
+fn hostile_strings_stay_inert() {
+    let (cols, rows) = (60, 14);
+    let mut p = parser(cols, rows);
+    p.process(b"$ above the block\r\n");
+    let lines = HOSTILE.iter().map(|s| Line::of(sanitize(s, false).into_owned(), PLAIN)).collect();
+    let frame = Frame { lines, cursor: (0, 2) };
+    Painter::default().paint(&frame, (cols, rows), PLAIN_LOOK, &mut Vec::new()).unwrap();
+    let mut bytes = Vec::new();
+    Painter::default().paint(&frame, (cols, rows), PLAIN_LOOK, &mut bytes).unwrap();
+    p.process(&bytes);
+    let text = screen(&p);
+    insta::assert_snapshot!("hostile_60x14", text);
+    assert!(text.starts_with("|$ above the block"), "nothing cleared the screen");
+    let (row, _) = p.screen().cursor_position();
+    assert_eq!(row, 1, "the cursor stays in the block");
+    assert!(!p.screen().cell(2, 0).is_some_and(vt100::Cell::bold), "no attributes leaked");
+}
+
+#[test]
+fn hostile_paste_into_other_stays_inert() {
+    let mut menu = demo();
+    menu.handle(key(KeyCode::Char('4')));
+    menu.paste(HOSTILE.concat().as_str());
+    let text = shot(&menu, (60, 20));
+    insta::assert_snapshot!("hostile_paste_60x20", text);
+    assert!(text.contains("Assistant asks"), "the block is intact");
+}
+
+#[test]
+fn summaries() {
+    let mut menu = demo();
+    for (outcome, name) in [
+        (Some(MenuOutcome::Declined), "declined"),
+        (Some(MenuOutcome::Interrupted), "interrupted"),
+        (None, "withdrawn"),
+    ] {
+        let text = summary(&menu, outcome.as_ref(), 60, PLAIN_LOOK).text().join("\n");
+        insta::assert_snapshot!(format!("summary_{name}"), text);
+    }
+    for code in
+        [KeyCode::Char('2'), KeyCode::Char('1'), KeyCode::Char('3'), KeyCode::Enter, KeyCode::Char('1')]
+    {
+        menu.handle(key(code));
+    }
+    let answers = MenuOutcome::Answered(Vec::new());
+    insta::assert_snapshot!(
+        "summary_answered",
+        summary(&menu, Some(&answers), 60, PLAIN_LOOK).text().join("\n")
+    );
+}
