@@ -1,3 +1,4 @@
+use std::fmt::Write as _;
 use std::num::NonZeroU16;
 
 use askuser_core::{AskUserRequest, Questions};
@@ -57,7 +58,8 @@ fn screen(parser: &vt100::Parser) -> String {
         out.push_str("|\n");
     }
     let (r, c) = screen.cursor_position();
-    out.push_str(&format!("cursor {r},{c}{}\n", if screen.hide_cursor() { " hidden" } else { "" }));
+    let hidden = if screen.hide_cursor() { " hidden" } else { "" };
+    let _ = writeln!(out, "cursor {r},{c}{hidden}");
     out
 }
 

@@ -1,0 +1,55 @@
+//! Test fixture for the real-pty tests in `tests/it/pty.rs`; not an example to copy.
+//!
+//! `pty_fixture answer`: asks a two-question batch and prints the tool result on stdout.
+//! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
+//! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use askuser_core::{AskUserRequest, Questions, ask_user_result};
+use askuser_terminal::TerminalAnswerer;
+
+const BATCH: &str = r#"{"questions":[
+    {"header":"Db","question":"Which database?","options":[
+        {"label":"Postgres","description":"mature"},{"label":"SQLite"},{"label":"MySQL"}]},
+    {"header":"Extras","question":"Which extras?","multi_select":true,"options":[
+        {"label":"Cache"},{"label":"Metrics"},{"label":"Tracing"}]}]}"#;
+
+fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    askuser_terminal::install_panic_hook();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let request = AskUserRequest::new(Questions::from_json(BATCH)?);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    let answerer = TerminalAnswerer::new();
+    match args.first().map(String::as_str) {
+        Some("answer") => {
+            let response = runtime.block_on(answerer.ask(&request))?;
+            println!("{}", ask_user_result(&request, &response)?.text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("cancel") => {
+            let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
+            let asked = runtime.block_on(async {
+                tokio::time::timeout(Duration::from_millis(ms), answerer.ask(&request)).await
+            });
+            let mut err = std::io::stderr();
+            writeln!(err, "CANCELLED:{}", asked.is_err())?;
+            writeln!(err, "RAW:{}", crossterm::terminal::is_raw_mode_enabled()?)?;
+            let stdin = std::io::stdin();
+            for i in 0..3 {
+                write!(err, "PROMPT{i}>")?;
+                err.flush()?;
+                let mut line = String::new();
+                stdin.lock().read_line(&mut line)?;
+                writeln!(err, "GOT{i}:{}", line.trim_end())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprintln!("usage: pty_fixture answer | cancel MS");
+            Ok(ExitCode::from(2))
+        }
+    }
+}

@@ -1,0 +1,173 @@
+use std::time::Duration;
+
+use askuser_core::{AnswerErrorKind, AskUserAnswer, AskUserResponse, ask_user_result};
+use askuser_terminal::{Event, TerminalAnswerer};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio::sync::mpsc;
+
+use crate::{Shared, batch, single};
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn chars(s: &str) -> Vec<Event> {
+    s.chars().map(|c| key(KeyCode::Char(c))).collect()
+}
+
+/// An answerer on host events, drawing into a buffer at 80 × 24.
+fn answerer(out: &Shared) -> (TerminalAnswerer, mpsc::UnboundedSender<Event>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let answerer =
+        TerminalAnswerer::builder().input(rx).output(out.clone()).size(80, 24).no_color(true).build();
+    (answerer, tx)
+}
+
+/// The writer ends with the terminal back to normal: wrap on, cursor shown, no update pending.
+#[track_caller]
+fn assert_restored(text: &str) {
+    assert!(
+        text.ends_with("\x1b[?7h\x1b[?25h\x1b[?2026l"),
+        "not restored: {:?}",
+        &text[text.len().saturating_sub(80)..]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn answers_a_batch_by_keys() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    let request = batch();
+    for event in chars("213").into_iter().chain([key(KeyCode::Enter), key(KeyCode::Enter)]) {
+        tx.send(event).unwrap();
+    }
+    let response = answerer.ask(&request).await.unwrap();
+    assert_eq!(
+        response,
+        AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Db", ["SQLite"]),
+            AskUserAnswer::picked("Extras", ["Cache", "Tracing"]),
+        ])
+    );
+    assert_eq!(
+        ask_user_result(&request, &response).unwrap().text(),
+        r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#
+    );
+    let text = out.text();
+    assert!(text.contains("✔ Db → SQLite"), "summary left in scrollback");
+    assert_restored(&text);
+}
+
+#[tokio::test(start_paused = true)]
+async fn custom_answer_and_paste() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(key(KeyCode::Char('3'))).unwrap();
+    tx.send(Event::Paste("Maybe\nlater".to_owned())).unwrap();
+    tx.send(key(KeyCode::Enter)).unwrap();
+    let response = answerer.ask(&single("Go")).await.unwrap();
+    assert_eq!(response.answers, [AskUserAnswer::custom("Go", "Maybe later")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn esc_declines_and_ctrl_c_interrupts() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(key(KeyCode::Esc)).unwrap();
+    assert_eq!(answerer.ask(&batch()).await.unwrap(), AskUserResponse::declined());
+    tx.send(Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))).unwrap();
+    let err = answerer.ask(&batch()).await.unwrap_err();
+    assert_eq!(err.kind(), AnswerErrorKind::Interrupted);
+    let text = out.text();
+    assert!(text.contains("Declined the assistant's questions") && text.contains("Interrupted"));
+    assert_restored(&text);
+}
+
+#[tokio::test(start_paused = true)]
+async fn end_of_input_declines() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    drop(tx);
+    assert_eq!(answerer.ask(&batch()).await.unwrap(), AskUserResponse::declined());
+}
+
+#[tokio::test(start_paused = true)]
+async fn resize_redraws_at_the_new_size() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(Event::Resize(30, 10)).unwrap();
+    tx.send(key(KeyCode::Char('1'))).unwrap();
+    answerer.ask(&single("Go")).await.unwrap();
+    let text = out.text();
+    assert!(text.contains("Question Go?"));
+    assert!(text.matches("\x1b[?2026h").count() >= 3, "a frame per resize, then the summary");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_future_restores_the_terminal() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(key(KeyCode::Down)).unwrap();
+    let timed_out = tokio::time::timeout(Duration::from_secs(30), answerer.ask(&batch())).await;
+    assert!(timed_out.is_err(), "nobody answered");
+    let text = out.text();
+    assert!(text.contains("The assistant's question was withdrawn"), "the block says why it went");
+    assert_restored(&text);
+    // The same answerer asks again afterwards: nothing was left locked or half-drawn.
+    tx.send(key(KeyCode::Char('2'))).unwrap();
+    assert_eq!(
+        answerer.ask(&single("Again")).await.unwrap().answers,
+        [AskUserAnswer::picked("Again", ["No"])]
+    );
+    drop(tx);
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_asks_queue_in_order_and_a_cancelled_one_never_draws() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    let first = tokio::spawn({
+        let answerer = answerer.clone();
+        async move { answerer.ask(&single("First")).await }
+    });
+    tokio::task::yield_now().await;
+    let second = tokio::spawn({
+        let answerer = answerer.clone();
+        async move { answerer.ask(&single("Second")).await }
+    });
+    tokio::task::yield_now().await;
+    let cancelled = tokio::spawn({
+        let answerer = answerer.clone();
+        async move { answerer.ask(&single("Cancelled")).await }
+    });
+    tokio::task::yield_now().await;
+    let third = tokio::spawn({
+        let answerer = answerer.clone();
+        async move { answerer.ask(&single("Third")).await }
+    });
+    tokio::task::yield_now().await;
+    cancelled.abort();
+    assert!(out.text().contains("First") && !out.text().contains("Second"), "one menu at a time");
+    for c in "121".chars() {
+        tx.send(key(KeyCode::Char(c))).unwrap();
+    }
+    let picked = |r: Result<AskUserResponse, _>| r.unwrap().answers[0].selected.clone();
+    assert_eq!(picked(first.await.unwrap()), ["Yes"]);
+    assert_eq!(picked(second.await.unwrap()), ["No"]);
+    assert_eq!(picked(third.await.unwrap()), ["Yes"]);
+    let text = out.text();
+    assert!(!text.contains("Cancelled"), "a request cancelled in the queue never drew");
+    let order: Vec<usize> = ["First", "Second", "Third"].iter().map(|h| text.find(h).unwrap()).collect();
+    assert!(order.is_sorted(), "served in order: {order:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn works_as_an_answerer() {
+    use askuser_core::{Answerer, AskContext};
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(key(KeyCode::Enter)).unwrap();
+    let shared: &dyn Answerer = &answerer;
+    let response = shared.answer(single("Go"), AskContext::new()).await.unwrap();
+    assert_eq!(response.answers, [AskUserAnswer::picked("Go", ["Yes"])]);
+}
