@@ -1,6 +1,7 @@
 //! The `askuser` command: ask a person from the terminal, run the built-in demo, print the tool
 //! schema, and check conformance verdicts. See `askuser --help`.
 
+mod ask;
 mod check;
 
 use std::process::ExitCode;
@@ -9,6 +10,8 @@ const USAGE: &str = "\
 usage: askuser <command> [options]
 
 commands:
+  ask              ask the questions of a tool call (JSON arguments from a file or stdin)
+  demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
   help             print this help
 ";
@@ -18,6 +21,8 @@ fn main() -> ExitCode {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        Some("ask") => ask::ask(&rest),
+        Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");

@@ -1,0 +1,269 @@
+//! `askuser ask` and `askuser demo`: put a batch of questions to the person at this terminal and
+//! print the tool result the model would receive.
+
+use std::fs::OpenOptions;
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use askuser_core::{
+    AnswerErrorKind, AnsweredBy, AskUserRequest, AskUserResult, DefaultsResponder, Outcome, Questions,
+    ask_user_result,
+};
+use askuser_terminal::{Mode, TerminalAnswerer};
+
+pub(crate) const USAGE: &str = "\
+usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON arguments)
+       askuser demo [options]             ask a built-in batch of three questions
+
+  FILE|-              the tool-call arguments; stdin when absent or -
+  --timeout SECS      give up after SECS seconds
+  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --unattended        answer at once with the defaults, asking nobody
+  --accessible        numbered questions answered one line at a time
+
+The tool result goes to stdout, everything else to stderr. Exit status: 0 answered,
+1 declined, 2 invalid arguments (the retry payload is printed), 124 timed out,
+130 interrupted.
+";
+
+/// The demo batch: what an assistant starting a new service might ask.
+const DEMO: &str = r#"{"questions":[
+  {"header":"Language","question":"Which language should I write the new billing service in?","options":[
+    {"label":"Rust (Recommended)","description":"Fast and memory-safe; the team already maintains two Rust services"},
+    {"label":"Go","description":"Simple deployment and quick builds"},
+    {"label":"TypeScript","description":"Shares types with the web front end"}]},
+  {"header":"Features","question":"Which features should the first version include?","multi_select":true,"options":[
+    {"label":"Invoices","description":"Create, send and track invoices as PDF"},
+    {"label":"Subscriptions","description":"Recurring plans with upgrades and proration"},
+    {"label":"Admin panel","description":"An internal dashboard for the support team"},
+    {"label":"Audit log","description":"Who changed what, and when"}]},
+  {"header":"Deploy","question":"Where should it run?","options":[
+    {"label":"Containers (Recommended)","description":"The Kubernetes cluster the team already runs"},
+    {"label":"A single VM","description":"Cheapest; failover is manual"},
+    {"label":"Serverless","description":"Scales to zero, but has cold starts"}]}]}"#;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnTimeout {
+    Decline,
+    Defaults,
+}
+
+#[derive(Debug)]
+struct Options {
+    source: Option<String>,
+    timeout: Option<Duration>,
+    on_timeout: OnTimeout,
+    unattended: bool,
+    accessible: bool,
+}
+
+fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
+    let mut options = Options {
+        source: None,
+        timeout: None,
+        on_timeout: OnTimeout::Decline,
+        unattended: false,
+        accessible: false,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--timeout" => {
+                let value = args.next().ok_or("--timeout needs a number of seconds")?;
+                let secs: f64 =
+                    value.parse().map_err(|_| format!("--timeout: not a number of seconds: {value:?}"))?;
+                if !(secs.is_finite() && secs > 0.0) {
+                    return Err(format!("--timeout must be more than 0 seconds, got {value}"));
+                }
+                options.timeout = Some(Duration::from_secs_f64(secs));
+            }
+            "--on-timeout" => {
+                options.on_timeout = match args.next().map(String::as_str) {
+                    Some("decline") => OnTimeout::Decline,
+                    Some("defaults") => OnTimeout::Defaults,
+                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
+                };
+            }
+            "--unattended" => options.unattended = true,
+            "--accessible" => options.accessible = true,
+            "-" if takes_file && options.source.is_none() => options.source = Some("-".to_owned()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),
+            file if takes_file && options.source.is_none() => options.source = Some(file.to_owned()),
+            extra => return Err(format!("unexpected argument {extra:?}")),
+        }
+    }
+    Ok(options)
+}
+
+/// `askuser ask [FILE|-] [options]`.
+pub(crate) fn ask(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse(args, true) {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    let from_stdin = options.source.as_deref().is_none_or(|s| s == "-");
+    let text = if from_stdin {
+        if std::io::stdin().is_terminal() {
+            eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
+        }
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map(|_| text)
+    } else {
+        std::fs::read_to_string(options.source.as_deref().unwrap_or_default())
+    };
+    let text = match text {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("askuser: cannot read the arguments: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    run(&text, &options, from_stdin)
+}
+
+/// `askuser demo [options]`.
+pub(crate) fn demo(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    match parse(args, false) {
+        Ok(options) => run(DEMO, &options, false),
+        Err(message) => usage_error(&message),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("askuser: {message}\n\n{USAGE}");
+    ExitCode::from(2)
+}
+
+fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
+    let questions = match Questions::from_json(text) {
+        Ok(questions) => questions,
+        Err(e) => {
+            println!("{}", e.retry_payload());
+            eprintln!("askuser: invalid arguments: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let request = AskUserRequest::new(questions);
+    if options.unattended {
+        return finish(&request, &DefaultsResponder::respond(&request, AnsweredBy::Unattended));
+    }
+    // When stdin carried the arguments, the person answers on the terminal itself.
+    let mode = if options.accessible {
+        Mode::Accessible
+    } else if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
+        Mode::Tty
+    } else {
+        Mode::Auto
+    };
+    askuser_terminal::install_panic_hook();
+    let answerer = TerminalAnswerer::builder().mode(mode).build();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("askuser: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let asked = runtime.block_on(async {
+        match options.timeout {
+            Some(limit) => tokio::time::timeout(limit, answerer.ask(&request)).await.ok(),
+            None => Some(answerer.ask(&request).await),
+        }
+    });
+    match asked {
+        None => {
+            eprintln!("askuser: nobody answered in time");
+            let text = match options.on_timeout {
+                OnTimeout::Decline => AskUserResult::timed_out().into_text(),
+                OnTimeout::Defaults => {
+                    let response = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
+                    match ask_user_result(&request, &response) {
+                        Ok(result) => result.into_text(),
+                        Err(e) => {
+                            eprintln!("askuser: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
+            };
+            println!("{text}");
+            ExitCode::from(124)
+        }
+        Some(Ok(response)) => finish(&request, &response),
+        Some(Err(e)) if e.kind() == AnswerErrorKind::Interrupted => {
+            eprintln!("askuser: interrupted");
+            ExitCode::from(130)
+        }
+        Some(Err(e)) => {
+            eprintln!("askuser: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn finish(request: &AskUserRequest, response: &askuser_core::AskUserResponse) -> ExitCode {
+    match ask_user_result(request, response) {
+        Ok(result) => {
+            println!("{}", result.text());
+            if result.outcome() == Outcome::Declined { ExitCode::from(1) } else { ExitCode::SUCCESS }
+        }
+        Err(e) => {
+            eprintln!("askuser: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let o =
+            parse(&args(&["q.json", "--timeout", "1.5", "--on-timeout", "defaults", "--unattended"]), true)
+                .unwrap();
+        assert_eq!(o.source.as_deref(), Some("q.json"));
+        assert_eq!(o.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(o.on_timeout, OnTimeout::Defaults);
+        assert!(o.unattended && !o.accessible);
+        assert_eq!(parse(&args(&["-", "--accessible"]), true).unwrap().source.as_deref(), Some("-"));
+    }
+
+    #[test]
+    fn rejects_bad_options() {
+        for bad in [
+            &["--timeout"][..],
+            &["--timeout", "0"],
+            &["--timeout", "-1"],
+            &["--timeout", "soon"],
+            &["--on-timeout", "later"],
+            &["--frobnicate"],
+            &["a.json", "b.json"],
+        ] {
+            assert!(parse(&args(bad), true).is_err(), "{bad:?}");
+        }
+        assert!(parse(&args(&["file.json"]), false).is_err(), "demo takes no file");
+    }
+
+    #[test]
+    fn the_demo_batch_is_valid() {
+        let questions = Questions::from_json(DEMO).unwrap();
+        assert_eq!(questions.len(), 3);
+        assert_eq!(questions.iter().filter(|q| q.multi_select()).count(), 1);
+        assert!(questions.iter().all(|q| q.options().iter().all(|o| o.description().is_some())));
+    }
+}
