@@ -69,7 +69,7 @@ pub(crate) fn run(input: impl BufRead, output: impl Write) -> io::Result<()> {
             continue;
         }
         let verdict = match std::str::from_utf8(&line) {
-            Ok(text) => evaluate(text, &validator),
+            Ok(text) => evaluate(text, validator),
             Err(e) => Verdict::input_error(None, format!("not UTF-8: {e}")),
         };
         let verdict = match verdict {
@@ -154,7 +154,7 @@ impl Verdict {
     }
 }
 
-fn evaluate(text: &str, validator: &Validator) -> Verdict {
+fn evaluate(text: &str, validator: Validator) -> Verdict {
     let case: Case<'_> = match serde_json::from_str(text) {
         Ok(case) => case,
         Err(e) => return Verdict::input_error(None, format!("not a JSON object: {e}")),
@@ -166,7 +166,7 @@ fn evaluate(text: &str, validator: &Validator) -> Verdict {
     }
 }
 
-fn evaluate_case(case: Case<'_>, validator: &Validator) -> Result<Verdict, String> {
+fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String> {
     let python = match case.mode.as_deref() {
         None | Some("json") => false,
         Some("python") => true,

@@ -5,7 +5,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 
-use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse};
+use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionOption};
 
 /// Puts a validated request in front of whoever answers and returns their response.
 ///
@@ -233,7 +233,7 @@ pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
         .iter()
         .map(|q| {
             let mut picks: Vec<&str> =
-                q.options().iter().map(|o| o.label()).filter(|l| recommended(l)).collect();
+                q.options().iter().map(QuestionOption::label).filter(|l| recommended(l)).collect();
             if !q.multi_select() {
                 picks.truncate(1);
             }

@@ -42,6 +42,7 @@
 mod answer;
 mod check;
 mod error;
+mod json;
 mod model;
 mod raw;
 mod text;
