@@ -1,1 +1,2 @@
+//! Benchmarks of askuser-core.
 fn main() {}

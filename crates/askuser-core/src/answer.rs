@@ -233,7 +233,7 @@ pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
         .iter()
         .map(|q| {
             let mut picks: Vec<&str> =
-                q.options().iter().map(|o| o.label()).filter(|l| recommended(l)).collect();
+                q.options().iter().map(crate::QuestionOption::label).filter(|l| recommended(l)).collect();
             if !q.multi_select() {
                 picks.truncate(1);
             }

@@ -72,6 +72,7 @@ impl QuestionOption {
 /// One multiple-choice question. Always valid: every string within its rules, 2–6 options whose
 /// labels are unique once folded.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[expect(clippy::struct_field_names, reason = "the field names are the wire names")]
 pub struct Question {
     header: String,
     question: String,

@@ -10,17 +10,12 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use crate::error::JsonType;
 
 /// A field or array item as it was sent.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) enum Slot<T> {
+    #[default]
     Missing,
     Present(T),
     Wrong(JsonType),
-}
-
-impl<T> Default for Slot<T> {
-    fn default() -> Self {
-        Self::Missing
-    }
 }
 
 /// A value that knows which JSON shapes it accepts; every other shape becomes [`Slot::Wrong`].

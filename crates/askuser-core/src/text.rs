@@ -43,6 +43,7 @@ pub(crate) fn is_python_space(c: char) -> bool {
 /// Nothing else: no re-normalisation after folding (it would merge `ΐ` with `Ϊ́`), no removal of
 /// default-ignorables, no whitespace collapsing.
 pub(crate) fn fold(s: &str) -> Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization;
     if s.is_ascii() {
         // Exact: NFKC is the identity on ASCII and case folding is ASCII lowercase there.
         if s.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -50,7 +51,6 @@ pub(crate) fn fold(s: &str) -> Cow<'_, str> {
         }
         return Cow::Borrowed(s);
     }
-    use unicode_normalization::UnicodeNormalization;
     let spaced: String = s
         .chars()
         .map(|c| if get_general_category(c) == GeneralCategory::SpaceSeparator { ' ' } else { c })

@@ -1,1 +1,2 @@
+//! Integration tests of askuser-core.
 mod conformance;
