@@ -1,0 +1,2 @@
+//! Timing of one full call against validation alone (filled in below).
+fn main() {}
