@@ -1,1 +1,3 @@
-pub(crate) fn main(_: &[String]) -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+pub(crate) fn main(_: &[String]) -> std::process::ExitCode {
+    std::process::ExitCode::SUCCESS
+}
