@@ -2,6 +2,7 @@
 
 mod capability;
 mod deferred;
+mod properties;
 mod router;
 mod schema;
 mod support;
