@@ -1,12 +1,8 @@
 //! `cargo xtask ci`: the checks CI runs, cheapest first, tests last so the run ends with their summary.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The workspace root (the parent of this crate's directory).
-pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
+use crate::workspace_root as root;
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -25,6 +21,8 @@ pub(crate) fn run() -> Result<(), String> {
     tidy()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
     cargo(&["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    eprintln!("xtask: schema --check");
+    crate::schema::run(&["--check".to_owned()])?;
     cargo(&["test", "--workspace", "--locked"], &[])
 }
 

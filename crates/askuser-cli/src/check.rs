@@ -11,6 +11,7 @@ use askuser_core::{
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::ser::Formatter as _;
 use serde_json::value::RawValue;
 
 pub(crate) const HELP: &str = "\
@@ -144,7 +145,7 @@ struct Verdict {
 #[serde(untagged)]
 enum Normalized {
     Questions(Questions),
-    Answers(Value),
+    Answers(Box<RawValue>),
     Sentence(String),
 }
 
@@ -227,9 +228,12 @@ fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String
             }
         }
     };
-    let normalized = match serde_json::from_str::<Value>(result.text()) {
-        Ok(value) if value.is_object() => Normalized::Answers(value),
-        _ => Normalized::Sentence(result.text().to_owned()),
+    let normalized = if result.text().starts_with('{') {
+        // The answers in the order given: the rendered JSON itself, made ASCII like the rest of the line.
+        let ascii = escape_non_ascii(result.text());
+        Normalized::Answers(RawValue::from_string(ascii).map_err(|e| e.to_string())?)
+    } else {
+        Normalized::Sentence(result.text().to_owned())
     };
     Ok(Verdict {
         ok: true,
@@ -247,6 +251,15 @@ fn rejected(err: &ValidationError) -> Verdict {
         model_text: Some(err.retry_payload()),
         ..Verdict::default()
     }
+}
+
+/// JSON text with every non-ASCII character written as `\uXXXX`: the same value, since JSON's own
+/// syntax is ASCII and such characters can only stand inside strings.
+fn escape_non_ascii(json: &str) -> String {
+    let mut out = Vec::with_capacity(json.len() + 16);
+    // Writing into a Vec cannot fail.
+    let _ = AsciiFormatter.write_string_fragment(&mut out, json);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Escapes every non-ASCII character as `\uXXXX` (astral ones as surrogate pairs), so that no raw

@@ -2,6 +2,7 @@
 //! schema, and check conformance verdicts. See `askuser --help`.
 
 mod check;
+mod schema;
 
 use std::process::ExitCode;
 
@@ -10,6 +11,7 @@ usage: askuser <command> [options]
 
 commands:
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 ";
 
@@ -19,6 +21,7 @@ fn main() -> ExitCode {
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
         Some("check") => check::main(&rest),
+        Some("schema") => schema::main(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS
