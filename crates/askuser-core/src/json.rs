@@ -1,6 +1,8 @@
-//! A strict JSON reader for argument text (RFC 8259, as strict as `serde_json`: no trailing commas,
-//! no raw control characters in strings, no lone surrogate escapes, no trailing characters, at
-//! most 128 levels of nesting).
+//! A strict JSON reader for argument text: RFC 8259 with no trailing commas, no raw control
+//! characters in strings, no lone surrogate escapes, no trailing characters. Where `serde_json` and
+//! the reference's parser (jiter) differ, it follows the reference, whose verdicts we match: `NaN`,
+//! `Infinity` and `-Infinity` are numbers, a float out of range is infinite rather than an error,
+//! and nesting goes 201 levels deep rather than 128.
 //!
 //! It exists for speed. It reads the arguments straight into the lenient mirror (`raw.rs`) by
 //! recursive descent over the schema's few shapes, with no visitor in between, and it scans strings
@@ -14,8 +16,8 @@ use std::fmt;
 use crate::error::JsonType;
 use crate::raw::{LaxBool, Raw, RawArgs, RawOption, RawQuestion, Slot, Span};
 
-/// Deepest nesting accepted, as in `serde_json`.
-const MAX_DEPTH: u32 = 128;
+/// Deepest nesting accepted, as measured on the reference: 201 levels of objects and arrays.
+const MAX_DEPTH: u32 = 201;
 
 /// Why the text is not JSON, with where.
 #[derive(Debug)]
@@ -209,6 +211,8 @@ impl<'s> Reader<'s, '_> {
                 let text = self.string_text(&s).to_owned();
                 LaxBool::from_str(&text, self.arena)
             }
+            b'N' | b'I' => LaxBool::from_f64(self.special_float()?),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => LaxBool::from_f64(self.special_float()?),
             b'-' | b'0'..=b'9' => {
                 let n = self.number()?;
                 let as_int =
@@ -393,23 +397,36 @@ impl<'s> Reader<'s, '_> {
                 self.literal("null")?;
                 JsonType::Null
             }
+            b'N' | b'I' => {
+                self.special_float()?;
+                JsonType::Number
+            }
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => {
+                self.special_float()?;
+                JsonType::Number
+            }
             b'-' | b'0'..=b'9' => {
-                let n = self.number()?;
-                if !n.integer {
-                    self.float(&n)?;
-                }
+                self.number()?;
                 JsonType::Number
             }
             _ => return Err(self.error("expected value")),
         })
     }
 
-    /// A float literal's value; out of range is an error, as in `serde_json`.
+    /// A float literal's value; out of range is infinite, as in the reference.
     fn float(&self, n: &Number<'_>) -> Result<f64, JsonError> {
-        match n.literal.parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(f),
-            _ => Err(self.error("number out of range")),
+        n.literal.parse::<f64>().map_err(|_| self.error("invalid number"))
+    }
+
+    /// `NaN`, `Infinity` or `-Infinity`, which the reference reads as numbers.
+    fn special_float(&mut self) -> Result<f64, JsonError> {
+        for (word, value) in [("NaN", f64::NAN), ("Infinity", f64::INFINITY), ("-Infinity", f64::NEG_INFINITY)] {
+            if self.text[self.pos..].starts_with(word) {
+                self.pos += word.len();
+                return Ok(value);
+            }
         }
+        Err(self.error("expected value"))
     }
 
     fn number(&mut self) -> Result<Number<'s>, JsonError> {
@@ -639,8 +656,6 @@ mod tests {
             "1e+5",
             "1E-5",
             "-0.0e0",
-            "1e400",
-            "-1e400",
             "18446744073709551616",
             "-9223372036854775809",
             "true",
@@ -670,9 +685,21 @@ mod tests {
             let theirs = serde_json::from_str::<serde_json::Value>(case).is_ok();
             assert_eq!(ours, theirs, "{case:?}");
         }
-        let deep = "[".repeat(129) + &"]".repeat(129);
-        assert_eq!(check(&deep).is_ok(), serde_json::from_str::<serde_json::Value>(&deep).is_ok());
-        assert!(check(&("[".repeat(127) + &"]".repeat(127))).is_ok());
+    }
+
+    #[test]
+    fn follows_the_reference_where_serde_json_differs() {
+        // Measured on the reference (pydantic-core's jiter): these are numbers.
+        for accepted in ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "[NaN,Infinity]"] {
+            assert!(check(accepted).is_ok(), "{accepted}");
+        }
+        for rejected in ["-NaN", "+Infinity", "nan", "inf", "+1", "Infinit", "NaNa"] {
+            assert!(check(rejected).is_err(), "{rejected}");
+        }
+        // 201 levels of nesting, not 128.
+        assert!(check(&("[".repeat(201) + &"]".repeat(201))).is_ok());
+        let err = check(&("[".repeat(202) + &"]".repeat(202))).unwrap_err();
+        assert!(err.to_string().starts_with("recursion limit exceeded"), "{err}");
     }
 
     #[test]

@@ -58,3 +58,8 @@ pub use model::{
     Questions,
 };
 pub use validate::Validator;
+
+/// The README's example, compiled and run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -214,6 +214,8 @@ proptest! {
         prop_assume!(!text.is_empty());
         let ours = Questions::from_json(&text);
         match serde_json::from_str::<Value>(&text) {
+            // The one place the reader follows the reference rather than serde_json (see json.rs).
+            Err(e) if e.to_string().contains("number out of range") => {}
             Err(e) => {
                 let err = ours.expect_err("serde_json rejects this text");
                 prop_assert_eq!(err.first().kind().code(), "json_invalid", "serde_json: {}", e);

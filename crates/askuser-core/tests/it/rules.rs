@@ -301,6 +301,12 @@ fn strict_json_text() {
     // A valid surrogate pair is one code point.
     let emoji = Questions::from_json(&good.replace(r#""H""#, r#""\ud83d\ude00""#)).unwrap();
     assert_eq!(emoji.as_slice()[0].header(), "😀");
+    // Where the reference's parser is laxer than RFC 8259, we follow it (measured on the oracle).
+    let with_multi = |v: &str| good.replace(r#"]}]}"#, &format!(r#"],"multi_select":{v}}}]}}"#));
+    for v in ["NaN", "Infinity", "-Infinity", "1e400"] {
+        rejects_text(&with_multi(v), "bool_parsing");
+    }
+    rejects_text(&with_multi("+1"), "json_invalid");
     // An escaped control character parses, then fails the character rule.
     rejects_text(&good.replace(r#""H""#, r#""H\u001b""#), "forbidden_character");
 }
