@@ -420,7 +420,9 @@ impl<'s> Reader<'s, '_> {
 
     /// `NaN`, `Infinity` or `-Infinity`, which the reference reads as numbers.
     fn special_float(&mut self) -> Result<f64, JsonError> {
-        for (word, value) in [("NaN", f64::NAN), ("Infinity", f64::INFINITY), ("-Infinity", f64::NEG_INFINITY)] {
+        for (word, value) in
+            [("NaN", f64::NAN), ("Infinity", f64::INFINITY), ("-Infinity", f64::NEG_INFINITY)]
+        {
             if self.text[self.pos..].starts_with(word) {
                 self.pos += word.len();
                 return Ok(value);
