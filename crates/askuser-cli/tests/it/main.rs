@@ -1,0 +1,3 @@
+//! The integration tests of the `askuser` binary: one binary, one module per command.
+
+mod check;
