@@ -11,6 +11,7 @@ use askuser_core::{
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::ser::Formatter as _;
 use serde_json::value::RawValue;
 
 pub(crate) const HELP: &str = "\
@@ -69,7 +70,7 @@ pub(crate) fn run(input: impl BufRead, output: impl Write) -> io::Result<()> {
             continue;
         }
         let verdict = match std::str::from_utf8(&line) {
-            Ok(text) => evaluate(text, &validator),
+            Ok(text) => evaluate(text, validator),
             Err(e) => Verdict::input_error(None, format!("not UTF-8: {e}")),
         };
         let verdict = match verdict {
@@ -144,7 +145,7 @@ struct Verdict {
 #[serde(untagged)]
 enum Normalized {
     Questions(Questions),
-    Answers(Value),
+    Answers(Box<RawValue>),
     Sentence(String),
 }
 
@@ -154,7 +155,7 @@ impl Verdict {
     }
 }
 
-fn evaluate(text: &str, validator: &Validator) -> Verdict {
+fn evaluate(text: &str, validator: Validator) -> Verdict {
     let case: Case<'_> = match serde_json::from_str(text) {
         Ok(case) => case,
         Err(e) => return Verdict::input_error(None, format!("not a JSON object: {e}")),
@@ -166,7 +167,7 @@ fn evaluate(text: &str, validator: &Validator) -> Verdict {
     }
 }
 
-fn evaluate_case(case: Case<'_>, validator: &Validator) -> Result<Verdict, String> {
+fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String> {
     let python = match case.mode.as_deref() {
         None | Some("json") => false,
         Some("python") => true,
@@ -227,9 +228,12 @@ fn evaluate_case(case: Case<'_>, validator: &Validator) -> Result<Verdict, Strin
             }
         }
     };
-    let normalized = match serde_json::from_str::<Value>(result.text()) {
-        Ok(value) if value.is_object() => Normalized::Answers(value),
-        _ => Normalized::Sentence(result.text().to_owned()),
+    let normalized = if result.text().starts_with('{') {
+        // The answers in the order given: the rendered JSON itself, made ASCII like the rest of the line.
+        let ascii = escape_non_ascii(result.text());
+        Normalized::Answers(RawValue::from_string(ascii).map_err(|e| e.to_string())?)
+    } else {
+        Normalized::Sentence(result.text().to_owned())
     };
     Ok(Verdict {
         ok: true,
@@ -247,6 +251,15 @@ fn rejected(err: &ValidationError) -> Verdict {
         model_text: Some(err.retry_payload()),
         ..Verdict::default()
     }
+}
+
+/// JSON text with every non-ASCII character written as `\uXXXX`: the same value, since JSON's own
+/// syntax is ASCII and such characters can only stand inside strings.
+fn escape_non_ascii(json: &str) -> String {
+    let mut out = Vec::with_capacity(json.len() + 16);
+    // Writing into a Vec cannot fail.
+    let _ = AsciiFormatter.write_string_fragment(&mut out, json);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Escapes every non-ASCII character as `\uXXXX` (astral ones as surrogate pairs), so that no raw

@@ -3,6 +3,7 @@
 
 mod ask;
 mod check;
+mod schema;
 
 use std::process::ExitCode;
 
@@ -13,6 +14,7 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 ";
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
+        Some("schema") => schema::main(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS

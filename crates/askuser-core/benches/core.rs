@@ -1,1 +1,119 @@
-fn main() {}
+//! Validation and check + render on the typical request (4 questions × 4 options, ~1.2 KB), beside
+//! the parse-only floor, in one run. `cargo bench -p askuser-core --bench core`.
+//!
+//! With `ASKUSER_ORACLE_PY` set to the oracle's python (`$(shared/oracle/setup.sh)`), the
+//! reference's in-process rates are measured in the same run and the ratios printed.
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use askuser_core::{AskUserRequest, AskUserResponse, Questions, ask_user_result};
+use serde::Deserialize;
+
+const ARGS: &str = include_str!("../tests/data/typical-4x4.args.json");
+const RESPONSE: &str = include_str!("../tests/data/typical-4x4.response.json");
+
+/// The same arguments into plain structs: no trimming, no limits, no character or uniqueness checks.
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainArgs {
+    questions: Vec<PlainQuestion>,
+}
+
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainQuestion {
+    header: String,
+    question: String,
+    options: Vec<PlainOption>,
+    #[serde(default)]
+    multi_select: bool,
+}
+
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainOption {
+    label: String,
+    description: Option<String>,
+}
+
+/// Nanoseconds per call: the best of `rounds` rounds of about `budget` each.
+fn measure(rounds: u32, budget: Duration, mut f: impl FnMut()) -> f64 {
+    let mut iterations = 1_u64;
+    loop {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            f();
+        }
+        if start.elapsed() >= budget / 10 {
+            break;
+        }
+        iterations *= 2;
+    }
+    let iterations = iterations * 10;
+    (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                f();
+            }
+            #[expect(clippy::cast_precision_loss, reason = "iteration counts are far below 2^52")]
+            let per = start.elapsed().as_nanos() as f64 / iterations as f64;
+            per
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The reference's rates (calls per second) for validation and check + render, if its python is set.
+fn reference_rates() -> Option<(f64, f64)> {
+    let python = std::env::var("ASKUSER_ORACLE_PY").ok()?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/reference.py");
+    let output = Command::new(python).arg(script).output().ok()?;
+    if !output.status.success() {
+        eprintln!("reference.py failed: {}", String::from_utf8_lossy(&output.stderr));
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let mut numbers = text.split_whitespace().filter_map(|w| w.parse::<f64>().ok());
+    Some((numbers.next()?, numbers.next()?))
+}
+
+fn main() {
+    let request = AskUserRequest::new(Questions::from_json(ARGS).expect("the typical request is valid"));
+    let response: AskUserResponse = serde_json::from_str(RESPONSE).expect("the typical response parses");
+    assert!(ask_user_result(&request, &response).is_ok());
+    let budget = Duration::from_millis(300);
+
+    let mut floor = f64::INFINITY;
+    let mut validate = f64::INFINITY;
+    let mut render = f64::INFINITY;
+    // Interleaved so that the three see the same machine state.
+    for _ in 0..3 {
+        floor = floor.min(measure(3, budget, || {
+            black_box(serde_json::from_str::<PlainArgs>(black_box(ARGS)).ok());
+        }));
+        validate = validate.min(measure(3, budget, || {
+            black_box(Questions::from_json(black_box(ARGS)).ok());
+        }));
+        render = render.min(measure(3, budget, || {
+            black_box(ask_user_result(black_box(&request), black_box(&response)).ok());
+        }));
+    }
+    let rate = |ns: f64| 1e9 / ns;
+    println!("typical request: {} bytes, 4 questions x 4 options", ARGS.len());
+    println!("parse-only floor (plain serde structs) {floor:>9.0} ns  {:>12.0}/s", rate(floor));
+    println!("validate JSON text                     {validate:>9.0} ns  {:>12.0}/s", rate(validate));
+    println!("check_response + render (4 answers)    {render:>9.0} ns  {:>12.0}/s", rate(render));
+    println!("validation / parse-only floor: {:.2}x (target <= 2x)", validate / floor);
+    match reference_rates() {
+        Some((ref_validate, ref_render)) => {
+            println!("reference validate {ref_validate:.0}/s, check + render {ref_render:.0}/s (same run)");
+            println!("validation vs reference: {:.1}x (target >= 25x)", rate(validate) / ref_validate);
+            println!("check + render vs reference: {:.1}x (target >= 10x)", rate(render) / ref_render);
+        }
+        None => {
+            println!("set ASKUSER_ORACLE_PY=$(shared/oracle/setup.sh) to measure the reference beside these");
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! ([`ResponseError`]).
 
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -229,9 +229,27 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// `s` as a JSON string literal, so quotes and escapes in model text stay unambiguous.
+/// `s` as a JSON string literal, with every control, format or separator character escaped, so
+/// that what a model or an answerer wrote stays unambiguous and inert in a message or a log line.
 pub(crate) fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if crate::text::is_forbidden(c, false) => {
+                let mut units = [0_u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    // Writing into a String cannot fail.
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 impl ProblemKind {
@@ -451,5 +469,6 @@ pub enum ResponseError {
 }
 
 fn quoted_list(items: &[String]) -> String {
-    serde_json::to_string(items).unwrap_or_default()
+    let quoted: Vec<String> = items.iter().map(|s| quoted(s)).collect();
+    format!("[{}]", quoted.join(","))
 }

@@ -42,6 +42,7 @@
 mod answer;
 mod check;
 mod error;
+mod json;
 mod model;
 mod raw;
 mod text;
@@ -57,3 +58,8 @@ pub use model::{
     Questions,
 };
 pub use validate::Validator;
+
+/// The README's example, compiled and run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,12 +1,15 @@
 //! The validated questions (model → person) and the answers (person → model).
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use serde::de::DeserializeSeed;
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Problem, ValidationError};
-use crate::raw::{RawOption, RawQuestion, Slot};
+use crate::raw::{RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::validate::{self, Path};
 
 /// Most questions in one call.
@@ -27,10 +30,12 @@ pub const MAX_DESCRIPTION_CHARS: usize = 200;
 /// One choice a question offers: a label and an optional description.
 ///
 /// Always valid: trimmed, within its length limits, free of control and invisible characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone)]
 pub struct QuestionOption {
-    label: String,
-    description: Option<String>,
+    /// Shared with every other string of the call it was parsed from.
+    text: Arc<str>,
+    label: Span,
+    description: Option<Span>,
 }
 
 impl QuestionOption {
@@ -41,41 +46,78 @@ impl QuestionOption {
     /// Every problem with the label or the description, located relative to the option
     /// (`label`, `description`).
     pub fn new(
-        label: impl Into<String>,
-        description: Option<impl Into<String>>,
+        label: impl AsRef<str>,
+        description: Option<impl AsRef<str>>,
     ) -> Result<Self, ValidationError> {
+        let mut text = String::new();
         let raw = RawOption {
-            label: Slot::Present(trimmed(label.into())),
-            description: description.map_or(Slot::Missing, |d| Slot::Present(trimmed(d.into()))),
+            label: Slot::Present(push_trimmed(&mut text, label.as_ref())),
+            description: description
+                .map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d.as_ref()))),
             unknown: Vec::new(),
         };
-        finish(|problems| validate::option(raw, &Path::Root, problems))
+        let text: Arc<str> = text.into();
+        finish(|problems| validate::option(raw, &text, &Path::Root, problems))
     }
 
-    pub(crate) fn from_parts(label: String, description: Option<String>) -> Self {
-        Self { label, description }
+    pub(crate) fn from_parts(text: &Arc<str>, label: Span, description: Option<Span>) -> Self {
+        Self { text: Arc::clone(text), label, description }
     }
 
     /// The label, as the model wrote it but trimmed.
     #[must_use]
     pub fn label(&self) -> &str {
-        &self.label
+        &self.text[self.label.clone()]
     }
 
     /// The description, if the model gave one (`Some("")` when it gave only whitespace).
     #[must_use]
     pub fn description(&self) -> Option<&str> {
-        self.description.as_deref()
+        self.description.clone().map(|span| &self.text[span])
+    }
+}
+
+impl PartialEq for QuestionOption {
+    fn eq(&self, other: &Self) -> bool {
+        self.label() == other.label() && self.description() == other.description()
+    }
+}
+
+impl Eq for QuestionOption {}
+
+impl Hash for QuestionOption {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.label().hash(state);
+        self.description().hash(state);
+    }
+}
+
+impl fmt::Debug for QuestionOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QuestionOption")
+            .field("label", &self.label())
+            .field("description", &self.description())
+            .finish()
+    }
+}
+
+impl Serialize for QuestionOption {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("label", self.label())?;
+        map.serialize_entry("description", &self.description())?;
+        map.end()
     }
 }
 
 /// One multiple-choice question. Always valid: every string within its rules, 2–6 options whose
 /// labels are unique once folded.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone)]
 #[expect(clippy::struct_field_names, reason = "the wire names the field `question`")]
 pub struct Question {
-    header: String,
-    question: String,
+    text: Arc<str>,
+    header: Span,
+    question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
 }
@@ -87,35 +129,40 @@ impl Question {
     ///
     /// Every problem found, located relative to the question (`header`, `options[1].label`, …).
     pub fn new(
-        header: impl Into<String>,
-        question: impl Into<String>,
+        header: impl AsRef<str>,
+        question: impl AsRef<str>,
         options: Vec<QuestionOption>,
         multi_select: bool,
     ) -> Result<Self, ValidationError> {
-        let header = trimmed(header.into());
-        let question = trimmed(question.into());
-        finish(|problems| validate::question_from_parts(header, question, options, multi_select, problems))
+        let mut text = String::new();
+        let header = push_trimmed(&mut text, header.as_ref());
+        let question = push_trimmed(&mut text, question.as_ref());
+        let text: Arc<str> = text.into();
+        finish(|problems| {
+            validate::question_from_parts(&text, header, question, options, multi_select, problems)
+        })
     }
 
     pub(crate) fn from_parts(
-        header: String,
-        question: String,
+        text: &Arc<str>,
+        header: Span,
+        question: Span,
         options: Vec<QuestionOption>,
         multi_select: bool,
     ) -> Self {
-        Self { header, question, options, multi_select }
+        Self { text: Arc::clone(text), header, question, options, multi_select }
     }
 
     /// The short header that keys the answer.
     #[must_use]
     pub fn header(&self) -> &str {
-        &self.header
+        &self.text[self.header.clone()]
     }
 
     /// The full question text; may contain line feeds.
     #[must_use]
     pub fn question(&self) -> &str {
-        &self.question
+        &self.text[self.question.clone()]
     }
 
     /// The options, in the order the model gave them.
@@ -129,6 +176,55 @@ impl Question {
     pub fn multi_select(&self) -> bool {
         self.multi_select
     }
+}
+
+impl PartialEq for Question {
+    fn eq(&self, other: &Self) -> bool {
+        self.header() == other.header()
+            && self.question() == other.question()
+            && self.options == other.options
+            && self.multi_select == other.multi_select
+    }
+}
+
+impl Eq for Question {}
+
+impl Hash for Question {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.header().hash(state);
+        self.question().hash(state);
+        self.options.hash(state);
+        self.multi_select.hash(state);
+    }
+}
+
+#[expect(clippy::missing_fields_in_debug, reason = "the text arena is shown through the fields it holds")]
+impl fmt::Debug for Question {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Question")
+            .field("header", &self.header())
+            .field("question", &self.question())
+            .field("options", &self.options)
+            .field("multi_select", &self.multi_select)
+            .finish()
+    }
+}
+
+impl Serialize for Question {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("header", self.header())?;
+        map.serialize_entry("question", self.question())?;
+        map.serialize_entry("options", &self.options)?;
+        map.serialize_entry("multi_select", &self.multi_select)?;
+        map.end()
+    }
+}
+
+fn push_trimmed(text: &mut String, s: &str) -> Span {
+    let start = text.len();
+    text.push_str(s.trim());
+    start..text.len()
 }
 
 /// The validated arguments of one `ask_user_question` call: 1–10 questions with unique headers.
@@ -184,7 +280,7 @@ impl Questions {
     /// The question whose header is exactly `header`.
     #[must_use]
     pub fn get(&self, header: &str) -> Option<&Question> {
-        self.questions.iter().find(|q| q.header == header)
+        self.questions.iter().find(|q| q.header() == header)
     }
 
     /// How many questions there are (1–10).
@@ -215,29 +311,30 @@ impl<'a> IntoIterator for &'a Questions {
 
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = Slot::<crate::raw::RawArgs>::deserialize(d)?;
-        validate::args(raw).map_err(serde::de::Error::custom)
+        let mut text = String::new();
+        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut text).deserialize(d)?;
+        validate::args(raw, &text.into()).map_err(serde::de::Error::custom)
     }
 }
 
 impl<'de> Deserialize<'de> for Question {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = Slot::<RawQuestion>::deserialize(d)?;
-        finish(|problems| validate::question_slot(raw, &Path::Root, problems))
+        let mut text = String::new();
+        let raw = SlotSeed::<RawQuestion>::new(&mut text).deserialize(d)?;
+        let text = text.into();
+        finish(|problems| validate::question_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
     }
 }
 
 impl<'de> Deserialize<'de> for QuestionOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = Slot::<RawOption>::deserialize(d)?;
-        finish(|problems| validate::option_slot(raw, &Path::Root, problems)).map_err(serde::de::Error::custom)
+        let mut text = String::new();
+        let raw = SlotSeed::<RawOption>::new(&mut text).deserialize(d)?;
+        let text = text.into();
+        finish(|problems| validate::option_slot(raw, &text, &Path::Root, problems))
+            .map_err(serde::de::Error::custom)
     }
-}
-
-fn trimmed(s: String) -> String {
-    let t = s.trim();
-    if t.len() == s.len() { s } else { t.to_owned() }
 }
 
 /// Runs a validation step and turns "no value" into the problems it reported.

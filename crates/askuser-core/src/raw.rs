@@ -1,11 +1,17 @@
 //! A lenient mirror of the argument JSON: it records every value whatever its type, so that
 //! validation can report all problems at once instead of stopping at the first type error, as
 //! `derive(Deserialize)` would. Duplicate keys: the last one wins, as in the reference.
+//!
+//! Strings are trimmed and appended to one text arena as they are parsed, and recorded as spans:
+//! a validated call then owns one string instead of one allocation per field, which is most of the
+//! difference between validating and merely parsing (see `docs/performance.md`).
 
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::ops::Range;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::JsonType;
 
@@ -20,7 +26,7 @@ pub(crate) enum Slot<T> {
 
 /// A value that knows which JSON shapes it accepts; every other shape becomes [`Slot::Wrong`].
 pub(crate) trait Raw: Sized {
-    fn from_str(_s: &str) -> Option<Self> {
+    fn from_str(_s: &str, _text: &mut String) -> Option<Self> {
         None
     }
     fn from_bool(_b: bool) -> Option<Self> {
@@ -35,23 +41,39 @@ pub(crate) trait Raw: Sized {
     fn from_f64(_n: f64) -> Option<Self> {
         None
     }
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, _text: &mut String) -> Result<Option<Self>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A, _text: &mut String) -> Result<Option<Self>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
 }
 
-struct SlotVisitor<T>(PhantomData<T>);
+/// Reads one value into a [`Slot`], appending its strings to the arena.
+pub(crate) struct SlotSeed<'t, T>(pub(crate) &'t mut String, PhantomData<T>);
+
+impl<'t, T> SlotSeed<'t, T> {
+    pub(crate) fn new(text: &'t mut String) -> Self {
+        Self(text, PhantomData)
+    }
+}
+
+impl<'de, T: Raw> DeserializeSeed<'de> for SlotSeed<'_, T> {
+    type Value = Slot<T>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Slot<T>, D::Error> {
+        d.deserialize_any(SlotVisitor(self.0, PhantomData))
+    }
+}
+
+struct SlotVisitor<'t, T>(&'t mut String, PhantomData<T>);
 
 fn slot<T>(value: Option<T>, found: JsonType) -> Slot<T> {
     value.map_or(Slot::Wrong(found), Slot::Present)
 }
 
-impl<'de, T: Raw> Visitor<'de> for SlotVisitor<T> {
+impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, T> {
     type Value = Slot<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -70,7 +92,7 @@ impl<'de, T: Raw> Visitor<'de> for SlotVisitor<T> {
         Ok(slot(T::from_f64(v), JsonType::Number))
     }
     fn visit_str<E>(self, v: &str) -> Result<Slot<T>, E> {
-        Ok(slot(T::from_str(v), JsonType::String))
+        Ok(slot(T::from_str(v, self.0), JsonType::String))
     }
     fn visit_unit<E>(self) -> Result<Slot<T>, E> {
         Ok(Slot::Wrong(JsonType::Null))
@@ -82,30 +104,29 @@ impl<'de, T: Raw> Visitor<'de> for SlotVisitor<T> {
         d.deserialize_any(self)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Slot<T>, A::Error> {
-        Ok(slot(T::from_seq(seq)?, JsonType::Array))
+        Ok(slot(T::from_seq(seq, self.0)?, JsonType::Array))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Slot<T>, A::Error> {
-        Ok(slot(T::from_map(map)?, JsonType::Object))
+        Ok(slot(T::from_map(map, self.0)?, JsonType::Object))
     }
 }
 
-impl<'de, T: Raw> Deserialize<'de> for Slot<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SlotVisitor(PhantomData))
-    }
-}
+/// A trimmed string: where it stands in the arena.
+pub(crate) type Span = Range<usize>;
 
-impl Raw for String {
-    fn from_str(s: &str) -> Option<Self> {
-        // Only the trimmed text is ever needed (SPEC §2.1 step 2), so only it is copied.
-        Some(s.trim().to_owned())
+impl Raw for Span {
+    fn from_str(s: &str, text: &mut String) -> Option<Self> {
+        // Only the trimmed text is ever needed (SPEC §2.1 step 2), so only it is kept.
+        let start = text.len();
+        text.push_str(crate::text::trim(s));
+        Some(start..text.len())
     }
 }
 
 impl<T: Raw> Raw for Vec<Slot<T>> {
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, text: &mut String) -> Result<Option<Self>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(16));
-        while let Some(item) = seq.next_element::<Slot<T>>()? {
+        while let Some(item) = seq.next_element_seed(SlotSeed::<T>::new(text))? {
             items.push(item);
         }
         Ok(Some(items))
@@ -144,7 +165,7 @@ impl Raw for LaxBool {
             Err(serde_json::Number::from_f64(n).map_or_else(|| n.to_string(), |n| n.to_string()))
         }))
     }
-    fn from_str(s: &str) -> Option<Self> {
+    fn from_str(s: &str, _text: &mut String) -> Option<Self> {
         const TRUE: [&str; 5] = ["true", "yes", "on", "1", "t"];
         const FALSE: [&str; 5] = ["false", "no", "off", "0", "f"];
         // Untrimmed and case-insensitive, exactly as the reference coerces.
@@ -210,8 +231,8 @@ where
 
 #[derive(Debug, Default)]
 pub(crate) struct RawOption {
-    pub(crate) label: Slot<String>,
-    pub(crate) description: Slot<String>,
+    pub(crate) label: Slot<Span>,
+    pub(crate) description: Slot<Span>,
     pub(crate) unknown: Vec<String>,
 }
 
@@ -222,7 +243,7 @@ enum OptionField {
 }
 
 impl Raw for RawOption {
-    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
         let field = |k: &str| match k {
             "label" => Some(OptionField::Label),
@@ -231,8 +252,8 @@ impl Raw for RawOption {
         };
         raw.unknown = read_object(map, field, |f, map| {
             match f {
-                OptionField::Label => raw.label = map.next_value()?,
-                OptionField::Description => raw.description = map.next_value()?,
+                OptionField::Label => raw.label = map.next_value_seed(SlotSeed::new(text))?,
+                OptionField::Description => raw.description = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
         })?;
@@ -242,8 +263,8 @@ impl Raw for RawOption {
 
 #[derive(Debug, Default)]
 pub(crate) struct RawQuestion {
-    pub(crate) header: Slot<String>,
-    pub(crate) question: Slot<String>,
+    pub(crate) header: Slot<Span>,
+    pub(crate) question: Slot<Span>,
     pub(crate) options: Slot<Vec<Slot<RawOption>>>,
     pub(crate) multi_select: Slot<LaxBool>,
     pub(crate) unknown: Vec<String>,
@@ -258,7 +279,7 @@ enum QuestionField {
 }
 
 impl Raw for RawQuestion {
-    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
         let field = |k: &str| match k {
             "header" => Some(QuestionField::Header),
@@ -269,10 +290,10 @@ impl Raw for RawQuestion {
         };
         raw.unknown = read_object(map, field, |f, map| {
             match f {
-                QuestionField::Header => raw.header = map.next_value()?,
-                QuestionField::Question => raw.question = map.next_value()?,
-                QuestionField::Options => raw.options = map.next_value()?,
-                QuestionField::MultiSelect => raw.multi_select = map.next_value()?,
+                QuestionField::Header => raw.header = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Question => raw.question = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Options => raw.options = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
         })?;
@@ -287,11 +308,11 @@ pub(crate) struct RawArgs {
 }
 
 impl Raw for RawArgs {
-    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
         let field = |k: &str| (k == "questions").then_some(());
         raw.unknown = read_object(map, field, |(), map| {
-            raw.questions = map.next_value()?;
+            raw.questions = map.next_value_seed(SlotSeed::new(text))?;
             Ok(())
         })?;
         Ok(Some(raw))

@@ -26,12 +26,32 @@ pub(crate) fn is_forbidden(c: char, allow_lf: bool) -> bool {
 
 /// The first forbidden character of `s` with its position in code points.
 pub(crate) fn first_forbidden(s: &str, allow_lf: bool) -> Option<(usize, char)> {
+    if printable_ascii(s, allow_lf) {
+        return None;
+    }
     s.chars().enumerate().find(|&(_, c)| is_forbidden(c, allow_lf))
+}
+
+/// Whether `s` is printable ASCII (plus LF where allowed): then it has no forbidden character and
+/// its length in code points is its length in bytes. A branch-free fold, so it vectorises; this is
+/// the common case and most of validation's own work.
+pub(crate) fn printable_ascii(s: &str, allow_lf: bool) -> bool {
+    let lf = if allow_lf { b'\n' } else { b' ' };
+    #[expect(clippy::needless_bitwise_bool, reason = "branch-free on purpose, so that the loop vectorises")]
+    s.bytes().fold(true, |ok, b| ok & ((b.wrapping_sub(b' ') < 0x5f) | (b == lf)))
 }
 
 /// Length in Unicode scalar values.
 pub(crate) fn char_len(s: &str) -> usize {
     if s.is_ascii() { s.len() } else { s.chars().count() }
+}
+
+/// `s.trim()`, skipping the work when both ends are visibly not white space.
+pub(crate) fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(&first), Some(&last)) if first > b' ' && first < 0x7f && last > b' ' && last < 0x7f => s,
+        _ => s.trim(),
+    }
 }
 
 /// Python's `str.isspace`: Unicode `White_Space` plus the information separators U+001C–U+001F.
@@ -59,19 +79,31 @@ pub(crate) fn fold(s: &str) -> Cow<'_, str> {
     Cow::Owned(unicase::UniCase::new(spaced).to_folded_case())
 }
 
+/// FNV-1a over the ASCII-lowercased bytes.
+fn ascii_fold_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Indexes `(first, second)` of the first pair of `items` whose folds are equal.
-pub(crate) fn first_duplicate<'a>(items: impl Iterator<Item = &'a str>) -> Option<(usize, usize)> {
-    let items: Vec<&str> = items.collect();
-    if items.iter().all(|s| s.is_ascii()) {
-        // Pairwise is cheaper than allocating keys for the at most ten strings compared here.
-        for (j, b) in items.iter().enumerate() {
-            if let Some(i) = items[..j].iter().position(|a| a.eq_ignore_ascii_case(b)) {
+pub(crate) fn first_duplicate<T>(items: &[T], key: impl Fn(&T) -> &str) -> Option<(usize, usize)> {
+    if items.len() <= 16 && items.iter().all(|item| key(item).is_ascii()) {
+        // At most ten strings are compared here: a hash of each lowercase string on the stack, and a
+        // full comparison only when two hashes meet, is cheaper than allocating folded keys.
+        let mut hashes = [0_u64; 16];
+        for (j, item) in items.iter().enumerate() {
+            let b = key(item);
+            hashes[j] = ascii_fold_hash(b);
+            if let Some(i) =
+                (0..j).find(|&i| hashes[i] == hashes[j] && key(&items[i]).eq_ignore_ascii_case(b))
+            {
                 return Some((i, j));
             }
         }
         return None;
     }
-    let keys: Vec<Cow<'_, str>> = items.iter().map(|s| fold(s)).collect();
+    let keys: Vec<Cow<'_, str>> = items.iter().map(|item| fold(key(item))).collect();
     for (j, b) in keys.iter().enumerate() {
         if let Some(i) = keys[..j].iter().position(|a| a == b) {
             return Some((i, j));
@@ -87,7 +119,17 @@ mod tests {
     #[track_caller]
     fn dup(a: &str, b: &str, expected: bool) {
         assert_eq!(fold(a) == fold(b), expected, "{a:?} vs {b:?}: {:?} / {:?}", fold(a), fold(b));
-        assert_eq!(first_duplicate([a, b].into_iter()).is_some(), expected, "{a:?} vs {b:?}");
+        assert_eq!(first_duplicate(&[a, b], |s| s).is_some(), expected, "{a:?} vs {b:?}");
+        assert_eq!(first_duplicate(&["x", a, "y", b], |s| s), expected.then_some((1, 3)), "{a:?} vs {b:?}");
+    }
+
+    #[test]
+    fn ascii_duplicates() {
+        assert_eq!(first_duplicate(&["a", "b", "c"], |s| s), None);
+        assert_eq!(first_duplicate(&["Go", "Stop", "GO"], |s| s), Some((0, 2)));
+        assert_eq!(first_duplicate(&["a b", "a  b"], |s| s), None);
+        let many: Vec<String> = (0..20).map(|i| format!("x{}", i % 19)).collect();
+        assert_eq!(first_duplicate(&many, String::as_str), Some((0, 19)));
     }
 
     #[test]
@@ -127,5 +169,26 @@ mod tests {
         }
         assert!(is_forbidden('\n', false));
         assert!(!is_forbidden('\n', true));
+    }
+
+    #[test]
+    fn printable_ascii_fast_path_agrees_with_the_rule() {
+        for b in 0_u8..=0x7f {
+            let s = char::from(b).to_string();
+            for allow_lf in [false, true] {
+                let slow = s.chars().any(|c| is_forbidden(c, allow_lf));
+                assert_eq!(printable_ascii(&s, allow_lf), !slow, "{b:#x} {allow_lf}");
+                assert_eq!(first_forbidden(&s, allow_lf).is_some(), slow, "{b:#x} {allow_lf}");
+            }
+        }
+        assert!(!printable_ascii("é", true));
+        assert_eq!(first_forbidden("ab\u{200b}", false), Some((2, '\u{200b}')));
+    }
+
+    #[test]
+    fn trim_fast_path_agrees_with_str_trim() {
+        for s in ["", " ", "a", " a", "a ", "\u{85}a", "a\u{3000}", "\x1fa", "a\x7f", "ab", "\u{a0}"] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
     }
 }

@@ -2,14 +2,16 @@
 //! order the reference reports them: fields in schema order, then unknown keys in input order;
 //! uniqueness only once everything it compares is valid.
 
-use serde::Deserialize;
+use std::sync::Arc;
+
+use serde::de::DeserializeSeed;
 
 use crate::error::{JsonType, Location, Problem, ProblemKind, ValidationError};
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
 };
-use crate::raw::{LaxBool, RawArgs, RawOption, RawQuestion, Slot};
+use crate::raw::{LaxBool, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::text;
 
 /// Validates tool-call arguments, with a configurable cap on the argument text.
@@ -69,10 +71,9 @@ impl Validator {
             ));
         }
         let text = if text.is_empty() { "{}" } else { text };
-        let mut de = serde_json::Deserializer::from_str(text);
-        let raw = Slot::<RawArgs>::deserialize(&mut de).and_then(|raw| de.end().map(|()| raw));
-        match raw {
-            Ok(raw) => args(raw),
+        let mut arena = String::with_capacity(text.len());
+        match crate::json::read_args(text, &mut arena) {
+            Ok(raw) => args(raw, &arena.into()),
             Err(e) => Err(ValidationError::single(
                 Location::root(),
                 ProblemKind::InvalidJson { message: e.to_string() },
@@ -87,8 +88,9 @@ impl Validator {
     ///
     /// Every rule broken.
     pub fn validate_value(&self, value: &serde_json::Value) -> Result<Questions, ValidationError> {
-        match Slot::<RawArgs>::deserialize(value) {
-            Ok(raw) => args(raw),
+        let mut arena = String::new();
+        match SlotSeed::<RawArgs>::new(&mut arena).deserialize(value) {
+            Ok(raw) => args(raw, &arena.into()),
             Err(e) => Err(ValidationError::single(
                 Location::root(),
                 ProblemKind::InvalidJson { message: e.to_string() },
@@ -127,12 +129,16 @@ fn problem(problems: &mut Vec<Problem>, path: &Path<'_>, kind: ProblemKind) {
     problems.push(Problem::new(path.location(), kind));
 }
 
+#[inline]
 fn unknown_fields(
     unknown: Vec<String>,
     path: &Path<'_>,
     allowed: &'static [&'static str],
     problems: &mut Vec<Problem>,
 ) {
+    if unknown.is_empty() {
+        return;
+    }
     for name in unknown {
         problems.push(Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
     }
@@ -151,29 +157,40 @@ const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: fals
 const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
 /// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
-fn text(s: String, rule: &TextRule, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<String> {
-    let len = text::char_len(&s);
+fn text(
+    arena: &str,
+    span: Span,
+    rule: &TextRule,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Span> {
+    let s = &arena[span.clone()];
+    let fast = text::printable_ascii(s, rule.multiline);
+    let len = if fast { s.len() } else { text::char_len(s) };
     let kind = if len < rule.min {
         ProblemKind::StringTooShort { min: rule.min, actual: len }
     } else if len > rule.max {
         ProblemKind::StringTooLong { max: rule.max, actual: len }
-    } else if let Some((position, character)) = text::first_forbidden(&s, rule.multiline) {
+    } else if let Some((position, character)) =
+        (!fast).then(|| text::first_forbidden(s, rule.multiline)).flatten()
+    {
         ProblemKind::ForbiddenCharacter { character, position, newline_allowed: rule.multiline }
     } else {
-        return Some(s);
+        return Some(span);
     };
     problem(problems, path, kind);
     None
 }
 
 fn required_text(
-    slot: Slot<String>,
+    arena: &str,
+    slot: Slot<Span>,
     rule: &TextRule,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
-) -> Option<String> {
+) -> Option<Span> {
     match slot {
-        Slot::Present(s) => text(s, rule, path, problems),
+        Slot::Present(span) => text(arena, span, rule, path, problems),
         Slot::Missing => {
             problem(problems, path, ProblemKind::Missing);
             None
@@ -195,7 +212,7 @@ fn wrong_type<T>(
     None
 }
 
-pub(crate) fn args(raw: Slot<RawArgs>) -> Result<Questions, ValidationError> {
+pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, ValidationError> {
     let root = Path::Root;
     let raw = match raw {
         Slot::Present(raw) => raw,
@@ -210,7 +227,7 @@ pub(crate) fn args(raw: Slot<RawArgs>) -> Result<Questions, ValidationError> {
     let mut problems = Vec::new();
     let path = root.key("questions");
     let questions = match raw.questions {
-        Slot::Present(items) => question_items(items, &path, &mut problems),
+        Slot::Present(items) => question_items(items, arena, &path, &mut problems),
         Slot::Missing => {
             problem(&mut problems, &path, ProblemKind::Missing);
             None
@@ -226,6 +243,7 @@ pub(crate) fn args(raw: Slot<RawArgs>) -> Result<Questions, ValidationError> {
 
 fn question_items(
     items: Vec<Slot<RawQuestion>>,
+    arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Questions> {
@@ -237,7 +255,7 @@ fn question_items(
     let mut questions = Vec::with_capacity(count);
     let mut all_valid = true;
     for (i, item) in items.into_iter().enumerate() {
-        match question_slot(item, &path.index(i), problems) {
+        match question_slot(item, arena, &path.index(i), problems) {
             Some(q) => questions.push(q),
             None => all_valid = false,
         }
@@ -256,7 +274,7 @@ fn questions_unique(
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Questions> {
-    if let Some((first, second)) = text::first_duplicate(questions.iter().map(Question::header)) {
+    if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
         return None;
@@ -284,11 +302,12 @@ pub(crate) fn questions_from_parts(
 
 pub(crate) fn question_slot(
     slot: Slot<RawQuestion>,
+    arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Question> {
     match slot {
-        Slot::Present(raw) => question(raw, path, problems),
+        Slot::Present(raw) => question(raw, arena, path, problems),
         Slot::Missing => {
             problem(problems, path, ProblemKind::Missing);
             None
@@ -300,13 +319,18 @@ pub(crate) fn question_slot(
 const QUESTION_FIELDS: &[&str] = &["header", "question", "options", "multi_select"];
 const OPTION_FIELDS: &[&str] = &["label", "description"];
 
-fn question(raw: RawQuestion, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<Question> {
+fn question(
+    raw: RawQuestion,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Question> {
     let before = problems.len();
-    let header = required_text(raw.header, &HEADER, &path.key("header"), problems);
-    let question = required_text(raw.question, &QUESTION, &path.key("question"), problems);
+    let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
+    let question = required_text(arena, raw.question, &QUESTION, &path.key("question"), problems);
     let options_path = path.key("options");
     let options = match raw.options {
-        Slot::Present(items) => option_items(items, &options_path, problems),
+        Slot::Present(items) => option_items(items, arena, &options_path, problems),
         Slot::Missing => {
             problem(problems, &options_path, ProblemKind::Missing);
             None
@@ -327,41 +351,43 @@ fn question(raw: RawQuestion, path: &Path<'_>, problems: &mut Vec<Problem>) -> O
     if problems.len() != before {
         return None;
     }
-    labels_unique(header?, question?, options?, multi_select?, path, problems)
+    labels_unique(arena, header?, question?, options?, multi_select?, path, problems)
 }
 
 fn labels_unique(
-    header: String,
-    question: String,
+    arena: &Arc<str>,
+    header: Span,
+    question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Question> {
-    if let Some((first, second)) = text::first_duplicate(options.iter().map(QuestionOption::label)) {
+    if let Some((first, second)) = text::first_duplicate(&options, QuestionOption::label) {
         let label = options[second].label().to_owned();
         problem(problems, path, ProblemKind::DuplicateLabel { first, second, label });
         return None;
     }
-    Some(Question::from_parts(header, question, options, multi_select))
+    Some(Question::from_parts(arena, header, question, options, multi_select))
 }
 
 pub(crate) fn question_from_parts(
-    header: String,
-    question: String,
+    arena: &Arc<str>,
+    header: Span,
+    question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<Question> {
     let path = Path::Root;
     let before = problems.len();
-    let header = text(header, &HEADER, &path.key("header"), problems);
-    let question = text(question, &QUESTION, &path.key("question"), problems);
+    let header = text(arena, header, &HEADER, &path.key("header"), problems);
+    let question = text(arena, question, &QUESTION, &path.key("question"), problems);
     option_count(options.len(), &path.key("options"), problems);
     if problems.len() != before {
         return None;
     }
-    labels_unique(header?, question?, options, multi_select, &path, problems)
+    labels_unique(arena, header?, question?, options, multi_select, &path, problems)
 }
 
 fn option_count(count: usize, path: &Path<'_>, problems: &mut Vec<Problem>) -> bool {
@@ -378,6 +404,7 @@ fn option_count(count: usize, path: &Path<'_>, problems: &mut Vec<Problem>) -> b
 
 fn option_items(
     items: Vec<Slot<RawOption>>,
+    arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Vec<QuestionOption>> {
@@ -385,7 +412,7 @@ fn option_items(
     let mut options = Vec::with_capacity(count);
     let mut all_valid = true;
     for (i, item) in items.into_iter().enumerate() {
-        match option_slot(item, &path.index(i), problems) {
+        match option_slot(item, arena, &path.index(i), problems) {
             Some(option) => options.push(option),
             None => all_valid = false,
         }
@@ -396,11 +423,12 @@ fn option_items(
 
 pub(crate) fn option_slot(
     slot: Slot<RawOption>,
+    arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<QuestionOption> {
     match slot {
-        Slot::Present(raw) => option(raw, path, problems),
+        Slot::Present(raw) => option(raw, arena, path, problems),
         Slot::Missing => {
             problem(problems, path, ProblemKind::Missing);
             None
@@ -409,18 +437,23 @@ pub(crate) fn option_slot(
     }
 }
 
-pub(crate) fn option(raw: RawOption, path: &Path<'_>, problems: &mut Vec<Problem>) -> Option<QuestionOption> {
+pub(crate) fn option(
+    raw: RawOption,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<QuestionOption> {
     let before = problems.len();
-    let label = required_text(raw.label, &LABEL, &path.key("label"), problems);
+    let label = required_text(arena, raw.label, &LABEL, &path.key("label"), problems);
     let description_path = path.key("description");
     let description = match raw.description {
         Slot::Missing | Slot::Wrong(JsonType::Null) => Some(None),
-        Slot::Present(s) => text(s, &DESCRIPTION, &description_path, problems).map(Some),
+        Slot::Present(span) => text(arena, span, &DESCRIPTION, &description_path, problems).map(Some),
         Slot::Wrong(found) => wrong_type("a string or null", found, &description_path, problems),
     };
     unknown_fields(raw.unknown, path, OPTION_FIELDS, problems);
     if problems.len() != before {
         return None;
     }
-    Some(QuestionOption::from_parts(label?, description?))
+    Some(QuestionOption::from_parts(arena, label?, description?))
 }

@@ -1,3 +1,4 @@
-//! Integration tests of the `askuser` binary.
+//! The integration tests of the `askuser` binary: one binary, one module per command.
 
 mod ask;
+mod check;

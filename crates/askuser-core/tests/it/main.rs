@@ -1,1 +1,5 @@
+//! The integration tests of askuser-core: one binary, one module per concern.
+
 mod conformance;
+mod properties;
+mod rules;

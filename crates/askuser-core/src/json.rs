@@ -1,0 +1,725 @@
+//! A strict JSON reader for argument text: RFC 8259 with no trailing commas, no raw control
+//! characters in strings, no lone surrogate escapes, no trailing characters. Where `serde_json` and
+//! the reference's parser (jiter) differ, it follows the reference, whose verdicts we match: `NaN`,
+//! `Infinity` and `-Infinity` are numbers, a float out of range is infinite rather than an error,
+//! and nesting goes 201 levels deep rather than 128.
+//!
+//! It exists for speed. It reads the arguments straight into the lenient mirror (`raw.rs`) by
+//! recursive descent over the schema's few shapes, with no visitor in between, and it scans strings
+//! eight bytes at a time. `serde_json`'s general deserializer costs about as much as all of
+//! validation's own checks on the typical call (`docs/performance.md`). The `serde_json::Value` path
+//! reads the same mirror through `serde` visitors; a property test holds this reader to
+//! `serde_json`'s accept/reject verdict on mutated text, and to the same values.
+
+use std::fmt;
+
+use crate::error::JsonType;
+use crate::raw::{LaxBool, Raw, RawArgs, RawOption, RawQuestion, Slot, Span};
+
+/// Deepest nesting accepted, as measured on the reference: 201 levels of objects and arrays.
+const MAX_DEPTH: u32 = 201;
+
+/// Why the text is not JSON, with where.
+#[derive(Debug)]
+pub(crate) struct JsonError(String);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`.
+pub(crate) fn read_args(text: &str, arena: &mut String) -> Result<Slot<RawArgs>, JsonError> {
+    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena };
+    let args = reader.object(|r, key, args: &mut RawArgs| {
+        if key == "questions" {
+            args.questions = r.list(|r| r.object(read_question))?;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    })?;
+    reader.skip_ws();
+    if reader.pos < text.len() {
+        return Err(reader.error("trailing characters"));
+    }
+    Ok(args)
+}
+
+fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Result<bool, JsonError> {
+    match key {
+        "header" => q.header = r.string_slot()?,
+        "question" => q.question = r.string_slot()?,
+        "options" => q.options = r.list(|r| r.object(read_option))?,
+        "multi_select" => q.multi_select = r.lax_bool()?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn read_option(r: &mut Reader<'_, '_>, key: &str, o: &mut RawOption) -> Result<bool, JsonError> {
+    match key {
+        "label" => o.label = r.string_slot()?,
+        "description" => o.description = r.string_slot()?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// An object type of the mirror: where its unknown keys go.
+pub(crate) trait RawObject: Default {
+    fn unknown(&mut self) -> &mut Vec<String>;
+}
+
+impl RawObject for RawArgs {
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+}
+
+impl RawObject for RawQuestion {
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+}
+
+impl RawObject for RawOption {
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+}
+
+struct Reader<'s, 'a> {
+    text: &'s str,
+    pos: usize,
+    depth: u32,
+    /// Decoded strings that contain escapes.
+    scratch: String,
+    arena: &'a mut String,
+}
+
+/// The bytes that end the plain run of a string: `"`, `\` and the controls below U+0020.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Whether any of the eight bytes is `"`, `\` or below U+0020 (exact: no false positives).
+fn has_special(chunk: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let quote = zero_byte(chunk ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(chunk ^ (ONES * u64::from(b'\\')));
+    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk & HIGH;
+    quote | backslash | control != 0
+}
+
+enum Str<'s> {
+    Borrowed(&'s str),
+    Scratch,
+}
+
+/// A number's literal, and whether it is an integer (no fraction, no exponent).
+struct Number<'s> {
+    literal: &'s str,
+    integer: bool,
+}
+
+impl<'s> Reader<'s, '_> {
+    fn bytes(&self) -> &'s [u8] {
+        self.text.as_bytes()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips white space and returns the next byte, which starts a value.
+    fn start_value(&mut self) -> Result<u8, JsonError> {
+        self.skip_ws();
+        self.peek().ok_or_else(|| self.error("EOF while parsing a value"))
+    }
+
+    fn error(&self, what: &str) -> JsonError {
+        let before = &self.text[..floor_char_boundary(self.text, self.pos)];
+        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        JsonError(format!("{what} at line {line} column {column}"))
+    }
+
+    fn literal(&mut self, word: &str) -> Result<(), JsonError> {
+        if self.text[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.error("expected value"))
+        }
+    }
+
+    fn string_text(&self, s: &Str<'s>) -> &str {
+        match s {
+            Str::Borrowed(s) => s,
+            Str::Scratch => &self.scratch,
+        }
+    }
+
+    /// A string field: trimmed into the arena; any other value is skipped and its type kept.
+    fn string_slot(&mut self) -> Result<Slot<Span>, JsonError> {
+        if self.start_value()? != b'"' {
+            return self.skip_value().map(Slot::Wrong);
+        }
+        self.pos += 1;
+        let s = self.string()?;
+        let start = self.arena.len();
+        let trimmed = crate::text::trim(match &s {
+            Str::Borrowed(s) => s,
+            Str::Scratch => &self.scratch,
+        });
+        self.arena.push_str(trimmed);
+        Ok(Slot::Present(start..self.arena.len()))
+    }
+
+    /// `multi_select`: booleans, numbers and strings go to the lax coercion; the rest is wrong.
+    fn lax_bool(&mut self) -> Result<Slot<LaxBool>, JsonError> {
+        let value = match self.start_value()? {
+            b't' => {
+                self.literal("true")?;
+                LaxBool::from_bool(true)
+            }
+            b'f' => {
+                self.literal("false")?;
+                LaxBool::from_bool(false)
+            }
+            b'"' => {
+                self.pos += 1;
+                let s = self.string()?;
+                let text = self.string_text(&s).to_owned();
+                LaxBool::from_str(&text, self.arena)
+            }
+            b'N' | b'I' => LaxBool::from_f64(self.special_float()?),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => LaxBool::from_f64(self.special_float()?),
+            b'-' | b'0'..=b'9' => {
+                let n = self.number()?;
+                let as_int =
+                    n.integer.then(|| (n.literal.parse::<u64>().ok(), n.literal.parse::<i64>().ok()));
+                match as_int {
+                    Some((Some(u), _)) => LaxBool::from_u64(u),
+                    Some((None, Some(i))) => LaxBool::from_i64(i),
+                    _ => LaxBool::from_f64(self.float(&n)?),
+                }
+            }
+            _ => return self.skip_value().map(Slot::Wrong),
+        };
+        Ok(value.map_or(Slot::Wrong(JsonType::String), Slot::Present))
+    }
+
+    /// A list: each item read by `item`; any other value is skipped and its type kept.
+    fn list<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> Result<Slot<T>, JsonError>,
+    ) -> Result<Slot<Vec<Slot<T>>>, JsonError> {
+        if self.start_value()? != b'[' {
+            return self.skip_value().map(Slot::Wrong);
+        }
+        self.enter()?;
+        let mut items = Vec::with_capacity(4);
+        if !self.close(b']')? {
+            loop {
+                items.push(item(self)?);
+                if !self.comma(b']')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(Slot::Present(items))
+    }
+
+    /// An object: each key handed to `field`, which reads the value and says whether it knew the
+    /// key; unknown keys are kept in order and their values skipped.
+    fn object<T: RawObject>(
+        &mut self,
+        mut field: impl FnMut(&mut Self, &str, &mut T) -> Result<bool, JsonError>,
+    ) -> Result<Slot<T>, JsonError> {
+        if self.start_value()? != b'{' {
+            return self.skip_value().map(Slot::Wrong);
+        }
+        self.enter()?;
+        let mut raw = T::default();
+        if !self.close(b'}')? {
+            loop {
+                self.skip_ws();
+                if self.peek() != Some(b'"') {
+                    return Err(self.error("key must be a string"));
+                }
+                self.pos += 1;
+                let key = self.string()?;
+                // A key with escapes lives in `scratch`, which reading its value may reuse.
+                let owned;
+                let key: &str = match key {
+                    Str::Borrowed(k) => k,
+                    Str::Scratch => {
+                        owned = std::mem::take(&mut self.scratch);
+                        &owned
+                    }
+                };
+                self.skip_ws();
+                if self.peek() != Some(b':') {
+                    return Err(self.error("expected `:`"));
+                }
+                self.pos += 1;
+                if !field(self, key, &mut raw)? {
+                    raw.unknown().push(key.to_owned());
+                    self.skip_value()?;
+                }
+                if !self.comma(b'}')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(Slot::Present(raw))
+    }
+
+    /// Right after an opening bracket: consumes `close` if the container is empty.
+    fn close(&mut self, close: u8) -> Result<bool, JsonError> {
+        match self.start_value() {
+            Ok(b) if b == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Ok(_) => Ok(false),
+            Err(_) => Err(self.error("EOF while parsing")),
+        }
+    }
+
+    /// After an entry: true at a comma (another entry follows), false at the closing bracket.
+    fn comma(&mut self, close: u8) -> Result<bool, JsonError> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_ws();
+                if self.peek() == Some(close) {
+                    return Err(self.error("trailing comma"));
+                }
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            None => Err(self.error("EOF while parsing")),
+            Some(_) => {
+                Err(self.error(if close == b'}' { "expected `,` or `}`" } else { "expected `,` or `]`" }))
+            }
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), JsonError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error("recursion limit exceeded"));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Checks and skips any value; returns its type.
+    fn skip_value(&mut self) -> Result<JsonType, JsonError> {
+        Ok(match self.start_value()? {
+            b'"' => {
+                self.pos += 1;
+                self.string()?;
+                JsonType::String
+            }
+            b'{' => {
+                self.enter()?;
+                if !self.close(b'}')? {
+                    loop {
+                        self.skip_ws();
+                        if self.peek() != Some(b'"') {
+                            return Err(self.error("key must be a string"));
+                        }
+                        self.pos += 1;
+                        self.string()?;
+                        self.skip_ws();
+                        if self.peek() != Some(b':') {
+                            return Err(self.error("expected `:`"));
+                        }
+                        self.pos += 1;
+                        self.skip_value()?;
+                        if !self.comma(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                JsonType::Object
+            }
+            b'[' => {
+                self.enter()?;
+                if !self.close(b']')? {
+                    loop {
+                        self.skip_value()?;
+                        if !self.comma(b']')? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                JsonType::Array
+            }
+            b't' => {
+                self.literal("true")?;
+                JsonType::Boolean
+            }
+            b'f' => {
+                self.literal("false")?;
+                JsonType::Boolean
+            }
+            b'n' => {
+                self.literal("null")?;
+                JsonType::Null
+            }
+            b'N' | b'I' => {
+                self.special_float()?;
+                JsonType::Number
+            }
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => {
+                self.special_float()?;
+                JsonType::Number
+            }
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+                JsonType::Number
+            }
+            _ => return Err(self.error("expected value")),
+        })
+    }
+
+    /// A float literal's value; out of range is infinite, as in the reference.
+    fn float(&self, n: &Number<'_>) -> Result<f64, JsonError> {
+        n.literal.parse::<f64>().map_err(|_| self.error("invalid number"))
+    }
+
+    /// `NaN`, `Infinity` or `-Infinity`, which the reference reads as numbers.
+    fn special_float(&mut self) -> Result<f64, JsonError> {
+        for (word, value) in
+            [("NaN", f64::NAN), ("Infinity", f64::INFINITY), ("-Infinity", f64::NEG_INFINITY)]
+        {
+            if self.text[self.pos..].starts_with(word) {
+                self.pos += word.len();
+                return Ok(value);
+            }
+        }
+        Err(self.error("expected value"))
+    }
+
+    fn number(&mut self) -> Result<Number<'s>, JsonError> {
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - from
+        };
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let leading_zero = bytes.get(i) == Some(&b'0');
+        let int_digits = digits(&mut i);
+        let mut valid = int_digits > 0 && !(leading_zero && int_digits > 1);
+        let mut integer = true;
+        if valid && bytes.get(i) == Some(&b'.') {
+            i += 1;
+            integer = false;
+            valid = digits(&mut i) > 0;
+        }
+        if valid && matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            integer = false;
+            if let Some(b'+' | b'-') = bytes.get(i) {
+                i += 1;
+            }
+            valid = digits(&mut i) > 0;
+        }
+        self.pos = i;
+        if !valid {
+            return Err(self.error("invalid number"));
+        }
+        Ok(Number { literal: &self.text[start..i], integer })
+    }
+
+    /// A string whose opening quote has been consumed.
+    fn string(&mut self) -> Result<Str<'s>, JsonError> {
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        // Most strings here are a few words: eight bytes at a time while they last, then a table.
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let mut word = [0_u8; 8];
+            word.copy_from_slice(chunk);
+            if has_special(u64::from_le_bytes(word)) {
+                break;
+            }
+            i += 8;
+        }
+        while let Some(&b) = bytes.get(i) {
+            if SPECIAL[usize::from(b)] {
+                break;
+            }
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(b'"') => {
+                self.pos = i + 1;
+                Ok(Str::Borrowed(&self.text[start..i]))
+            }
+            Some(b'\\') => {
+                self.scratch.clear();
+                self.scratch.push_str(&self.text[start..i]);
+                self.pos = i;
+                self.escaped_rest()?;
+                Ok(Str::Scratch)
+            }
+            Some(_) => {
+                self.pos = i;
+                Err(self.error("control character (\\u0000-\\u001F) found while parsing a string"))
+            }
+            None => {
+                self.pos = i;
+                Err(self.error("EOF while parsing a string"))
+            }
+        }
+    }
+
+    /// The rest of a string that has escapes, decoded into `scratch`.
+    fn escaped_rest(&mut self) -> Result<(), JsonError> {
+        loop {
+            let start = self.pos;
+            let run = self.bytes()[start..].iter().position(|&b| SPECIAL[usize::from(b)]);
+            let Some(run) = run else {
+                self.pos = self.text.len();
+                return Err(self.error("EOF while parsing a string"));
+            };
+            self.scratch.push_str(&self.text[start..start + run]);
+            self.pos = start + run;
+            match self.bytes()[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                b'\\' => {
+                    self.pos += 1;
+                    self.escape()?;
+                }
+                _ => {
+                    return Err(
+                        self.error("control character (\\u0000-\\u001F) found while parsing a string")
+                    );
+                }
+            }
+        }
+    }
+
+    /// One escape, after its backslash.
+    fn escape(&mut self) -> Result<(), JsonError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error("EOF while parsing a string"));
+        };
+        self.pos += 1;
+        let c = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => self.unicode_escape()?,
+            _ => {
+                self.pos -= 1;
+                return Err(self.error("invalid escape"));
+            }
+        };
+        self.scratch.push(c);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let digits = self.bytes().get(self.pos..self.pos + 4);
+        let value = digits.and_then(|d| {
+            d.iter().try_fold(0_u32, |acc, &b| char::from(b).to_digit(16).map(|v| acc * 16 + v))
+        });
+        match value {
+            Some(v) => {
+                self.pos += 4;
+                Ok(v)
+            }
+            None => Err(self.error("invalid \\u escape (expected four hex digits)")),
+        }
+    }
+
+    fn unicode_escape(&mut self) -> Result<char, JsonError> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if !self.text[self.pos..].starts_with("\\u") {
+                    return Err(self.error("lone leading surrogate in hex escape"));
+                }
+                self.pos += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(self.error("lone leading surrogate in hex escape"));
+                }
+                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(self.error("lone trailing surrogate in hex escape")),
+            _ => first,
+        };
+        char::from_u32(code).ok_or_else(|| self.error("invalid \\u escape"))
+    }
+}
+
+/// The largest char boundary at or below `index`.
+fn floor_char_boundary(s: &str, index: usize) -> usize {
+    let mut i = index.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads any JSON value, as the reader skips unknown fields.
+    fn check(text: &str) -> Result<(), JsonError> {
+        let mut arena = String::new();
+        let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena };
+        reader.skip_value()?;
+        reader.skip_ws();
+        if reader.pos < text.len() {
+            return Err(reader.error("trailing characters"));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_edge_cases() {
+        let cases = [
+            "{}",
+            "[]",
+            "{\"a\":1}",
+            "[1,2]",
+            "[1,]",
+            "{\"a\":1,}",
+            "[,1]",
+            "{,}",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{1:2}",
+            "\"\\ud83d\\ude00\"",
+            "\"\\ud800\"",
+            "\"\\ude00\"",
+            "\"\\ud800\\u0041\"",
+            "\"\\u00e9\"",
+            "\"\\x\"",
+            "\"a\u{1}\"",
+            "\"a\tb\"",
+            "\"\\t\"",
+            "01",
+            "-0",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "1e+5",
+            "1E-5",
+            "-0.0e0",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "true",
+            "tru",
+            "nulll",
+            "null x",
+            " \n\t\r{} ",
+            "\u{feff}{}",
+            "",
+            " ",
+            "\"unterminated",
+            "{\"a\":",
+            "[",
+            "\"\\u12\"",
+            "\"\\uZZZZ\"",
+            "[[[[[]]]]]",
+            "{\"a\":{\"b\":[true,false,null]}}",
+            "\"\\/\\b\\f\\n\\r\"",
+            "\"é中😀\"",
+            "[1,\n2]",
+            "{\"k\\u0065y\":[1,{\"x\":\"y\"}]}",
+            "\"abcdefghijklmnop\\\"qrstuvwxyz\"",
+            "\"0123456789abcdef\u{7}\"",
+        ];
+        for case in cases {
+            let ours = check(case).is_ok();
+            let theirs = serde_json::from_str::<serde_json::Value>(case).is_ok();
+            assert_eq!(ours, theirs, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn follows_the_reference_where_serde_json_differs() {
+        // Measured on the reference (pydantic-core's jiter): these are numbers.
+        for accepted in ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "[NaN,Infinity]"] {
+            assert!(check(accepted).is_ok(), "{accepted}");
+        }
+        for rejected in ["-NaN", "+Infinity", "nan", "inf", "+1", "Infinit", "NaNa"] {
+            assert!(check(rejected).is_err(), "{rejected}");
+        }
+        // 201 levels of nesting, not 128.
+        assert!(check(&("[".repeat(201) + &"]".repeat(201))).is_ok());
+        let err = check(&("[".repeat(202) + &"]".repeat(202))).unwrap_err();
+        assert!(err.to_string().starts_with("recursion limit exceeded"), "{err}");
+    }
+
+    #[test]
+    fn special_byte_detection_is_exact() {
+        for b in 0_u8..=255 {
+            for at in 0..8 {
+                let mut word = [b'a'; 8];
+                word[at] = b;
+                let expected = b == b'"' || b == b'\\' || b < 0x20;
+                assert_eq!(has_special(u64::from_le_bytes(word)), expected, "{b:#x} at {at}");
+                assert_eq!(SPECIAL[usize::from(b)], expected, "{b:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_say_where() {
+        assert_eq!(check("{\"a\":1,}").unwrap_err().to_string(), "trailing comma at line 1 column 8");
+        assert_eq!(check("[1,\n 2] x").unwrap_err().to_string(), "trailing characters at line 2 column 5");
+    }
+}

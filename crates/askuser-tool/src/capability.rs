@@ -1,0 +1,527 @@
+//! The `AskUser` capability: one value that registers the tool and handles its calls.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{
+    AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
+    AskUserResult, DefaultsResponder, Validator,
+};
+
+use crate::call::{CallOutcome, Retry, ToolCall};
+use crate::definition::{INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+use crate::error::{BuildError, CallError, RebuildError};
+use crate::event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+use crate::pending::PendingQuestion;
+use crate::schema::Dialect;
+
+/// The default capability id.
+pub const DEFAULT_ID: &str = "ask_user";
+
+/// What the model is told when the answerer runs past the timeout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OnTimeout {
+    /// Tell the model nobody answered in time ([`askuser_core::TIMED_OUT`]). The default.
+    #[default]
+    Decline,
+    /// Answer with the defaults ([`DefaultsResponder`]), rendered with `"answered_by":"timeout"`
+    /// so the model knows no person chose them.
+    ApplyDefaults,
+}
+
+/// Lets the model ask the person multiple-choice questions: registers `ask_user_question` and
+/// handles its calls.
+///
+/// Built with [`AskUser::builder`]. Cheap to clone: clones share the answerer, listeners and
+/// sequential gate. With an answerer, [`call`](Self::call) waits for it inline; without one every
+/// call is [deferred](CallOutcome::Deferred).
+///
+/// ```
+/// use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
+/// use askuser_tool::{AskUser, CallOutcome, ToolCall};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let first = |request: AskUserRequest, _: AskContext| async move {
+///     let answers = request
+///         .questions()
+///         .iter()
+///         .map(|q| AskUserAnswer::picked(q.header(), [q.options()[0].label()]))
+///         .collect();
+///     Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+/// };
+/// let ask_user = AskUser::builder().answerer(first).build()?;
+///
+/// let args = r#"{"questions":[{"header":"Plan","question":"Which plan?",
+///     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
+/// let call = ToolCall::new("call_1", "ask_user_question", args);
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+/// let outcome = rt.block_on(ask_user.call(call, AskContext::new()));
+/// assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"]}"#));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AskUser {
+    config: Arc<Config>,
+    tool_name: String,
+}
+
+struct Config {
+    id: String,
+    answerer: Option<Arc<dyn Answerer>>,
+    timeout: Option<Duration>,
+    on_timeout: OnTimeout,
+    sequential: bool,
+    gate: tokio::sync::Mutex<()>,
+    validator: Validator,
+    listeners: Vec<Arc<dyn Listener>>,
+    include_content: bool,
+}
+
+fn same_arc<T: ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
+    // Compare data pointers only: vtable pointers of one value may differ between codegen units.
+    std::ptr::eq(Arc::as_ptr(a).cast::<()>(), Arc::as_ptr(b).cast::<()>())
+}
+
+impl Config {
+    /// The configuration fields that differ, by name.
+    fn differences(&self, other: &Self) -> Vec<&'static str> {
+        let mut fields = Vec::new();
+        let answerer_same = match (&self.answerer, &other.answerer) {
+            (Some(a), Some(b)) => same_arc(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !answerer_same {
+            fields.push("answerer");
+        }
+        if self.timeout != other.timeout {
+            fields.push("timeout");
+        }
+        if self.on_timeout != other.on_timeout {
+            fields.push("on_timeout");
+        }
+        if self.sequential != other.sequential {
+            fields.push("sequential");
+        }
+        if self.validator != other.validator {
+            fields.push("max_argument_bytes");
+        }
+        let listeners_same = self.listeners.len() == other.listeners.len()
+            && self.listeners.iter().zip(&other.listeners).all(|(a, b)| same_arc(a, b));
+        if !listeners_same {
+            fields.push("listeners");
+        }
+        if self.include_content != other.include_content {
+            fields.push("include_content");
+        }
+        fields
+    }
+}
+
+impl AskUser {
+    /// A builder with every default: no answerer (deferred), no timeout, id `ask_user`.
+    pub fn builder() -> AskUserBuilder {
+        AskUserBuilder::default()
+    }
+
+    /// The capability id (default `ask_user`).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    /// The tool name this capability answers to: `ask_user_question`, or a prefixed name when it
+    /// came out of a [`ToolSet`](crate::ToolSet) with a prefix.
+    #[must_use]
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// Whether calls are deferred (there is no answerer).
+    #[must_use]
+    pub fn is_deferred(&self) -> bool {
+        self.config.answerer.is_none()
+    }
+
+    /// The tool definition, with the parameters schema in `dialect`.
+    #[must_use]
+    pub fn definition(&self, dialect: Dialect) -> ToolDefinition {
+        ToolDefinition::named(&self.tool_name, dialect)
+    }
+
+    /// The one static instruction to add to the system prompt ([`INSTRUCTIONS`]).
+    #[must_use]
+    pub fn instructions(&self) -> &'static str {
+        INSTRUCTIONS
+    }
+
+    pub(crate) fn with_tool_name(&self, tool_name: String) -> Self {
+        Self { config: Arc::clone(&self.config), tool_name }
+    }
+
+    /// The configuration fields in which `self` and `other` differ (the answerer and listeners
+    /// compared by identity). Empty means the two are the same capability stated twice.
+    pub(crate) fn differences(&self, other: &Self) -> Vec<&'static str> {
+        if Arc::ptr_eq(&self.config, &other.config) {
+            return Vec::new();
+        }
+        let mut fields = self.config.differences(&other.config);
+        if self.tool_name != other.tool_name {
+            fields.push("tool_name");
+        }
+        fields
+    }
+
+    /// Rebuilds a deferred call's [`PendingQuestion`] from the tool call, with this capability's
+    /// tool name and argument-size cap. Its request id is the call id.
+    ///
+    /// # Errors
+    ///
+    /// The call names another tool, or its arguments do not validate.
+    pub fn rebuild(&self, call: ToolCall<'_>) -> Result<PendingQuestion, RebuildError> {
+        PendingQuestion::rebuild(call, &self.tool_name, self.config.validator)
+    }
+
+    /// Handles one tool call, start to finish.
+    ///
+    /// Inline (an answerer is set): validate → build the request (random id) → wait for the
+    /// sequential gate if `sequential` → emit `Requested` → await the answerer under the timeout →
+    /// emit `Answered` → check the response → render. On a timeout the answerer's future is
+    /// dropped before `Answered` fires.
+    ///
+    /// Deferred (no answerer): validate → build the request with the call id as its id → emit
+    /// `Requested` → return [`CallOutcome::Deferred`].
+    ///
+    /// A rejected call returns [`CallOutcome::Retry`] and emits nothing. `context.tool_call_id` is
+    /// filled in from the call when empty.
+    pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
+        let trace = Trace::start(self, call.call_id());
+        #[cfg(feature = "tracing")]
+        {
+            use tracing::Instrument as _;
+            let span = trace.span.clone();
+            self.call_inner(call, context, &trace).instrument(span).await
+        }
+        #[cfg(not(feature = "tracing"))]
+        {
+            self.call_inner(call, context, &trace).await
+        }
+    }
+
+    async fn call_inner(&self, call: ToolCall<'_>, mut context: AskContext, trace: &Trace) -> CallOutcome {
+        let config = &*self.config;
+        if call.tool_name() != self.tool_name {
+            return trace.finish(CallOutcome::Failed(CallError::WrongTool {
+                expected: self.tool_name.clone(),
+                found: call.tool_name().to_owned(),
+            }));
+        }
+        let questions = match call.arguments().validate(config.validator) {
+            Ok(questions) => questions,
+            Err(error) => return trace.finish(CallOutcome::Retry(Retry::invalid(error))),
+        };
+        if context.tool_call_id.is_none() {
+            context.tool_call_id = Some(call.call_id().to_owned());
+        }
+        let Some(answerer) = &config.answerer else {
+            let request = AskUserRequest::with_id(call.call_id(), questions);
+            trace.request(&request);
+            self.emit(&AskUserEvent::Requested(RequestedEvent {
+                request: request.clone(),
+                deferred: true,
+                include_content: config.include_content,
+            }));
+            return trace
+                .finish(CallOutcome::Deferred(PendingQuestion::new(self.tool_name.clone(), request)));
+        };
+        let request = AskUserRequest::new(questions);
+        trace.request(&request);
+        // One call at a time when sequential: the next call's `Requested` fires only once the
+        // previous call has its answer, as if the calls had been made one after another.
+        let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
+        self.emit(&AskUserEvent::Requested(RequestedEvent {
+            request: request.clone(),
+            deferred: false,
+            include_content: config.include_content,
+        }));
+        let pending = answerer.answer(request.clone(), context);
+        // A `let` statement, so the answerer's future is dropped (cancelled) here, before the
+        // `Answered` event below, and not at the end of a `match` on the awaited value.
+        let outcome_of_wait = match config.timeout {
+            Some(limit) => tokio::time::timeout(limit, pending).await.ok(),
+            None => Some(pending.await),
+        };
+        let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
+            AskUserEvent::Answered(AnsweredEvent {
+                request_id: request.id().to_owned(),
+                response,
+                timed_out,
+                failed,
+                include_content: config.include_content,
+            })
+        };
+        let outcome = match outcome_of_wait {
+            None => {
+                self.emit(&answered_event(AskUserResponse::declined(), true, false));
+                match config.on_timeout {
+                    OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out()),
+                    OnTimeout::ApplyDefaults => {
+                        let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
+                        match askuser_core::ask_user_result(&request, &defaults) {
+                            Ok(result) => CallOutcome::Completed(result),
+                            Err(error) => CallOutcome::Failed(CallError::Response(error)),
+                        }
+                    }
+                }
+            }
+            Some(Err(error)) => {
+                self.emit(&answered_event(AskUserResponse::declined(), false, true));
+                answer_error(error)
+            }
+            Some(Ok(response)) => {
+                self.emit(&answered_event(response.clone(), false, false));
+                match askuser_core::ask_user_result(&request, &response) {
+                    Ok(result) => CallOutcome::Completed(result),
+                    Err(error) => CallOutcome::Failed(CallError::Response(error)),
+                }
+            }
+        };
+        trace.finish(outcome)
+    }
+
+    fn emit(&self, event: &AskUserEvent) {
+        for listener in &self.config.listeners {
+            listener.on_event(event);
+        }
+    }
+}
+
+/// The call's tracing span (feature `tracing`); nothing without the feature.
+struct Trace {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+    #[cfg(feature = "tracing")]
+    include_content: bool,
+}
+
+impl Trace {
+    #[cfg_attr(not(feature = "tracing"), expect(unused_variables, reason = "recorded only with tracing"))]
+    fn start(ask_user: &AskUser, call_id: &str) -> Self {
+        #[cfg(feature = "tracing")]
+        {
+            let span = tracing::info_span!(
+                "ask_user_question",
+                capability = %ask_user.config.id,
+                tool_call_id = %call_id,
+                request_id = tracing::field::Empty,
+                outcome = tracing::field::Empty,
+                questions = tracing::field::Empty,
+                result = tracing::field::Empty,
+            );
+            Self { span, include_content: ask_user.config.include_content }
+        }
+        #[cfg(not(feature = "tracing"))]
+        Self {}
+    }
+
+    #[cfg_attr(
+        not(feature = "tracing"),
+        expect(unused_variables, clippy::unused_self, reason = "recorded only with tracing")
+    )]
+    fn request(&self, request: &AskUserRequest) {
+        #[cfg(feature = "tracing")]
+        {
+            self.span.record("request_id", request.id());
+            if self.include_content {
+                let questions = serde_json::to_string(request.questions()).unwrap_or_default();
+                self.span.record("questions", questions.as_str());
+            }
+        }
+    }
+
+    #[cfg_attr(not(feature = "tracing"), expect(clippy::unused_self, reason = "recorded only with tracing"))]
+    fn finish(&self, outcome: CallOutcome) -> CallOutcome {
+        #[cfg(feature = "tracing")]
+        {
+            let name = match &outcome {
+                CallOutcome::Completed(result) => result.outcome().as_str(),
+                CallOutcome::Retry(_) => "retry",
+                CallOutcome::Deferred(_) => "deferred",
+                CallOutcome::Failed(_) => "failed",
+            };
+            self.span.record("outcome", name);
+            if let (true, CallOutcome::Completed(result)) = (self.include_content, &outcome) {
+                self.span.record("result", result.text());
+            }
+        }
+        outcome
+    }
+}
+
+fn answer_error(error: AnswerError) -> CallOutcome {
+    match error.kind() {
+        AnswerErrorKind::Retry => CallOutcome::Retry(Retry::answerer(error)),
+        _ => CallOutcome::Failed(CallError::Answerer(error)),
+    }
+}
+
+impl fmt::Debug for AskUser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = &*self.config;
+        f.debug_struct("AskUser")
+            .field("id", &config.id)
+            .field("tool_name", &self.tool_name)
+            .field("answerer", &config.answerer.as_ref().map(|_| "..."))
+            .field("timeout", &config.timeout)
+            .field("on_timeout", &config.on_timeout)
+            .field("sequential", &config.sequential)
+            .field("max_argument_bytes", &config.validator.argument_byte_limit())
+            .field("listeners", &config.listeners.len())
+            .field("include_content", &config.include_content)
+            .finish()
+    }
+}
+
+/// Configures an [`AskUser`]. Every setting is optional.
+#[must_use]
+pub struct AskUserBuilder {
+    id: String,
+    answerer: Option<Arc<dyn Answerer>>,
+    timeout: Option<Duration>,
+    on_timeout: OnTimeout,
+    sequential: bool,
+    validator: Validator,
+    listeners: Vec<Arc<dyn Listener>>,
+    include_content: bool,
+}
+
+impl Default for AskUserBuilder {
+    fn default() -> Self {
+        Self {
+            id: DEFAULT_ID.to_owned(),
+            answerer: None,
+            timeout: None,
+            on_timeout: OnTimeout::Decline,
+            sequential: false,
+            validator: Validator::new(),
+            listeners: Vec::new(),
+            include_content: true,
+        }
+    }
+}
+
+impl fmt::Debug for AskUserBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskUserBuilder")
+            .field("id", &self.id)
+            .field("answerer", &self.answerer.as_ref().map(|_| "..."))
+            .field("timeout", &self.timeout)
+            .field("on_timeout", &self.on_timeout)
+            .field("sequential", &self.sequential)
+            .field("max_argument_bytes", &self.validator.argument_byte_limit())
+            .field("listeners", &self.listeners.len())
+            .field("include_content", &self.include_content)
+            .finish()
+    }
+}
+
+impl AskUserBuilder {
+    /// Who answers. Default: none, so every call is deferred.
+    pub fn answerer(self, answerer: impl Answerer + 'static) -> Self {
+        self.shared_answerer(Arc::new(answerer))
+    }
+
+    /// Who answers, already shared. Two capabilities are the same answerer stated twice only when
+    /// they hold the same `Arc`. Default: none, so every call is deferred.
+    pub fn shared_answerer(mut self, answerer: Arc<dyn Answerer>) -> Self {
+        self.answerer = Some(answerer);
+        self
+    }
+
+    /// How long to wait for the answerer before cancelling it. Must be positive and needs an
+    /// answerer. Default: wait indefinitely.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// What the model is told when the timeout runs out. Default: [`OnTimeout::Decline`].
+    pub fn on_timeout(mut self, policy: OnTimeout) -> Self {
+        self.on_timeout = policy;
+        self
+    }
+
+    /// The capability id. Default: `ask_user`.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// Run calls one at a time: a second call waits (before its `Requested` event) until the first
+    /// has its answer. Default: false, calls reach the answerer concurrently.
+    pub fn sequential(mut self, sequential: bool) -> Self {
+        self.sequential = sequential;
+        self
+    }
+
+    /// The largest argument text accepted, in bytes; larger text is a retry. Default: 1 MiB.
+    pub fn max_argument_bytes(mut self, limit: usize) -> Self {
+        self.validator = self.validator.max_argument_bytes(limit);
+        self
+    }
+
+    /// Adds a listener for [`AskUserEvent`]s. Default: none.
+    pub fn listener(self, listener: impl Listener + 'static) -> Self {
+        self.shared_listener(Arc::new(listener))
+    }
+
+    /// Adds a shared listener (compared by identity when capabilities are combined). Default: none.
+    pub fn shared_listener(mut self, listener: Arc<dyn Listener>) -> Self {
+        self.listeners.push(listener);
+        self
+    }
+
+    /// Whether questions and answers may appear in tracing spans and in events' `Debug` output.
+    /// Default: true.
+    pub fn include_content(mut self, include: bool) -> Self {
+        self.include_content = include;
+        self
+    }
+
+    /// Builds the capability.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::TimeoutWithoutAnswerer`], [`BuildError::ZeroTimeout`] or
+    /// [`BuildError::EmptyId`].
+    pub fn build(self) -> Result<AskUser, BuildError> {
+        if self.id.is_empty() {
+            return Err(BuildError::EmptyId);
+        }
+        if let Some(timeout) = self.timeout {
+            if timeout.is_zero() {
+                return Err(BuildError::ZeroTimeout);
+            }
+            if self.answerer.is_none() {
+                return Err(BuildError::TimeoutWithoutAnswerer);
+            }
+        }
+        Ok(AskUser {
+            config: Arc::new(Config {
+                id: self.id,
+                answerer: self.answerer,
+                timeout: self.timeout,
+                on_timeout: self.on_timeout,
+                sequential: self.sequential,
+                gate: tokio::sync::Mutex::new(()),
+                validator: self.validator,
+                listeners: self.listeners,
+                include_content: self.include_content,
+            }),
+            tool_name: TOOL_NAME.to_owned(),
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! The `ask_user_question` tool for any Rust agent loop: its definition and schema dialects, and
+//! the [`AskUser`] capability that turns each tool call into exactly what to send the model.
+//!
+//! Register the tool with [`AskUser::definition`], hand every `ask_user_question` call to
+//! [`AskUser::call`], and map the [`CallOutcome`] onto your framework: a result text, a retry
+//! text, a [`PendingQuestion`] to answer later (no answerer: the run pauses), or an error that
+//! fails the call. Validation, checking and rendering come from `askuser-core`, so the text is
+//! byte-identical to the reference implementation's.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, TIMED_OUT};
+//! use askuser_tool::{AskUser, CallOutcome, Dialect, ToolCall, session_router};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Whoever answers: here a script that picks the first option.
+//! let first = |request: AskUserRequest, _: AskContext| async move {
+//!     let answers = request
+//!         .questions()
+//!         .iter()
+//!         .map(|q| AskUserAnswer::picked(q.header(), [q.options()[0].label()]))
+//!         .collect();
+//!     Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+//! };
+//! let ask_user = AskUser::builder().answerer(first).timeout(Duration::from_secs(300)).build()?;
+//!
+//! // What to register with the model.
+//! let definition = ask_user.definition(Dialect::OpenAiStrict);
+//! assert_eq!(definition.name, "ask_user_question");
+//!
+//! // What the model gets back for one call.
+//! let args = r#"{"questions":[{"header":"Scope","question":"Fix only the bug, or refactor too?",
+//!     "options":[{"label":"Only the bug"},{"label":"Refactor too"}]}]}"#;
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+//! let outcome = rt.block_on(ask_user.call(ToolCall::new("call_1", "ask_user_question", args), AskContext::new()));
+//! match outcome {
+//!     CallOutcome::Completed(result) => assert_eq!(result.text(), r#"{"Scope":["Only the bug"]}"#),
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//!
+//! // A malformed call never reaches the answerer: the model gets a retry it can act on.
+//! let bad = ToolCall::new("call_2", "ask_user_question", r#"{"questions":[]}"#);
+//! let outcome = rt.block_on(ask_user.call(bad, AskContext::new()));
+//! assert!(matches!(outcome, CallOutcome::Retry(_)));
+//! # let _ = (TIMED_OUT, session_router);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Which crate do I need?
+//!
+//! | crate | for |
+//! | --- | --- |
+//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait — everything a server needs |
+//! | `askuser-tool` (this one) | the tool definition, schema dialects, the [`AskUser`] capability, [`ToolSet`], [`session_router`] |
+//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
+//! | `askuser-cli` | the `askuser` binary |
+//!
+//! # Feature flags
+//!
+//! | feature | default | what it adds |
+//! | --- | --- | --- |
+//! | `tracing` | off | one `ask_user_question` span per call (capability, tool-call id, request id, outcome); the questions and the result text are recorded only when `include_content` is true |
+//!
+//! # Guides
+//!
+//! `docs/answerer.md` (writing an answerer), `docs/agent-loop.md` (wiring the capability into rig,
+//! async-openai or your own loop) and `docs/wire.md` (the wire shapes) in the repository.
+
+mod call;
+mod capability;
+mod definition;
+mod error;
+mod event;
+mod pending;
+mod router;
+mod schema;
+mod toolset;
+
+pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
+pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
+pub use definition::{DESCRIPTION, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+pub use error::{BuildError, CallError, CombineError, RebuildError};
+pub use event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+pub use pending::{PENDING_VERSION, PendingQuestion};
+pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
+pub use schema::{
+    Dialect, GENERATED_MARKER, SchemaFile, UnknownDialect, inline_refs, parameters, parameters_schema,
+    schema_files,
+};
+pub use toolset::{ToolSet, ToolSetBuilder};

@@ -1,0 +1,399 @@
+//! The parameters schema, generated with schemars from Rust mirror types, and its provider dialects.
+//!
+//! The mirror types exist only to describe the arguments: validation is `askuser-core`'s job and
+//! stays authoritative, because several dialects are lossy (they drop limits a provider cannot
+//! express).
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde_json::{Map, Value, json};
+
+// The limits below must be literals for the derive; `mirror_limits_match_core` keeps them in step
+// with askuser-core's constants.
+
+// The arguments of one call. No doc comment on purpose: the reference schema's root has no
+// description, and schemars turns a type's doc comment into one.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+struct Arguments {
+    /// One to ten related questions to put to the person in one go, each with a unique `header`.
+    #[schemars(length(min = 1, max = 10))]
+    questions: Vec<Question>,
+}
+
+/// One multiple-choice question.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+#[expect(clippy::struct_field_names, reason = "the field names are the wire names")]
+struct Question {
+    /// A short tag naming the question, on one line; the answer comes back keyed by it.
+    #[schemars(length(min = 1, max = 25))]
+    header: String,
+    /// The question itself, in full; may span several lines.
+    #[schemars(length(min = 1, max = 500))]
+    question: String,
+    /// Two to six concrete choices, the most likely first.
+    #[schemars(length(min = 2, max = 6))]
+    options: Vec<QuestionOption>,
+    /// True when the person may pick several options; false (the default) for exactly one.
+    #[serde(default)]
+    multi_select: bool,
+}
+
+/// One choice the person can pick.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+struct QuestionOption {
+    /// What the person picks: a short name of one to five words, on one line.
+    #[schemars(length(min = 1, max = 50))]
+    label: String,
+    /// Optional: what picking this option means or costs.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    description: Option<String>,
+}
+
+#[cfg(test)]
+use askuser_core::{
+    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
+    MIN_OPTIONS,
+};
+
+/// The limits written into the mirror types, next to the constants validation enforces.
+#[cfg(test)]
+const MIRROR_LIMITS: [(&str, usize, usize); 7] = [
+    ("questions.maxItems", 10, MAX_QUESTIONS),
+    ("options.minItems", 2, MIN_OPTIONS),
+    ("options.maxItems", 6, MAX_OPTIONS),
+    ("header.maxLength", 25, MAX_HEADER_CHARS),
+    ("question.maxLength", 500, MAX_QUESTION_CHARS),
+    ("label.maxLength", 50, MAX_LABEL_CHARS),
+    ("description.maxLength", 200, MAX_DESCRIPTION_CHARS),
+];
+
+/// A provider's flavour of the parameters schema.
+///
+/// All dialects accept exactly the calls the canonical schema accepts, or more (when a provider
+/// cannot express a limit): validation in `askuser-core` is what enforces the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// Inlined JSON Schema (draft 2020-12) with no `$ref`/`$defs`, `title` or `format`: for MCP,
+    /// non-strict Anthropic tools, Gemini's `parametersJsonSchema`, rig and most frameworks.
+    Generic,
+    /// `OpenAI` function calling with `strict: true` (also the Responses API default): every object
+    /// has `additionalProperties: false`, every key is required, an optional `description` is
+    /// nullable (`["string","null"]`), no `oneOf`, no `default`. `multi_select` becomes a required
+    /// boolean rather than a nullable one, because `null` is not an accepted value for it.
+    OpenAiStrict,
+    /// Anthropic tool use, compatible with `strict: true`: every object has
+    /// `additionalProperties: false`; string lengths, `maxItems`, `minItems` above 1 and defaults,
+    /// which strict mode does not support, are stated in the descriptions instead.
+    Anthropic,
+    /// Gemini's `parameters` field (a subset of `OpenAPI` 3.0): no `additionalProperties`, `$ref`,
+    /// `oneOf`, `const` or type arrays; optional `description` is `nullable: true`.
+    Gemini,
+}
+
+impl Dialect {
+    /// Every dialect, in a stable order.
+    pub const ALL: [Dialect; 4] = [Self::Generic, Self::OpenAiStrict, Self::Anthropic, Self::Gemini];
+
+    /// The name used on the command line and in file names: `generic`, `openai-strict`,
+    /// `anthropic`, `gemini`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Generic => "generic",
+            Self::OpenAiStrict => "openai-strict",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A dialect name that is not one of `generic`, `openai-strict`, `anthropic`, `gemini`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown schema dialect {name:?} (expected generic, openai-strict, anthropic or gemini)")]
+pub struct UnknownDialect {
+    name: String,
+}
+
+impl FromStr for Dialect {
+    type Err = UnknownDialect;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| UnknownDialect { name: s.to_owned() })
+    }
+}
+
+/// The canonical parameters schema: draft 2020-12 with `$defs`, shaped like the reference
+/// schema (`Question` and `QuestionOption` definitions with titles, a nullable `description`
+/// expressed as `anyOf`). This is what `schema/ask_user_question.json` holds.
+#[must_use]
+pub fn parameters_schema() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.meta_schema = None)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<Arguments>().to_value();
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("title");
+        if let Some(Value::Object(defs)) = root.get_mut("$defs") {
+            for (name, def) in defs.iter_mut() {
+                if let Some(def) = def.as_object_mut() {
+                    def.insert("title".to_owned(), Value::String(name.clone()));
+                }
+            }
+        }
+    }
+    walk(&mut schema, &mut nullable_as_any_of);
+    schema
+}
+
+/// The parameters schema in `dialect`.
+#[must_use]
+pub fn parameters(dialect: Dialect) -> Value {
+    let mut schema = inline_refs(parameters_schema());
+    walk(&mut schema, &mut |object| {
+        object.remove("title");
+        object.remove("format");
+        object.remove("$schema");
+    });
+    match dialect {
+        Dialect::Generic => {}
+        Dialect::OpenAiStrict => walk(&mut schema, &mut openai_strict),
+        Dialect::Anthropic => walk(&mut schema, &mut anthropic),
+        Dialect::Gemini => walk(&mut schema, &mut gemini),
+    }
+    schema
+}
+
+/// Replaces every `{"$ref": "#/$defs/Name"}` by the definition it names and drops `$defs`.
+///
+/// Also used by tests to compare against the reference schema.
+#[must_use]
+pub fn inline_refs(mut schema: Value) -> Value {
+    fn resolve(value: &mut Value, defs: &Value) {
+        match value {
+            Value::Object(object) => {
+                let target = object
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix("#/$defs/"))
+                    .and_then(|name| defs.get(name))
+                    .cloned();
+                if let Some(mut target) = target {
+                    object.remove("$ref");
+                    resolve(&mut target, defs);
+                    if let Value::Object(target) = target {
+                        for (key, value) in target {
+                            object.entry(key).or_insert(value);
+                        }
+                    }
+                }
+                for child in object.values_mut() {
+                    resolve(child, defs);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| resolve(item, defs)),
+            _ => {}
+        }
+    }
+    let defs = schema.as_object_mut().and_then(|root| root.remove("$defs")).unwrap_or(Value::Null);
+    resolve(&mut schema, &defs);
+    schema
+}
+
+/// Calls `f` on every object in `value`, parents before children.
+fn walk(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    match value {
+        Value::Object(object) => {
+            f(object);
+            for child in object.values_mut() {
+                walk(child, f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| walk(item, f)),
+        _ => {}
+    }
+}
+
+/// `{"type": ["string","null"], "maxLength": 200, …}` → `{"anyOf": [{"maxLength": 200, "type":
+/// "string"}, {"type": "null"}], …}`, the reference's form of an optional string.
+fn nullable_as_any_of(object: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = object.get("type") else { return };
+    let [Value::String(kind), Value::String(null)] = types.as_slice() else { return };
+    if null != "null" {
+        return;
+    }
+    let mut inner = Map::new();
+    inner.insert("type".to_owned(), Value::String(kind.clone()));
+    for key in ["minLength", "maxLength", "pattern", "format"] {
+        if let Some(value) = object.remove(key) {
+            inner.insert(key.to_owned(), value);
+        }
+    }
+    object.remove("type");
+    object.insert("anyOf".to_owned(), json!([inner, {"type": "null"}]));
+}
+
+/// `anyOf: [{…, "type": T}, {"type": "null"}]` → the non-null branch's keys, `type` left to the caller.
+fn split_nullable(object: &mut Map<String, Value>) -> Option<(Value, Map<String, Value>)> {
+    let Some(Value::Array(branches)) = object.get("anyOf") else { return None };
+    let [Value::Object(branch), null] = branches.as_slice() else { return None };
+    if *null != json!({"type": "null"}) {
+        return None;
+    }
+    let mut branch = branch.clone();
+    let kind = branch.remove("type")?;
+    object.remove("anyOf");
+    Some((kind, branch))
+}
+
+fn is_object_schema(object: &Map<String, Value>) -> bool {
+    object.get("type").and_then(Value::as_str) == Some("object")
+}
+
+fn openai_strict(object: &mut Map<String, Value>) {
+    object.remove("default");
+    if let Some((kind, rest)) = split_nullable(object) {
+        object.insert("type".to_owned(), json!([kind, "null"]));
+        object.extend(rest);
+    }
+    if is_object_schema(object) {
+        object.insert("additionalProperties".to_owned(), Value::Bool(false));
+        let keys: Vec<Value> = object
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().map(Value::String).collect())
+            .unwrap_or_default();
+        object.insert("required".to_owned(), Value::Array(keys));
+    }
+}
+
+fn anthropic(object: &mut Map<String, Value>) {
+    if is_object_schema(object) {
+        object.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    let mut notes = Vec::new();
+    let mut target = object.clone();
+    let nullable = split_nullable(&mut target);
+    let limits = nullable.as_ref().map_or(&*object, |(_, branch)| branch);
+    let (min_len, max_len) = (limits.get("minLength").cloned(), limits.get("maxLength").cloned());
+    match (min_len.as_ref().and_then(Value::as_u64), max_len.as_ref().and_then(Value::as_u64)) {
+        (Some(min), Some(max)) => notes.push(format!("{min} to {max} characters.")),
+        (None, Some(max)) => notes.push(format!("At most {max} characters.")),
+        (Some(min), None) => notes.push(format!("At least {min} characters.")),
+        (None, None) => {}
+    }
+    let (min_items, max_items) =
+        (object.get("minItems").and_then(Value::as_u64), object.get("maxItems").and_then(Value::as_u64));
+    match (min_items, max_items) {
+        (Some(min), Some(max)) => notes.push(format!("{min} to {max} items.")),
+        (None, Some(max)) => notes.push(format!("At most {max} items.")),
+        (Some(min), None) if min > 1 => notes.push(format!("At least {min} items.")),
+        _ => {}
+    }
+    match object.remove("default") {
+        Some(Value::Null) | None => {}
+        Some(default) => notes.push(format!("Default: {default}.")),
+    }
+    for key in ["minLength", "maxLength", "maxItems"] {
+        object.remove(key);
+    }
+    if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+        for branch in branches.iter_mut().filter_map(Value::as_object_mut) {
+            branch.remove("minLength");
+            branch.remove("maxLength");
+        }
+    }
+    if min_items.is_some_and(|min| min > 1) {
+        object.insert("minItems".to_owned(), json!(1));
+    }
+    if !notes.is_empty() {
+        let description = object.get("description").and_then(Value::as_str).unwrap_or_default();
+        let joined = notes.join(" ");
+        let text = if description.is_empty() { joined } else { format!("{description} {joined}") };
+        object.insert("description".to_owned(), Value::String(text));
+    }
+}
+
+fn gemini(object: &mut Map<String, Value>) {
+    object.remove("additionalProperties");
+    if let Some((kind, rest)) = split_nullable(object) {
+        object.remove("default");
+        object.insert("type".to_owned(), kind);
+        object.extend(rest);
+        object.insert("nullable".to_owned(), Value::Bool(true));
+    }
+}
+
+/// A generated file under `schema/`: its path relative to the workspace root, and its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SchemaFile {
+    /// Path relative to the workspace root, such as `schema/ask_user_question.json`.
+    pub path: String,
+    /// The file's full text: pretty JSON with a `"$comment"` generated marker, ending in a newline.
+    pub contents: String,
+}
+
+/// The marker every generated schema file carries as its `"$comment"`.
+pub const GENERATED_MARKER: &str =
+    "Generated by `cargo xtask schema` from askuser-tool; do not edit. Regenerate with `cargo xtask schema`.";
+
+/// Every file `cargo xtask schema` writes: `schema/ask_user_question.json` (the canonical schema)
+/// and `schema/ask_user_question.<dialect>.json` for each [`Dialect`]. Pure: it reads and writes
+/// nothing.
+#[must_use]
+pub fn schema_files() -> Vec<SchemaFile> {
+    let mut files = vec![file("schema/ask_user_question.json".to_owned(), parameters_schema())];
+    for dialect in Dialect::ALL {
+        files.push(file(format!("schema/ask_user_question.{}.json", dialect.name()), parameters(dialect)));
+    }
+    files
+}
+
+fn file(path: String, mut schema: Value) -> SchemaFile {
+    if let Some(root) = schema.as_object_mut() {
+        root.insert("$comment".to_owned(), Value::String(GENERATED_MARKER.to_owned()));
+    }
+    let mut contents = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    contents.push('\n');
+    SchemaFile { path, contents }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_limits_match_core() {
+        for (name, literal, constant) in MIRROR_LIMITS {
+            assert_eq!(literal, constant, "{name}");
+        }
+    }
+
+    #[test]
+    fn dialect_names_round_trip() {
+        for dialect in Dialect::ALL {
+            assert_eq!(dialect.name().parse::<Dialect>(), Ok(dialect));
+        }
+        let err = "openai".parse::<Dialect>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"unknown schema dialect "openai" (expected generic, openai-strict, anthropic or gemini)"#
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests of askuser-tool: one binary, one module per concern.
+
+mod capability;
+mod deferred;
+mod properties;
+mod router;
+mod schema;
+mod support;
+mod toolset;
+#[cfg(feature = "tracing")]
+mod tracing_spans;

@@ -1,0 +1,27 @@
+//! `session-router`: a host serving several sessions at once; prints each session's transcript.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("session-router: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Seconds of real time: the clients think for one and two seconds, dave never answers.
+    match runtime.block_on(session_router::serve(Duration::from_secs(3))) {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("session-router: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

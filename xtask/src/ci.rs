@@ -1,0 +1,68 @@
+//! `cargo xtask ci`: the checks CI runs, cheapest first, tests last so the run ends with their summary.
+
+use std::process::Command;
+
+use crate::workspace_root as root;
+
+fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("could not run {cargo}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`cargo {}` failed ({status})", args.join(" "))) }
+}
+
+pub(crate) fn run() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--check"], &[])?;
+    tidy()?;
+    cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
+    cargo(&["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    eprintln!("xtask: schema --check");
+    crate::schema::run(&["--check".to_owned()])?;
+    cargo(&["test", "--workspace", "--locked"], &[])
+}
+
+/// Fails on placeholders that must never land: `todo!`, `unimplemented!`, ignored tests, bare `allow`s.
+fn tidy() -> Result<(), String> {
+    let forbidden = [
+        concat!("todo", "!("),
+        concat!("unimplemented", "!("),
+        concat!("#[", "ignore"),
+        concat!("#[", "allow("),
+        concat!("#![", "allow("),
+    ];
+    let mut found = Vec::new();
+    let mut stack = vec![root()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() {
+                if !matches!(name.to_str(), Some("target" | ".git")) {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text =
+                    std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+                for (n, line) in text.lines().enumerate() {
+                    if forbidden.iter().any(|f| line.contains(f)) {
+                        found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "tidy: placeholders or bare allows (use #[expect(lint, reason = \"...\")]):\n{}",
+            found.join("\n")
+        ))
+    }
+}
