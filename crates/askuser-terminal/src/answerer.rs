@@ -232,7 +232,8 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// Where to draw. Default: stderr when it is a terminal, else `/dev/tty`, else stderr.
+    /// Where to draw. Default: stderr; for the interactive menu, `/dev/tty` when stderr is not a
+    /// terminal.
     pub fn output(mut self, out: impl Write + Send + 'static) -> Self {
         self.io.output = Some(Box::new(out));
         self
@@ -252,9 +253,11 @@ impl TerminalAnswererBuilder {
     }
 }
 
-/// Where a menu draws when nothing was injected.
-fn default_output() -> Box<dyn Write + Send> {
-    if !io::stderr().is_terminal()
+/// Where to write when nothing was injected: the menu needs a terminal, so it falls back to
+/// `/dev/tty` when stderr is redirected; the line protocol always writes to stderr.
+fn default_output(route: &Route) -> Box<dyn Write + Send> {
+    if matches!(route, Route::Terminal)
+        && !io::stderr().is_terminal()
         && let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty")
     {
         return Box::new(tty);
@@ -303,7 +306,7 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
     let out: &mut (dyn Write + Send) = if let Some(out) = io.output.as_mut() {
         out.as_mut()
     } else {
-        default_out = default_output();
+        default_out = default_output(&route);
         default_out.as_mut()
     };
     match route {

@@ -171,3 +171,27 @@ async fn works_as_an_answerer() {
     let response = shared.answer(single("Go"), AskContext::new()).await.unwrap();
     assert_eq!(response.answers, [AskUserAnswer::picked("Go", ["Yes"])]);
 }
+
+/// A host whose event source panics, as a bug would.
+struct Panicking;
+
+#[askuser_core::async_trait]
+impl askuser_terminal::InputSource for Panicking {
+    async fn next_event(&mut self) -> Option<std::io::Result<Event>> {
+        panic!("the host's event source failed")
+    }
+}
+
+#[test]
+fn a_panic_inside_the_menu_still_restores_the_terminal() {
+    let out = Shared::default();
+    let answerer = TerminalAnswerer::builder().input(Panicking).output(out.clone()).size(80, 24).build();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let unwound =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(answerer.ask(&batch()))));
+    assert!(unwound.is_err(), "the panic reached the caller");
+    let text = out.text();
+    assert!(text.contains("Which database?"), "the menu had drawn");
+    assert!(text.contains("withdrawn"), "the guard replaced the block");
+    assert_restored(&text);
+}
