@@ -283,3 +283,37 @@ fn summaries() {
         summary(&menu, Some(&answers), 60, PLAIN_LOOK).text().join("\n")
     );
 }
+
+/// vt100 ignores DECAWM (line wrap off), avt honours it: the same bytes giving the same screen in
+/// both shows that no line reaches the last column, so turning wrap off while drawing (our
+/// backstop) never changes what is seen.
+#[test]
+fn wrap_mode_does_not_matter_avt_agrees_with_vt100() {
+    for (cols, rows) in SIZES {
+        for mut menu in [demo(), big()] {
+            let mut vt = parser(cols, rows);
+            let mut avt = avt::Terminal::new(usize::from(cols), usize::from(rows)).unwrap();
+            let mut painter = Painter::default();
+            for code in [
+                KeyCode::Down,
+                KeyCode::Char('2'),
+                KeyCode::Char('?'),
+                KeyCode::Down,
+                KeyCode::Tab,
+                KeyCode::End,
+            ] {
+                let frame = layout(&menu, cols, rows, PLAIN_LOOK);
+                let mut bytes = Vec::new();
+                painter.paint(&frame, (cols, rows), PLAIN_LOOK, &mut bytes).unwrap();
+                vt.process(&bytes);
+                avt.feed(String::from_utf8(bytes).unwrap().as_str());
+                let vt_rows: Vec<String> =
+                    vt.screen().rows(0, cols).map(|r| r.trim_end().to_owned()).collect();
+                let avt_rows: Vec<String> =
+                    avt.screen().text().iter().map(|r| r.trim_end().to_owned()).collect();
+                assert_eq!(vt_rows, avt_rows, "{cols}x{rows} after {code:?}");
+                menu.handle(key(code));
+            }
+        }
+    }
+}
