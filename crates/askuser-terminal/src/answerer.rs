@@ -337,8 +337,9 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
                 terminal_size(config),
                 true,
             )?;
-            // Opened after the guard, so dropped before it: the reader thread stops, then the
-            // terminal is restored, on every path out of here.
+            // Both are gone before this future completes or is dropped, on every path: the guard
+            // (owned by `run`) restores the terminal, and the stream is dropped, which stops its
+            // reader thread so the next line typed goes to the next reader.
             let mut source = CrosstermSource::open()?;
             screen.run(&mut source).await
         }

@@ -14,7 +14,7 @@ use crate::text::{clean_answer_text, sanitize};
 /// raw mode on and swallows a line). Use [`TerminalAnswerer`](crate::TerminalAnswerer) where a
 /// call may be cancelled. Strings are sanitised before inquire sees them, since it writes them
 /// to the terminal verbatim.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct InquireAnswerer {
     max_custom_chars: usize,
 }
@@ -25,6 +25,14 @@ impl InquireAnswerer {
     #[must_use]
     pub fn new() -> Self {
         Self { max_custom_chars: crate::DEFAULT_MAX_CUSTOM_CHARS }
+    }
+
+    /// The cap on a custom answer, in characters. Default:
+    /// [`DEFAULT_MAX_CUSTOM_CHARS`](crate::DEFAULT_MAX_CUSTOM_CHARS).
+    #[must_use]
+    pub fn max_custom_chars(mut self, chars: usize) -> Self {
+        self.max_custom_chars = chars.max(1);
+        self
     }
 
     /// Asks every question of `request`; Esc declines.
@@ -78,6 +86,12 @@ impl InquireAnswerer {
 }
 
 /// Esc becomes `None` (declined); Ctrl-C and failures become errors.
+impl Default for InquireAnswerer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 fn or_decline<T>(result: Result<T, InquireError>) -> Result<Option<T>, AnswerError> {
     match result {
         Ok(value) => Ok(Some(value)),
@@ -85,5 +99,26 @@ fn or_decline<T>(result: Result<T, InquireError>) -> Result<Option<T>, AnswerErr
         Err(InquireError::OperationInterrupted) => Err(AnswerError::interrupted()),
         Err(InquireError::NotTTY) => Err(AnswerError::failed("not a terminal")),
         Err(other) => Err(AnswerError::failed("the terminal failed").with_source(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use askuser_core::AnswerErrorKind;
+
+    use super::*;
+
+    #[test]
+    fn esc_declines_ctrl_c_interrupts() {
+        assert_eq!(or_decline(Ok(3)).unwrap(), Some(3));
+        assert_eq!(or_decline::<()>(Err(InquireError::OperationCanceled)).unwrap(), None);
+        let kind = |e: InquireError| or_decline::<()>(Err(e)).unwrap_err().kind();
+        assert_eq!(kind(InquireError::OperationInterrupted), AnswerErrorKind::Interrupted);
+        assert_eq!(kind(InquireError::NotTTY), AnswerErrorKind::Failed);
+    }
+
+    #[test]
+    fn default_keeps_the_cap() {
+        assert_eq!(InquireAnswerer::default().max_custom_chars, crate::DEFAULT_MAX_CUSTOM_CHARS);
     }
 }
