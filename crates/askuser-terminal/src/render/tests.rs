@@ -317,3 +317,16 @@ fn wrap_mode_does_not_matter_avt_agrees_with_vt100() {
         }
     }
 }
+
+#[test]
+fn highlight_is_bold_and_reverse_without_colour() {
+    let mut p = parser(80, 24);
+    paint(&mut Painter::default(), &mut p, &demo(), (80, 24));
+    let cell = |row, col| p.screen().cell(row, col).unwrap().clone();
+    assert_eq!(cell(4, 6).contents(), "P");
+    assert!(cell(4, 6).bold() && cell(4, 6).inverse(), "the highlighted label stands out without colour");
+    assert_eq!(cell(6, 6).contents(), "S");
+    assert!(!cell(6, 6).bold() && !cell(6, 6).inverse(), "other labels are plain");
+    assert!(cell(5, 6).dim(), "descriptions are dim");
+    assert!(cell(1, 1).bold(), "the question is bold");
+}

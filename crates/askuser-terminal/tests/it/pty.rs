@@ -86,6 +86,12 @@ impl Pty {
         self.controller.flush().unwrap();
     }
 
+    /// Resizes the terminal; the kernel sends SIGWINCH to the fixture.
+    fn resize(&self, cols: u16, rows: u16) {
+        let size = Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+        rustix::termios::tcsetwinsize(&self.controller, size).unwrap();
+    }
+
     /// Whether the terminal is in cooked mode: canonical lines and echo.
     fn cooked(&self) -> bool {
         let termios = tcgetattr(&self.user).unwrap();
@@ -163,4 +169,29 @@ fn piped_stdin_at_eof_declines_without_hanging() {
     child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     assert!(status.success());
     assert!(stdout.starts_with("The user declined"), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_interrupts_and_restores_cooked_mode() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["answer"], Stdio::piped());
+    pty.wait_for("Which database?");
+    pty.send(b"\x03");
+    let status = wait(&mut child);
+    assert!(!status.success(), "an interrupt is an error for the fixture");
+    pty.wait_for("Interrupted");
+    assert!(pty.cooked(), "cooked mode after Ctrl-C");
+}
+
+#[test]
+fn resize_redraws_for_the_new_width() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["answer"], Stdio::piped());
+    pty.wait_for("Which database?");
+    assert!(!pty.text().contains("Q1/2 Db"), "the full tab bar at 80 columns");
+    pty.resize(30, 10);
+    pty.wait_for("Q1/2 Db");
+    pty.send(b"\x1b");
+    assert!(wait(&mut child).success());
+    assert!(pty.cooked());
 }
