@@ -52,7 +52,8 @@ fn run(program: &str, args: &[&str], input: &Path) -> (f64, Option<u64>) {
 }
 
 fn main() {
-    let lines: usize = std::env::var("ASKUSER_CHECK_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let lines: usize =
+        std::env::var("ASKUSER_CHECK_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let dir = std::env::temp_dir().join(format!("askuser-check-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("make a scratch directory");
     let big = dir.join("cases.jsonl");
@@ -70,10 +71,14 @@ fn main() {
         println!("peak memory: {peak} KiB for {lines} lines, {small_peak} KiB for {} lines", lines / 10);
     }
     if let Ok(python) = std::env::var("ASKUSER_ORACLE_PY") {
-        let oracle: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "..", "shared", "oracle", "oracle.py"].iter().collect();
+        let oracle: PathBuf =
+            [env!("CARGO_MANIFEST_DIR"), "..", "..", "..", "shared", "oracle", "oracle.py"].iter().collect();
         let oracle = std::env::var("ASKUSER_ORACLE").map_or(oracle, PathBuf::from);
         let (oracle_seconds, oracle_peak) = run(&python, &[oracle.to_str().expect("a UTF-8 path")], &big);
-        println!("oracle (whole process, same lines): {oracle_seconds:.3} s, peak {} KiB", oracle_peak.unwrap_or(0));
+        println!(
+            "oracle (whole process, same lines): {oracle_seconds:.3} s, peak {} KiB",
+            oracle_peak.unwrap_or(0)
+        );
         println!("askuser check vs oracle: {:.1}x (target >= 20x)", oracle_seconds / seconds);
     } else {
         println!("set ASKUSER_ORACLE_PY=$(shared/oracle/setup.sh) to run the oracle over the same lines");
