@@ -165,10 +165,13 @@ impl AskUser {
     /// The configuration fields in which `self` and `other` differ (the answerer and listeners
     /// compared by identity). Empty means the two are the same capability stated twice.
     pub(crate) fn differences(&self, other: &Self) -> Vec<&'static str> {
-        if Arc::ptr_eq(&self.config, &other.config) {
-            return Vec::new();
-        }
-        let mut fields = self.config.differences(&other.config);
+        // One shared configuration can still sit under two tool names (`include` and
+        // `include_prefixed` of one capability), so the names are compared either way.
+        let mut fields = if Arc::ptr_eq(&self.config, &other.config) {
+            Vec::new()
+        } else {
+            self.config.differences(&other.config)
+        };
         if self.tool_name != other.tool_name {
             fields.push("tool_name");
         }

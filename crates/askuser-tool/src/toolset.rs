@@ -136,8 +136,10 @@ impl ToolSetBuilder {
     }
 }
 
-/// The tool-name rule shared by `OpenAI`, Anthropic and Gemini: 1–64 of `a-z A-Z 0-9 _ -`.
+/// A tool name every provider accepts: 1–64 of `a-z A-Z 0-9 _ -` (`OpenAI`, Anthropic), starting
+/// with a letter or `_` (Gemini).
 fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
