@@ -200,6 +200,15 @@ impl AskUser {
     ///
     /// A rejected call returns [`CallOutcome::Retry`] and emits nothing. `context.tool_call_id` is
     /// filled in from the call when empty.
+    ///
+    /// Cancel the call by dropping its future: the answerer's future is dropped with it, and no
+    /// `Answered` event fires.
+    ///
+    /// # Panics
+    ///
+    /// With a [timeout](AskUserBuilder::timeout), when polled outside a Tokio runtime whose time
+    /// driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
+    /// `enable_time()`), as `tokio::time::timeout` does.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
         #[cfg(feature = "tracing")]
@@ -445,7 +454,8 @@ impl AskUserBuilder {
     }
 
     /// How long to wait for the answerer before cancelling it. Must be positive and needs an
-    /// answerer. Default: wait indefinitely.
+    /// answerer; calls then need a Tokio runtime with its time driver enabled. Default: wait
+    /// indefinitely.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self

@@ -77,6 +77,10 @@ impl ToolSet {
     /// Routes a call to the capability registered under its tool name.
     ///
     /// A call for a tool not in the set is [`CallOutcome::Failed`] with [`CallError::WrongTool`].
+    ///
+    /// # Panics
+    ///
+    /// As [`AskUser::call`]: with a timeout, outside a Tokio runtime with its time driver enabled.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         match self.get(call.tool_name()) {
             Some(tool) => tool.call(call, context).await,
