@@ -12,7 +12,7 @@ use askuser_tool::{
 };
 use serde_json::Value;
 
-use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response};
+use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response, secret_answerer};
 
 fn call(args: &str) -> ToolCall<'_> {
     ToolCall::new("call_1", "ask_user_question", args)
@@ -355,14 +355,7 @@ async fn event_debug_hides_content_unless_included() {
     for include_content in [false, true] {
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
-        let ask_user = AskUser::builder()
-            .answerer(|_: AskUserRequest, _: AskContext| async {
-                Ok::<_, AnswerError>(AskUserResponse::answered(vec![
-                    AskUserAnswer::custom("Approach", "my secret plan"),
-                    AskUserAnswer::picked("Targets", ["db.py"]),
-                ]))
-            })
-            .include_content(include_content)
+        let ask_user = secret_answerer(include_content)
             .listener(move |event: &AskUserEvent| sink.lock().expect("lock").push(format!("{event:?}")))
             .build()
             .expect("valid");

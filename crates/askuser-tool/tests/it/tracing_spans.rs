@@ -3,13 +3,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
-use askuser_tool::{AskUser, ToolCall};
+use askuser_core::AskContext;
+use askuser_tool::ToolCall;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-use crate::support::ARGS;
+use crate::support::{ARGS, secret_answerer};
 
 /// A subscriber that keeps every span name and every field recorded on a span.
 #[derive(Clone, Default)]
@@ -56,16 +56,7 @@ impl Subscriber for Capture {
 async fn traced_call(include_content: bool) -> (Vec<String>, Vec<(String, String)>) {
     let capture = Capture::default();
     let _default = tracing::subscriber::set_default(capture.clone());
-    let ask_user = AskUser::builder()
-        .answerer(|_: AskUserRequest, _: AskContext| async {
-            Ok::<_, AnswerError>(AskUserResponse::answered(vec![
-                AskUserAnswer::custom("Approach", "my secret plan"),
-                AskUserAnswer::picked("Targets", ["db.py"]),
-            ]))
-        })
-        .include_content(include_content)
-        .build()
-        .expect("valid");
+    let ask_user = secret_answerer(include_content).build().expect("valid");
     ask_user.call(ToolCall::new("call_9", "ask_user_question", ARGS), AskContext::new()).await;
     let spans = capture.spans.lock().expect("lock").clone();
     let fields = capture.fields.lock().expect("lock").clone();
