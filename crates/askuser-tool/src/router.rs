@@ -135,6 +135,9 @@ impl ReplyHandle {
 
     /// Checks `response` against the request and sends it to the waiting call.
     ///
+    /// `Ok` means the call was still waiting when the response was handed over; a call whose
+    /// timeout runs out at that same instant still reports the timeout, so the response is lost.
+    ///
     /// # Errors
     ///
     /// [`ReplyError::Misfit`] (with the handle back) when the response does not fit;

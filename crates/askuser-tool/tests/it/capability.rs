@@ -369,8 +369,16 @@ async fn event_debug_hides_content_unless_included() {
 }
 
 #[test]
-fn call_future_is_send() {
+fn call_future_is_send_and_the_values_a_server_shares_are_send_and_sync() {
     fn assert_send<T: Send>(_: &T) {}
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<AskUser>();
+    assert_send_sync::<askuser_tool::ToolSet>();
+    assert_send_sync::<CallOutcome>();
+    assert_send_sync::<askuser_tool::PendingQuestion>();
+    assert_send_sync::<askuser_tool::SessionRouter>();
+    assert_send_sync::<askuser_tool::RoutedRequest>();
+    assert_send_sync::<askuser_tool::ReplyError>();
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let future = ask_user.call(call(ARGS), AskContext::new());
     assert_send(&future);
