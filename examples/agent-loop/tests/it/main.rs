@@ -75,8 +75,8 @@ fn resume_reports_a_misfit_on_stderr_and_fails() {
         .spawn()
         .expect("the example binary runs");
     let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(stdin, "{pending}\n{}", r#"{"answers":[{"header":"Release","selected":["Tomorrow"]}]}"#)
-        .expect("write stdin");
+    let misfit = r#"{"answers":[{"header":"Release","selected":["Tomorrow"]}]}"#;
+    writeln!(stdin, "{pending}\n{misfit}").expect("write stdin");
     drop(stdin);
     let output = child.wait_with_output().expect("the child finishes");
     assert!(!output.status.success());
