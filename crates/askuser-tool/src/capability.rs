@@ -474,7 +474,8 @@ impl AskUserBuilder {
     }
 
     /// Run calls one at a time: a second call waits (before its `Requested` event) until the first
-    /// has its answer. Default: false, calls reach the answerer concurrently.
+    /// has its answer; its timeout counts from its turn. Default: false, calls reach the answerer
+    /// concurrently.
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
         self

@@ -351,6 +351,28 @@ async fn concurrent_by_default_and_one_at_a_time_when_sequential() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn sequential_timeout_counts_from_each_calls_turn() {
+    let ask_user = AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok::<_, AnswerError>(AskUserResponse::declined())
+        })
+        .sequential(true)
+        .timeout(Duration::from_secs(15))
+        .build()
+        .expect("valid");
+    let started = tokio::time::Instant::now();
+    let (a, b) = tokio::join!(
+        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+    );
+    // The second call waited 10 s for its turn and then 10 s for its answer: 20 s in all, more
+    // than the timeout, yet not timed out.
+    assert_eq!((a.model_text(), b.model_text()), (Some(DECLINED), Some(DECLINED)));
+    assert_eq!(started.elapsed(), Duration::from_secs(20));
+}
+
+#[tokio::test(start_paused = true)]
 async fn event_debug_hides_content_unless_included() {
     for include_content in [false, true] {
         let events = Arc::new(Mutex::new(Vec::new()));
