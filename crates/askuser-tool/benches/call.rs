@@ -1,6 +1,6 @@
 //! One full `ask_user_question` call (argument text → validated → instant answerer → checked →
-//! rendered) next to validation alone, on the typical 4 × 4 request (`typical-4x4.*.json`, copies
-//! of the conformance fixtures).
+//! rendered) next to validation alone, on the typical 4 × 4 request (askuser-core's
+//! `tests/data/typical-4x4.*.json` conformance fixtures).
 //!
 //! A hand-written timing loop rather than a benchmark framework, to keep the dependency graph
 //! lean. Each measurement is the best of several rounds, which is the most stable figure on a
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use askuser_core::{AnswerError, AskContext, AskUserRequest, AskUserResponse, Validator};
 use askuser_tool::{AskUser, ToolCall};
 
-const ARGS: &str = include_str!("typical-4x4.args.json");
-const RESPONSE: &str = include_str!("typical-4x4.response.json");
+const ARGS: &str = include_str!("../../askuser-core/tests/data/typical-4x4.args.json");
+const RESPONSE: &str = include_str!("../../askuser-core/tests/data/typical-4x4.response.json");
 const ROUNDS: usize = 7;
 const ITERATIONS: u32 = 20_000;
 

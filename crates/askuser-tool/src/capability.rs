@@ -165,10 +165,13 @@ impl AskUser {
     /// The configuration fields in which `self` and `other` differ (the answerer and listeners
     /// compared by identity). Empty means the two are the same capability stated twice.
     pub(crate) fn differences(&self, other: &Self) -> Vec<&'static str> {
-        if Arc::ptr_eq(&self.config, &other.config) {
-            return Vec::new();
-        }
-        let mut fields = self.config.differences(&other.config);
+        // One shared configuration can still sit under two tool names (`include` and
+        // `include_prefixed` of one capability), so the names are compared either way.
+        let mut fields = if Arc::ptr_eq(&self.config, &other.config) {
+            Vec::new()
+        } else {
+            self.config.differences(&other.config)
+        };
         if self.tool_name != other.tool_name {
             fields.push("tool_name");
         }
@@ -197,6 +200,15 @@ impl AskUser {
     ///
     /// A rejected call returns [`CallOutcome::Retry`] and emits nothing. `context.tool_call_id` is
     /// filled in from the call when empty.
+    ///
+    /// Cancel the call by dropping its future: the answerer's future is dropped with it, and no
+    /// `Answered` event fires.
+    ///
+    /// # Panics
+    ///
+    /// With a [timeout](AskUserBuilder::timeout), when polled outside a Tokio runtime whose time
+    /// driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
+    /// `enable_time()`), as `tokio::time::timeout` does.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
         #[cfg(feature = "tracing")]
@@ -442,7 +454,8 @@ impl AskUserBuilder {
     }
 
     /// How long to wait for the answerer before cancelling it. Must be positive and needs an
-    /// answerer. Default: wait indefinitely.
+    /// answerer; calls then need a Tokio runtime with its time driver enabled. Default: wait
+    /// indefinitely.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -461,7 +474,8 @@ impl AskUserBuilder {
     }
 
     /// Run calls one at a time: a second call waits (before its `Requested` event) until the first
-    /// has its answer. Default: false, calls reach the answerer concurrently.
+    /// has its answer; its timeout counts from its turn. Default: false, calls reach the answerer
+    /// concurrently.
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
         self

@@ -44,8 +44,11 @@ pub enum CombineError {
         /// The id of the second capability.
         second_id: String,
     },
-    /// A prefixed tool name that providers reject (only `a-z A-Z 0-9 _ -`, at most 64 characters).
-    #[error("tool name {tool_name:?} is not 1-64 characters from a-z, A-Z, 0-9, _ and -")]
+    /// A prefixed tool name that a provider rejects: every provider accepts 1–64 characters from
+    /// `a-z A-Z 0-9 _ -` starting with a letter or `_`.
+    #[error(
+        "tool name {tool_name:?} is not 1-64 characters from a-z, A-Z, 0-9, _ and - starting with a letter or _"
+    )]
     InvalidToolName {
         /// The offending name.
         tool_name: String,

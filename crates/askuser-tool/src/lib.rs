@@ -10,8 +10,8 @@
 //! ```
 //! use std::time::Duration;
 //!
-//! use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, TIMED_OUT};
-//! use askuser_tool::{AskUser, CallOutcome, Dialect, ToolCall, session_router};
+//! use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
+//! use askuser_tool::{AskUser, CallOutcome, Dialect, ToolCall};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // Whoever answers: here a script that picks the first option.
@@ -43,7 +43,6 @@
 //! let bad = ToolCall::new("call_2", "ask_user_question", r#"{"questions":[]}"#);
 //! let outcome = rt.block_on(ask_user.call(bad, AskContext::new()));
 //! assert!(matches!(outcome, CallOutcome::Retry(_)));
-//! # let _ = (TIMED_OUT, session_router);
 //! # Ok(())
 //! # }
 //! ```

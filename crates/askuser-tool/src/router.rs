@@ -72,6 +72,9 @@ pub struct RoutedRequests {
 
 impl RoutedRequests {
     /// The next request; `None` once every [`SessionRouter`] clone is gone.
+    ///
+    /// Dropping `RoutedRequests` stops the router: calls still waiting fail with "the session
+    /// router's host has stopped serving requests" instead of being declined.
     pub async fn recv(&mut self) -> Option<RoutedRequest> {
         self.receiver.recv().await
     }
@@ -132,6 +135,9 @@ impl ReplyHandle {
 
     /// Checks `response` against the request and sends it to the waiting call.
     ///
+    /// `Ok` means the call was still waiting when the response was handed over; a call whose
+    /// timeout runs out at that same instant still reports the timeout, so the response is lost.
+    ///
     /// # Errors
     ///
     /// [`ReplyError::Misfit`] (with the handle back) when the response does not fit;
@@ -176,10 +182,18 @@ impl Answerer for SessionRouter {
         let (sender, receiver) = oneshot::channel();
         let routed =
             RoutedRequest { context, request: request.clone(), reply: ReplyHandle { request, sender } };
+        let stopped = || AnswerError::failed("the session router's host has stopped serving requests");
         if self.sender.send(routed).await.is_err() {
-            return Err(AnswerError::failed("the session router's host has stopped serving requests"));
+            return Err(stopped());
         }
-        // A dropped handle declines: the client went away without answering.
-        Ok(receiver.await.unwrap_or_else(|_| AskUserResponse::declined()))
+        match receiver.await {
+            Ok(response) => Ok(response),
+            // The host dropped `RoutedRequests` with this request still queued: nobody saw it, so
+            // it fails rather than telling the model the person declined. (Dropping the receiver
+            // closes the channel before the queued handles are dropped.)
+            Err(_) if self.sender.is_closed() => Err(stopped()),
+            // A dropped handle declines: the client went away without answering.
+            Err(_) => Ok(AskUserResponse::declined()),
+        }
     }
 }

@@ -7,11 +7,15 @@
 use std::fmt;
 use std::str::FromStr;
 
+use askuser_core::{
+    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
+    MIN_OPTIONS,
+};
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
-// The limits below must be literals for the derive; `mirror_limits_match_core` keeps them in step
-// with askuser-core's constants.
+// The limits are askuser-core's own constants, so the schema cannot drift from what validation
+// enforces.
 
 // The arguments of one call. No doc comment on purpose: the reference schema's root has no
 // description, and schemars turns a type's doc comment into one.
@@ -20,7 +24,7 @@ use serde_json::{Map, Value, json};
 #[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
 struct Arguments {
     /// One to ten related questions to put to the person in one go, each with a unique `header`.
-    #[schemars(length(min = 1, max = 10))]
+    #[schemars(length(min = 1, max = MAX_QUESTIONS))]
     questions: Vec<Question>,
 }
 
@@ -31,13 +35,13 @@ struct Arguments {
 #[expect(clippy::struct_field_names, reason = "the field names are the wire names")]
 struct Question {
     /// A short tag naming the question, on one line; the answer comes back keyed by it.
-    #[schemars(length(min = 1, max = 25))]
+    #[schemars(length(min = 1, max = MAX_HEADER_CHARS))]
     header: String,
     /// The question itself, in full; may span several lines.
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = MAX_QUESTION_CHARS))]
     question: String,
     /// Two to six concrete choices, the most likely first.
-    #[schemars(length(min = 2, max = 6))]
+    #[schemars(length(min = MIN_OPTIONS, max = MAX_OPTIONS))]
     options: Vec<QuestionOption>,
     /// True when the person may pick several options; false (the default) for exactly one.
     #[serde(default)]
@@ -50,31 +54,13 @@ struct Question {
 #[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
 struct QuestionOption {
     /// What the person picks: a short name of one to five words, on one line.
-    #[schemars(length(min = 1, max = 50))]
+    #[schemars(length(min = 1, max = MAX_LABEL_CHARS))]
     label: String,
     /// Optional: what picking this option means or costs.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = MAX_DESCRIPTION_CHARS))]
     description: Option<String>,
 }
-
-#[cfg(test)]
-use askuser_core::{
-    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
-    MIN_OPTIONS,
-};
-
-/// The limits written into the mirror types, next to the constants validation enforces.
-#[cfg(test)]
-const MIRROR_LIMITS: [(&str, usize, usize); 7] = [
-    ("questions.maxItems", 10, MAX_QUESTIONS),
-    ("options.minItems", 2, MIN_OPTIONS),
-    ("options.maxItems", 6, MAX_OPTIONS),
-    ("header.maxLength", 25, MAX_HEADER_CHARS),
-    ("question.maxLength", 500, MAX_QUESTION_CHARS),
-    ("label.maxLength", 50, MAX_LABEL_CHARS),
-    ("description.maxLength", 200, MAX_DESCRIPTION_CHARS),
-];
 
 /// A provider's flavour of the parameters schema.
 ///
@@ -158,6 +144,10 @@ pub fn parameters_schema() -> Value {
         }
     }
     walk(&mut schema, &mut nullable_as_any_of);
+    // Sorted keys whatever serde_json's features: with `preserve_order` (which any crate in a
+    // build can switch on through feature unification) the order would otherwise follow schemars'
+    // insertion order, and the checked-in files would depend on which packages were built.
+    schema.sort_all_objects();
     schema
 }
 
@@ -176,6 +166,7 @@ pub fn parameters(dialect: Dialect) -> Value {
         Dialect::Anthropic => walk(&mut schema, &mut anthropic),
         Dialect::Gemini => walk(&mut schema, &mut gemini),
     }
+    schema.sort_all_objects();
     schema
 }
 
@@ -369,6 +360,7 @@ fn file(path: String, mut schema: Value) -> SchemaFile {
     if let Some(root) = schema.as_object_mut() {
         root.insert("$comment".to_owned(), Value::String(GENERATED_MARKER.to_owned()));
     }
+    schema.sort_all_objects();
     let mut contents = serde_json::to_string_pretty(&schema).unwrap_or_default();
     contents.push('\n');
     SchemaFile { path, contents }
@@ -377,13 +369,6 @@ fn file(path: String, mut schema: Value) -> SchemaFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mirror_limits_match_core() {
-        for (name, literal, constant) in MIRROR_LIMITS {
-            assert_eq!(literal, constant, "{name}");
-        }
-    }
 
     #[test]
     fn dialect_names_round_trip() {

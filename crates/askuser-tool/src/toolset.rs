@@ -77,6 +77,10 @@ impl ToolSet {
     /// Routes a call to the capability registered under its tool name.
     ///
     /// A call for a tool not in the set is [`CallOutcome::Failed`] with [`CallError::WrongTool`].
+    ///
+    /// # Panics
+    ///
+    /// As [`AskUser::call`]: with a timeout, outside a Tokio runtime with its time driver enabled.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         match self.get(call.tool_name()) {
             Some(tool) => tool.call(call, context).await,
@@ -136,8 +140,10 @@ impl ToolSetBuilder {
     }
 }
 
-/// The tool-name rule shared by `OpenAI`, Anthropic and Gemini: 1–64 of `a-z A-Z 0-9 _ -`.
+/// A tool name every provider accepts: 1–64 of `a-z A-Z 0-9 _ -` (`OpenAI`, Anthropic), starting
+/// with a letter or `_` (Gemini).
 fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -144,7 +144,10 @@ pub async fn run(timeout: Duration) -> Result<Vec<String>, BuildError> {
         say(format!("host stores {stored}"));
         let response = r#"{"answers":[{"header":"Release","selected":["Next week"]}]}"#;
         say(format!("later, the person answers {response}"));
-        say(format!("tool -> model (resumed result): {}", resume(&stored, response)));
+        match resume(&stored, response) {
+            Ok(text) => say(format!("tool -> model (resumed result): {text}")),
+            Err(e) => say(format!("resume failed: {e}")),
+        }
     }
     let lines = transcript.lock().map(|lines| lines.clone()).unwrap_or_default();
     Ok(lines)
@@ -165,18 +168,16 @@ fn describe(outcome: &CallOutcome) -> String {
 
 /// Resumes a stored pending question with a stored response: the tool result text, or what is
 /// wrong. This is all a later process needs.
-#[must_use]
-pub fn resume(stored_pending: &str, response: &str) -> String {
-    let pending: PendingQuestion = match serde_json::from_str(stored_pending) {
-        Ok(pending) => pending,
-        Err(e) => return format!("error: bad pending question: {e}"),
-    };
-    let response: AskUserResponse = match serde_json::from_str(response) {
-        Ok(response) => response,
-        Err(e) => return format!("error: bad response: {e}"),
-    };
-    match pending.result(&response) {
-        Ok(result) => result.into_text(),
-        Err(e) => format!("error: {e}"),
-    }
+///
+/// # Errors
+///
+/// The stored pending question or the response is not valid JSON of its shape, or the response
+/// does not fit the question.
+pub fn resume(stored_pending: &str, response: &str) -> Result<String, String> {
+    let pending: PendingQuestion =
+        serde_json::from_str(stored_pending).map_err(|e| format!("bad pending question: {e}"))?;
+    let response: AskUserResponse =
+        serde_json::from_str(response).map_err(|e| format!("bad response: {e}"))?;
+    let result = pending.result(&response).map_err(|e| format!("the response does not fit: {e}"))?;
+    Ok(result.into_text())
 }

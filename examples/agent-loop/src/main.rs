@@ -36,9 +36,16 @@ fn main() -> ExitCode {
             let mut lines = std::io::stdin().lock().lines();
             let pending = lines.next().and_then(Result::ok).unwrap_or_default();
             let response = lines.next().and_then(Result::ok).unwrap_or_default();
-            let text = agent_loop::resume(&pending, &response);
-            println!("{text}");
-            if text.starts_with("error:") { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+            match agent_loop::resume(&pending, &response) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("agent-loop resume: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         _ => {
             eprintln!("usage: agent-loop [resume]");

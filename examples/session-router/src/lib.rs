@@ -32,7 +32,14 @@ fn args_for(session: &str) -> String {
 }
 
 /// One client: answers the requests of its session, in its own way.
-async fn client(name: &'static str, mut inbox: mpsc::Receiver<ReplyHandle>, transcript: Transcript) {
+/// `timeout` is the calls' timeout: alice thinks for a third of it and bob for two thirds, so both
+/// answer in time whatever its length.
+async fn client(
+    name: &'static str,
+    mut inbox: mpsc::Receiver<ReplyHandle>,
+    transcript: Transcript,
+    timeout: Duration,
+) {
     while let Some(mut handle) = inbox.recv().await {
         let request: AskUserRequest = handle.request().clone();
         let question = &request.questions().as_slice()[0];
@@ -40,14 +47,14 @@ async fn client(name: &'static str, mut inbox: mpsc::Receiver<ReplyHandle>, tran
         note(&transcript, name, format!("client sees: {:?}", question.question()));
         match name {
             "alice" => {
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::time::sleep(timeout / 3).await;
                 let pick = question.options()[0].label().to_owned();
                 let sent =
                     handle.reply(AskUserResponse::answered(vec![AskUserAnswer::picked(header, [pick])]));
                 note(&transcript, name, format!("client replied: {}", sent.is_ok()));
             }
             "bob" => {
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::time::sleep(timeout * 2 / 3).await;
                 let misfit = AskUserResponse::answered(vec![AskUserAnswer::picked(header.clone(), ["Both"])]);
                 let handle = match handle.reply(misfit) {
                     Err(ReplyError::Misfit { error, handle }) => {
@@ -98,7 +105,7 @@ pub async fn serve(timeout: Duration) -> Result<Vec<String>, BuildError> {
     for name in SESSIONS {
         let (sender, inbox) = mpsc::channel(4);
         clients.insert(name.to_owned(), sender);
-        client_tasks.push(tokio::spawn(client(name, inbox, Arc::clone(&transcript))));
+        client_tasks.push(tokio::spawn(client(name, inbox, Arc::clone(&transcript), timeout)));
     }
 
     // The host: route each request to the client that owns its session.

@@ -12,7 +12,7 @@ use askuser_tool::{
 };
 use serde_json::Value;
 
-use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response};
+use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response, secret_answerer};
 
 fn call(args: &str) -> ToolCall<'_> {
     ToolCall::new("call_1", "ask_user_question", args)
@@ -351,18 +351,33 @@ async fn concurrent_by_default_and_one_at_a_time_when_sequential() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn sequential_timeout_counts_from_each_calls_turn() {
+    let ask_user = AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok::<_, AnswerError>(AskUserResponse::declined())
+        })
+        .sequential(true)
+        .timeout(Duration::from_secs(15))
+        .build()
+        .expect("valid");
+    let started = tokio::time::Instant::now();
+    let (a, b) = tokio::join!(
+        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+    );
+    // The second call waited 10 s for its turn and then 10 s for its answer: 20 s in all, more
+    // than the timeout, yet not timed out.
+    assert_eq!((a.model_text(), b.model_text()), (Some(DECLINED), Some(DECLINED)));
+    assert_eq!(started.elapsed(), Duration::from_secs(20));
+}
+
+#[tokio::test(start_paused = true)]
 async fn event_debug_hides_content_unless_included() {
     for include_content in [false, true] {
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
-        let ask_user = AskUser::builder()
-            .answerer(|_: AskUserRequest, _: AskContext| async {
-                Ok::<_, AnswerError>(AskUserResponse::answered(vec![
-                    AskUserAnswer::custom("Approach", "my secret plan"),
-                    AskUserAnswer::picked("Targets", ["db.py"]),
-                ]))
-            })
-            .include_content(include_content)
+        let ask_user = secret_answerer(include_content)
             .listener(move |event: &AskUserEvent| sink.lock().expect("lock").push(format!("{event:?}")))
             .build()
             .expect("valid");
@@ -376,8 +391,16 @@ async fn event_debug_hides_content_unless_included() {
 }
 
 #[test]
-fn call_future_is_send() {
+fn call_future_is_send_and_the_values_a_server_shares_are_send_and_sync() {
     fn assert_send<T: Send>(_: &T) {}
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<AskUser>();
+    assert_send_sync::<askuser_tool::ToolSet>();
+    assert_send_sync::<CallOutcome>();
+    assert_send_sync::<askuser_tool::PendingQuestion>();
+    assert_send_sync::<askuser_tool::SessionRouter>();
+    assert_send_sync::<askuser_tool::RoutedRequest>();
+    assert_send_sync::<askuser_tool::ReplyError>();
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let future = ask_user.call(call(ARGS), AskContext::new());
     assert_send(&future);

@@ -112,6 +112,21 @@ async fn a_stopped_host_fails_the_call() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_host_stopping_with_requests_queued_fails_them_rather_than_declining() {
+    let (router, requests) = session_router(4);
+    let ask_user = AskUser::builder().answerer(router).build().expect("valid");
+    let waiting = tokio::spawn(async move { ask_user.call(call("a"), session("alice")).await });
+    // Let the call queue its request, then stop serving without ever receiving it.
+    tokio::task::yield_now().await;
+    drop(requests);
+    let outcome = waiting.await.expect("call task");
+    let CallOutcome::Failed(CallError::Answerer(error)) = outcome else {
+        panic!("expected a failure, got {outcome:?}")
+    };
+    assert_eq!(error.to_string(), "the session router's host has stopped serving requests");
+}
+
+#[tokio::test(start_paused = true)]
 async fn many_sessions_wait_at_once() {
     let (router, mut requests) = session_router(4);
     let ask_user = AskUser::builder().answerer(router).build().expect("valid");

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use askuser_core::{AnswerError, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
-use askuser_tool::{AskUserEvent, Listener};
+use askuser_tool::{AskUser, AskUserBuilder, AskUserEvent, Listener};
 
 /// Two questions; the second is multi-select and recommends an option.
 pub(crate) const ARGS: &str = r#"{"questions":[
@@ -22,6 +22,19 @@ pub(crate) fn person_response() -> AskUserResponse {
         AskUserAnswer::picked("Approach", ["Fix the code (Recommended)"]),
         AskUserAnswer::picked("Targets", ["db.py", "api.py"]),
     ])
+}
+
+/// A builder whose answerer replies to [`ARGS`] with a typed answer, "my secret plan", and the
+/// pick "db.py": the text that must stay out of logs unless `include_content` is true.
+pub(crate) fn secret_answerer(include_content: bool) -> AskUserBuilder {
+    AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async {
+            Ok::<_, AnswerError>(AskUserResponse::answered(vec![
+                AskUserAnswer::custom("Approach", "my secret plan"),
+                AskUserAnswer::picked("Targets", ["db.py"]),
+            ]))
+        })
+        .include_content(include_content)
 }
 
 /// An ordered log shared by listeners and answerers.

@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{Answerer, AskContext, DefaultsResponder};
-use askuser_tool::{AskUser, CallError, CallOutcome, CombineError, Dialect, INSTRUCTIONS, ToolCall, ToolSet};
+use askuser_tool::{
+    AskUser, AskUserBuilder, AskUserEvent, CallError, CallOutcome, CombineError, Dialect, INSTRUCTIONS,
+    Listener, OnTimeout, ToolCall, ToolSet,
+};
 
 use crate::support::ARGS;
 
@@ -74,10 +77,63 @@ fn two_ids_need_a_prefix() {
 }
 
 #[test]
-fn a_prefix_must_keep_the_name_valid() {
+fn each_differing_field_is_named() {
+    #[track_caller]
+    fn check(change: impl FnOnce(AskUserBuilder) -> AskUserBuilder, field: &'static str) {
+        let answerer = shared();
+        let listener: Arc<dyn Listener> = Arc::new(|_: &AskUserEvent| {});
+        let base = || {
+            AskUser::builder()
+                .shared_answerer(Arc::clone(&answerer))
+                .shared_listener(Arc::clone(&listener))
+                .timeout(Duration::from_secs(30))
+        };
+        let first = base().build().expect("valid");
+        let second = change(base()).build().expect("valid");
+        let err = ToolSet::builder().include(first).include(second).build().unwrap_err();
+        assert_eq!(err, CombineError::Conflict { id: "ask_user".to_owned(), fields: vec![field] });
+    }
+    check(|b| b.shared_answerer(shared()), "answerer");
+    check(|b| b.timeout(Duration::from_secs(31)), "timeout");
+    check(|b| b.on_timeout(OnTimeout::ApplyDefaults), "on_timeout");
+    check(|b| b.sequential(true), "sequential");
+    check(|b| b.max_argument_bytes(1024), "max_argument_bytes");
+    check(|b| b.listener(|_: &AskUserEvent| {}), "listeners");
+    check(|b| b.include_content(false), "include_content");
+}
+
+#[test]
+fn the_same_id_under_two_tool_names_is_a_conflict() {
     let work = AskUser::builder().id("work").build().expect("valid");
-    let err = ToolSet::builder().include_prefixed("work tools.", &work).build().unwrap_err();
-    assert!(matches!(err, CombineError::InvalidToolName { .. }), "{err}");
+    let err = ToolSet::builder().include(work.clone()).include_prefixed("w_", &work).build().unwrap_err();
+    assert_eq!(err, CombineError::Conflict { id: "work".to_owned(), fields: vec!["tool_name"] });
+}
+
+#[test]
+fn a_prefix_must_keep_the_name_valid_for_every_provider() {
+    #[track_caller]
+    fn check(prefix: &str, valid: bool) {
+        let work = AskUser::builder().id("work").build().expect("valid");
+        let result = ToolSet::builder().include_prefixed(prefix, &work).build();
+        match result {
+            Ok(_) => assert!(valid, "{prefix:?} accepted"),
+            Err(err) => {
+                assert!(!valid, "{prefix:?} rejected: {err}");
+                assert!(matches!(err, CombineError::InvalidToolName { .. }), "{err}");
+            }
+        }
+    }
+    check("work_", true);
+    check("_w-2_", true);
+    check("Work-", true);
+    check(&"w".repeat(64 - "ask_user_question".len()), true);
+    check(&"w".repeat(65 - "ask_user_question".len()), false);
+    check("work tools.", false);
+    check("work.", false);
+    // Gemini wants a letter or `_` first.
+    check("2_", false);
+    check("-", false);
+    check("é_", false);
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,13 +3,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
-use askuser_tool::{AskUser, ToolCall};
+use askuser_core::AskContext;
+use askuser_tool::ToolCall;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-use crate::support::ARGS;
+use crate::support::{ARGS, BAD_ARGS, secret_answerer};
 
 /// A subscriber that keeps every span name and every field recorded on a span.
 #[derive(Clone, Default)]
@@ -56,16 +56,7 @@ impl Subscriber for Capture {
 async fn traced_call(include_content: bool) -> (Vec<String>, Vec<(String, String)>) {
     let capture = Capture::default();
     let _default = tracing::subscriber::set_default(capture.clone());
-    let ask_user = AskUser::builder()
-        .answerer(|_: AskUserRequest, _: AskContext| async {
-            Ok::<_, AnswerError>(AskUserResponse::answered(vec![
-                AskUserAnswer::custom("Approach", "my secret plan"),
-                AskUserAnswer::picked("Targets", ["db.py"]),
-            ]))
-        })
-        .include_content(include_content)
-        .build()
-        .expect("valid");
+    let ask_user = secret_answerer(include_content).build().expect("valid");
     ask_user.call(ToolCall::new("call_9", "ask_user_question", ARGS), AskContext::new()).await;
     let spans = capture.spans.lock().expect("lock").clone();
     let fields = capture.fields.lock().expect("lock").clone();
@@ -93,4 +84,27 @@ async fn one_span_per_call_with_content_only_when_included() {
     for content in ["my secret plan", "failing test", "db.py"] {
         assert!(!all.contains(content), "{content:?} recorded in {all}");
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_span_names_the_outcome_of_every_path() {
+    #[track_caller]
+    fn outcome(capture: &Capture) -> String {
+        let fields = capture.fields.lock().expect("lock").clone();
+        let found = field(&fields, "outcome").map(str::to_owned);
+        capture.fields.lock().expect("lock").clear();
+        found.unwrap_or_else(|| panic!("no outcome in {fields:?}"))
+    }
+    let capture = Capture::default();
+    let _default = tracing::subscriber::set_default(capture.clone());
+    let inline = secret_answerer(false).build().expect("valid");
+    let deferred = askuser_tool::AskUser::builder().include_content(false).build().expect("valid");
+
+    inline.call(ToolCall::new("c1", "ask_user_question", BAD_ARGS), AskContext::new()).await;
+    assert_eq!(outcome(&capture), "retry");
+    inline.call(ToolCall::new("c2", "read_file", ARGS), AskContext::new()).await;
+    assert_eq!(outcome(&capture), "failed");
+    deferred.call(ToolCall::new("c3", "ask_user_question", ARGS), AskContext::new()).await;
+    assert_eq!(outcome(&capture), "deferred");
+    assert_eq!(capture.spans.lock().expect("lock").len(), 3);
 }

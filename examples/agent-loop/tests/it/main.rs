@@ -63,3 +63,26 @@ async fn deferred_call_resumes_in_another_process_byte_identical() {
     assert_eq!(resumed, inline_text.as_bytes());
     assert_eq!(inline_text, r#"{"Release":["After the freeze — «ask me» again"]}"#);
 }
+
+#[test]
+fn resume_reports_a_misfit_on_stderr_and_fails() {
+    let pending = r#"{"version":1,"tool_call_id":"call_7","tool_name":"ask_user_question","arguments":{"questions":[{"header":"Release","question":"Cut the release now?","options":[{"label":"Now"},{"label":"Next week"}]}]}}"#;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-loop"))
+        .arg("resume")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the example binary runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let misfit = r#"{"answers":[{"header":"Release","selected":["Tomorrow"]}]}"#;
+    writeln!(stdin, "{pending}\n{misfit}").expect("write stdin");
+    drop(stdin);
+    let output = child.wait_with_output().expect("the child finishes");
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty(), "nothing for the model on stdout: {output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "agent-loop resume: the response does not fit: answer for \"Release\" picked options it does not offer: [\"Tomorrow\"]\n"
+    );
+}
