@@ -346,6 +346,21 @@ fn finish<T>(step: impl FnOnce(&mut Vec<Problem>) -> Option<T>) -> Result<T, Val
     }
 }
 
+/// 32 lowercase hex digits that differ between calls and between processes.
+///
+/// The id only tells concurrent or repeated calls apart; it guards nothing, so it needs no
+/// cryptographic randomness. `RandomState` is seeded from the operating system once per thread;
+/// a process-wide counter makes every id's input distinct. No system call per id: the `uuid` crate
+/// asked the OS for entropy on every call, which cost about a microsecond per tool call.
+fn random_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let state = RandomState::new();
+    format!("{:016x}{:016x}", state.hash_one((n, 0_u8)), state.hash_one((n, 1_u8)))
+}
+
 /// One validated call as the answerer sees it: the questions plus an id that distinguishes
 /// concurrent or repeated calls. Cheap to clone (shared, immutable).
 ///
@@ -364,7 +379,7 @@ impl AskUserRequest {
     /// A request with a fresh random id.
     #[must_use]
     pub fn new(questions: Questions) -> Self {
-        Self::with_id(uuid::Uuid::new_v4().simple().to_string(), questions)
+        Self::with_id(random_id(), questions)
     }
 
     /// A request with the given id (for a deferred call: the tool-call id).

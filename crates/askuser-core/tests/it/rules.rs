@@ -490,7 +490,9 @@ fn deserialize_validates_and_round_trips() {
         fresh.id().len() == 32
             && fresh.id().bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     );
-    assert_ne!(fresh.id(), AskUserRequest::new(request.questions().clone()).id());
+    let ids: std::collections::HashSet<String> =
+        (0..1000).map(|_| AskUserRequest::new(request.questions().clone()).id().to_owned()).collect();
+    assert_eq!(ids.len(), 1000, "ids repeat");
 }
 
 fn two_questions() -> AskUserRequest {
