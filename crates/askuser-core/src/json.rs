@@ -263,12 +263,7 @@ impl<'s> Reader<'s, '_> {
         let mut raw = T::default();
         if !self.close(b'}')? {
             loop {
-                self.skip_ws();
-                if self.peek() != Some(b'"') {
-                    return Err(self.error("key must be a string"));
-                }
-                self.pos += 1;
-                let key = self.string()?;
+                let key = self.key()?;
                 // A key with escapes lives in `scratch`, which reading its value may reuse.
                 let owned;
                 let key: &str = match key {
@@ -278,11 +273,6 @@ impl<'s> Reader<'s, '_> {
                         &owned
                     }
                 };
-                self.skip_ws();
-                if self.peek() != Some(b':') {
-                    return Err(self.error("expected `:`"));
-                }
-                self.pos += 1;
                 if !field(self, key, &mut raw)? {
                     raw.unknown().push(key.to_owned());
                     self.skip_value()?;
@@ -294,6 +284,22 @@ impl<'s> Reader<'s, '_> {
         }
         self.depth -= 1;
         Ok(Slot::Present(raw))
+    }
+
+    /// An object key and the colon after it.
+    fn key(&mut self) -> Result<Str<'s>, JsonError> {
+        self.skip_ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.error("key must be a string"));
+        }
+        self.pos += 1;
+        let key = self.string()?;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return Err(self.error("expected `:`"));
+        }
+        self.pos += 1;
+        Ok(key)
     }
 
     /// Right after an opening bracket: consumes `close` if the container is empty.
@@ -352,17 +358,7 @@ impl<'s> Reader<'s, '_> {
                 self.enter()?;
                 if !self.close(b'}')? {
                     loop {
-                        self.skip_ws();
-                        if self.peek() != Some(b'"') {
-                            return Err(self.error("key must be a string"));
-                        }
-                        self.pos += 1;
-                        self.string()?;
-                        self.skip_ws();
-                        if self.peek() != Some(b':') {
-                            return Err(self.error("expected `:`"));
-                        }
-                        self.pos += 1;
+                        self.key()?;
                         self.skip_value()?;
                         if !self.comma(b'}')? {
                             break;

@@ -182,6 +182,24 @@ fn text(
     None
 }
 
+/// A required value: read when present; missing or of the wrong JSON type, a problem.
+fn required<T, R>(
+    slot: Slot<T>,
+    expected: &'static str,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+    read: impl FnOnce(T, &mut Vec<Problem>) -> Option<R>,
+) -> Option<R> {
+    match slot {
+        Slot::Present(value) => read(value, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type(expected, found, path, problems),
+    }
+}
+
 fn required_text(
     arena: &str,
     slot: Slot<Span>,
@@ -189,17 +207,7 @@ fn required_text(
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Span> {
-    match slot {
-        Slot::Present(span) => text(arena, span, rule, path, problems),
-        Slot::Missing => {
-            problem(problems, path, ProblemKind::Missing);
-            None
-        }
-        Slot::Wrong(found) => {
-            problem(problems, path, ProblemKind::WrongType { expected: "a string", found });
-            None
-        }
-    }
+    required(slot, "a string", path, problems, |span, problems| text(arena, span, rule, path, problems))
 }
 
 fn wrong_type<T>(
@@ -226,14 +234,9 @@ pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, Va
     };
     let mut problems = Vec::new();
     let path = root.key("questions");
-    let questions = match raw.questions {
-        Slot::Present(items) => question_items(items, arena, &path, &mut problems),
-        Slot::Missing => {
-            problem(&mut problems, &path, ProblemKind::Missing);
-            None
-        }
-        Slot::Wrong(found) => wrong_type("an array", found, &path, &mut problems),
-    };
+    let questions = required(raw.questions, "an array", &path, &mut problems, |items, problems| {
+        question_items(items, arena, &path, problems)
+    });
     unknown_fields(raw.unknown, &root, &["questions"], &mut problems);
     match questions {
         Some(questions) if problems.is_empty() => Ok(questions),
@@ -306,14 +309,7 @@ pub(crate) fn question_slot(
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Question> {
-    match slot {
-        Slot::Present(raw) => question(raw, arena, path, problems),
-        Slot::Missing => {
-            problem(problems, path, ProblemKind::Missing);
-            None
-        }
-        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
-    }
+    required(slot, "an object", path, problems, |raw, problems| question(raw, arena, path, problems))
 }
 
 const QUESTION_FIELDS: &[&str] = &["header", "question", "options", "multi_select"];
@@ -329,14 +325,9 @@ fn question(
     let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
     let question = required_text(arena, raw.question, &QUESTION, &path.key("question"), problems);
     let options_path = path.key("options");
-    let options = match raw.options {
-        Slot::Present(items) => option_items(items, arena, &options_path, problems),
-        Slot::Missing => {
-            problem(problems, &options_path, ProblemKind::Missing);
-            None
-        }
-        Slot::Wrong(found) => wrong_type("an array", found, &options_path, problems),
-    };
+    let options = required(raw.options, "an array", &options_path, problems, |items, problems| {
+        option_items(items, arena, &options_path, problems)
+    });
     let multi_path = path.key("multi_select");
     let multi_select = match raw.multi_select {
         Slot::Missing => Some(false),
@@ -427,14 +418,7 @@ pub(crate) fn option_slot(
     path: &Path<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<QuestionOption> {
-    match slot {
-        Slot::Present(raw) => option(raw, arena, path, problems),
-        Slot::Missing => {
-            problem(problems, path, ProblemKind::Missing);
-            None
-        }
-        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
-    }
+    required(slot, "an object", path, problems, |raw, problems| option(raw, arena, path, problems))
 }
 
 pub(crate) fn option(
