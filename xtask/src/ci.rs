@@ -20,6 +20,13 @@ pub(crate) fn run() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"], &[])?;
     tidy()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
+    // Optional features (`inquire`, `tracing`) and the plain build of askuser-tool, whose own tests
+    // switch `tracing` on through a dev-dependency.
+    cargo(
+        &["clippy", "--workspace", "--all-targets", "--all-features", "--locked", "--", "-D", "warnings"],
+        &[],
+    )?;
+    cargo(&["clippy", "-p", "askuser-tool", "--lib", "--locked", "--", "-D", "warnings"], &[])?;
     cargo(&["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     eprintln!("xtask: schema --check");
     crate::schema::run(&["--check".to_owned()])?;

@@ -12,7 +12,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [options]
 
 commands:
-  ci                 fmt --check, tidy, clippy -D warnings, doc -D warnings, schema --check, then the tests
+  ci                 fmt --check, tidy, clippy -D warnings (default and all features), doc -D warnings,
+                     schema --check, then the tests
   schema [--check]   write schema/*.json from askuser-tool (--check: write nothing, fail if stale)
   help               print this help
 ";
