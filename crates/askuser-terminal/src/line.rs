@@ -131,10 +131,16 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
         .or_else(|| line.get(..6).filter(|p| p.eq_ignore_ascii_case("other:")).map(|_| &line[6..]));
     if let Some(rest) = custom {
         let text = clean_answer_text(rest.trim_start_matches(':'));
-        let text: String = text.trim().chars().take(max_custom_chars).collect();
-        let text = text.trim_end();
+        let text = text.trim();
         if text.is_empty() {
             return LineAnswer::Bad("type 0, a space, then your answer".to_owned());
+        }
+        // Refused rather than cut: the person learns the tail would be lost, as in the menu.
+        let chars = text.chars().count();
+        if chars > max_custom_chars {
+            return LineAnswer::Bad(format!(
+                "your answer has {chars} characters, at most {max_custom_chars} fit"
+            ));
         }
         return LineAnswer::Pick(Pick { picked: Vec::new(), custom: Some(text.to_owned()) });
     }
@@ -146,6 +152,9 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
     let Some(numbers) = numbers else {
         return LineAnswer::Bad(format!("not an option: type a number from 1 to {n}"));
     };
+    if numbers.is_empty() {
+        return LineAnswer::Bad(format!("type a number from 1 to {n}"));
+    }
     let mut picked = Vec::new();
     for number in numbers {
         if !(1..=n).contains(&number) {
@@ -235,13 +244,7 @@ pub(crate) async fn ask_lines(
                 }
             }
         };
-        answers.push(match pick.custom {
-            Some(text) => askuser_core::AskUserAnswer::custom(question.header(), text),
-            None => askuser_core::AskUserAnswer::picked(
-                question.header(),
-                pick.picked.iter().map(|&i| question.options()[i].label()),
-            ),
-        });
+        answers.push(pick.answer(question));
     }
     writeln!(out, "Thanks: your answers go back to the assistant.")?;
     out.flush()?;
@@ -298,7 +301,7 @@ mod tests {
         check("0 MySQL please", false, &custom("MySQL please"));
         check("0: MySQL", true, &custom("MySQL"));
         check("other: a\tb", false, &custom("a b"));
-        check("0 this is a very long answer indeed", false, &custom("this is a very long"));
+        check("0 exactly twenty chars", false, &custom("exactly twenty chars"));
         check("!decline", false, &LineAnswer::Decline);
         check("!DECLINE", true, &LineAnswer::Decline);
         check_bad("", false);
@@ -308,5 +311,10 @@ mod tests {
         check_bad("1,2", false);
         check_bad("maybe", false);
         check_bad("07", false);
+        // A custom answer over the cap is refused, not silently cut.
+        check_bad("0 this is a very long answer indeed", false);
+        // Separators alone are no pick: they used to give an answer with nothing selected.
+        check_bad(",", true);
+        check_bad(" , ,", false);
     }
 }

@@ -66,6 +66,17 @@ impl Pick {
     pub(crate) fn is_answered(&self) -> bool {
         !self.picked.is_empty() || self.custom.is_some()
     }
+
+    /// The answer to `question`, with the question's own labels.
+    pub(crate) fn answer(&self, question: &Question) -> AskUserAnswer {
+        match &self.custom {
+            Some(text) => AskUserAnswer::custom(question.header(), text.clone()),
+            None => AskUserAnswer::picked(
+                question.header(),
+                self.picked.iter().map(|&i| question.options()[i].label()),
+            ),
+        }
+    }
 }
 
 /// The one-line editor of the "Other…" row.
@@ -373,17 +384,7 @@ impl Menu {
             self.notice = Some(Notice::Unanswered);
             return Effect::Redraw;
         }
-        let answers = self
-            .questions()
-            .iter()
-            .zip(&self.picks)
-            .map(|(q, pick)| match &pick.custom {
-                Some(text) => AskUserAnswer::custom(q.header(), text.clone()),
-                None => {
-                    AskUserAnswer::picked(q.header(), pick.picked.iter().map(|&i| q.options()[i].label()))
-                }
-            })
-            .collect();
+        let answers = self.questions().iter().zip(&self.picks).map(|(q, pick)| pick.answer(q)).collect();
         Effect::Done(MenuOutcome::Answered(answers))
     }
 
