@@ -6,7 +6,9 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait};
+use askuser_core::{
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait, check_response,
+};
 use crossterm::event::Event;
 use tokio::sync::Mutex;
 
@@ -128,11 +130,22 @@ impl TerminalAnswerer {
         let outcome = run(&self.inner.config, &mut io, request)
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
-        match outcome {
-            MenuOutcome::Answered(answers) => Ok(AskUserResponse::answered(answers)),
-            MenuOutcome::Declined => Ok(AskUserResponse::declined()),
-            MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
+        response(request, outcome)
+    }
+}
+
+/// What `ask()` returns for `outcome`. Answers pass core's `check_response` first, so a bug in
+/// the menu or the line protocol fails the call here instead of reaching the model.
+fn response(request: &AskUserRequest, outcome: MenuOutcome) -> Result<AskUserResponse, AnswerError> {
+    match outcome {
+        MenuOutcome::Answered(answers) => {
+            let response = AskUserResponse::answered(answers);
+            check_response(request, &response)
+                .map_err(|e| AnswerError::failed("the answers do not fit the questions").with_source(e))?;
+            Ok(response)
         }
+        MenuOutcome::Declined => Ok(AskUserResponse::declined()),
+        MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
     }
 }
 
@@ -445,5 +458,35 @@ impl Drop for Screen<'_> {
             let _ = crossterm::terminal::disable_raw_mode();
             RAW_BY_US.store(false, Ordering::SeqCst);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use askuser_core::{AnswerErrorKind, AskUserAnswer, Questions};
+
+    use super::*;
+
+    /// Guards the check before returning: an answer that does not fit its request (here a header
+    /// the request lacks, or nothing picked) fails the call rather than reaching the model.
+    #[test]
+    fn answers_are_checked_before_they_are_returned() {
+        let request = AskUserRequest::new(
+            Questions::from_json(
+                r#"{"questions":[{"header":"H","question":"Q?","options":[{"label":"a"},{"label":"b"}]}]}"#,
+            )
+            .unwrap(),
+        );
+        let ok = MenuOutcome::Answered(vec![AskUserAnswer::picked("H", ["b"])]);
+        assert_eq!(response(&request, ok).unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
+        for bad in [AskUserAnswer::picked("Nope", ["a"]), AskUserAnswer::picked("H", Vec::<String>::new())] {
+            let err = response(&request, MenuOutcome::Answered(vec![bad])).unwrap_err();
+            assert_eq!(err.kind(), AnswerErrorKind::Failed);
+        }
+        assert_eq!(response(&request, MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(
+            response(&request, MenuOutcome::Interrupted).unwrap_err().kind(),
+            AnswerErrorKind::Interrupted
+        );
     }
 }
