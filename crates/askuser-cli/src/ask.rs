@@ -66,23 +66,35 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
         unattended: false,
         accessible: false,
     };
-    let mut args = args.iter();
+    // `--timeout=5` is read as `--timeout 5`.
+    let args: Vec<&str> = args
+        .iter()
+        .flat_map(|a| match a.split_once('=') {
+            Some((flag @ ("--timeout" | "--on-timeout"), value)) => vec![flag, value],
+            _ => vec![a.as_str()],
+        })
+        .collect();
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        match arg {
             "--timeout" => {
                 let value = args.next().ok_or("--timeout needs a number of seconds")?;
                 let secs: f64 =
                     value.parse().map_err(|_| format!("--timeout: not a number of seconds: {value:?}"))?;
-                if !(secs.is_finite() && secs > 0.0) {
-                    return Err(format!("--timeout must be more than 0 seconds, got {value}"));
-                }
-                options.timeout = Some(Duration::from_secs_f64(secs));
+                // `try_from`: a huge number (`1e30`) is an error, not a panic.
+                options.timeout =
+                    Some(Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero()).ok_or_else(
+                        || format!("--timeout must be a number of seconds above 0, got {value}"),
+                    )?);
             }
             "--on-timeout" => {
-                options.on_timeout = match args.next().map(String::as_str) {
+                options.on_timeout = match args.next() {
                     Some("decline") => OnTimeout::Decline,
                     Some("defaults") => OnTimeout::Defaults,
-                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
+                    Some(other) => {
+                        return Err(format!("--on-timeout takes decline or defaults, got {other:?}"));
+                    }
+                    None => return Err("--on-timeout needs decline or defaults".to_owned()),
                 };
             }
             "--unattended" => options.unattended = true,
@@ -241,6 +253,8 @@ mod tests {
         assert_eq!(o.on_timeout, OnTimeout::Defaults);
         assert!(o.unattended && !o.accessible);
         assert_eq!(parse(&args(&["-", "--accessible"]), true).unwrap().source.as_deref(), Some("-"));
+        let o = parse(&args(&["--timeout=2", "--on-timeout=defaults"]), false).unwrap();
+        assert_eq!((o.timeout, o.on_timeout), (Some(Duration::from_secs(2)), OnTimeout::Defaults));
     }
 
     #[test]
@@ -250,6 +264,11 @@ mod tests {
             &["--timeout", "0"],
             &["--timeout", "-1"],
             &["--timeout", "soon"],
+            // Guards a panic: `Duration::from_secs_f64` aborts on a number this large.
+            &["--timeout", "1e30"],
+            &["--timeout", "NaN"],
+            &["--timeout", "inf"],
+            &["--timeout", "1e-12"],
             &["--on-timeout", "later"],
             &["--frobnicate"],
             &["a.json", "b.json"],
