@@ -168,16 +168,14 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
     if options.unattended {
         return finish(&request, &DefaultsResponder::respond(&request, AnsweredBy::Unattended));
     }
-    // When stdin carried the arguments, the person answers on the terminal itself.
-    let mode = if options.accessible {
-        Mode::Accessible
-    } else if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
+    // When stdin carried the arguments, the person answers on the terminal itself (keys or lines).
+    let mode = if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
         Mode::Tty
     } else {
         Mode::Auto
     };
     askuser_terminal::install_panic_hook();
-    let answerer = TerminalAnswerer::builder().mode(mode).build();
+    let answerer = TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
         Ok(runtime) => runtime,
         Err(e) => {

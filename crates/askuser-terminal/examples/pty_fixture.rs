@@ -1,6 +1,8 @@
 //! Test fixture for the real-pty tests in `tests/it/pty.rs`; not an example to copy.
 //!
 //! `pty_fixture answer`: asks a two-question batch and prints the tool result on stdout.
+//! `pty_fixture accessible-tty`: the same with `Mode::Tty` and the accessible mode, as
+//! `askuser ask - --accessible` runs: the answers are lines typed on `/dev/tty`, not stdin.
 //! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
 
@@ -9,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{AskUserRequest, Questions, ask_user_result};
-use askuser_terminal::TerminalAnswerer;
+use askuser_terminal::{Mode, TerminalAnswerer};
 
 const BATCH: &str = r#"{"questions":[
     {"header":"Db","question":"Which database?","options":[
@@ -24,7 +26,12 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
     let answerer = TerminalAnswerer::new();
     match args.first().map(String::as_str) {
-        Some("answer") => {
+        Some(mode @ ("answer" | "accessible-tty")) => {
+            let answerer = if mode == "answer" {
+                answerer
+            } else {
+                TerminalAnswerer::builder().mode(Mode::Tty).accessible(true).build()
+            };
             let response = runtime.block_on(answerer.ask(&request))?;
             println!("{}", ask_user_result(&request, &response)?.text());
             Ok(ExitCode::SUCCESS)
@@ -48,7 +55,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         _ => {
-            eprintln!("usage: pty_fixture answer | cancel MS");
+            eprintln!("usage: pty_fixture answer | accessible-tty | cancel MS");
             Ok(ExitCode::from(2))
         }
     }

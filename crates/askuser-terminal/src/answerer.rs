@@ -13,7 +13,7 @@ use crossterm::event::Event;
 use tokio::sync::Mutex;
 
 use crate::input::{CrosstermSource, InputSource};
-use crate::line::{LineSource, ask_lines, stdin_lines};
+use crate::line::{LineSource, ask_lines, stdin_lines, tty_lines};
 use crate::menu::{Effect, Menu, MenuOutcome};
 use crate::render::{Look, Painter, layout, summary};
 
@@ -53,9 +53,12 @@ pub enum Mode {
     #[default]
     Auto,
     /// The interactive menu on the controlling terminal (`/dev/tty`), even when stdin is not a
-    /// terminal: for a program whose stdin carries data.
+    /// terminal: for a program whose stdin carries data. When the accessible mode is on, or the
+    /// terminal is smaller than 20 × 6, the line protocol instead, its lines also read from
+    /// `/dev/tty`, never from stdin.
     Tty,
-    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly).
+    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly); the same
+    /// as [`Mode::Auto`] with [`TerminalAnswererBuilder::accessible`].
     Accessible,
     /// The line protocol on stdin, as for a script.
     Lines,
@@ -65,6 +68,7 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 struct Config {
     mode: Mode,
+    accessible: bool,
     no_color: bool,
     ascii: bool,
     max_custom_chars: usize,
@@ -187,6 +191,7 @@ impl TerminalAnswererBuilder {
         Self {
             config: Config {
                 mode: Mode::Auto,
+                accessible: false,
                 no_color: env_set("NO_COLOR"),
                 ascii: !utf8 || linux_console,
                 max_custom_chars: DEFAULT_MAX_CUSTOM_CHARS,
@@ -202,12 +207,12 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// The accessible line mode when `true` (same as [`Mode::Accessible`]). Default: off, unless
-    /// `ACCESSIBLE` or `ASKUSER_ACCESSIBLE` is set.
+    /// The accessible line mode when `true`: numbered questions answered one line at a time, on
+    /// stdin, or on `/dev/tty` under [`Mode::Tty`]. Default: off, unless `ACCESSIBLE` or
+    /// `ASKUSER_ACCESSIBLE` is set or the mode is [`Mode::Accessible`].
     pub fn accessible(mut self, on: bool) -> Self {
-        if on {
-            self.config.mode = Mode::Accessible;
-        } else if self.config.mode == Mode::Accessible {
+        self.config.accessible = on;
+        if !on && self.config.mode == Mode::Accessible {
             self.config.mode = Mode::Auto;
         }
         self
@@ -266,10 +271,10 @@ impl TerminalAnswererBuilder {
     }
 }
 
-/// Where to write when nothing was injected: the menu needs a terminal, so it falls back to
-/// `/dev/tty` when stderr is redirected; the line protocol always writes to stderr.
+/// Where to write when nothing was injected: stderr, or `/dev/tty` when stderr is redirected and
+/// the person answers on the terminal (the menu, or lines read from `/dev/tty`).
 fn default_output(route: &Route) -> Box<dyn Write + Send> {
-    if matches!(route, Route::Terminal)
+    if matches!(route, Route::Terminal | Route::Lines { tty: true })
         && !io::stderr().is_terminal()
         && let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty")
     {
@@ -289,25 +294,35 @@ fn terminal_size(config: &Config) -> (u16, u16) {
 enum Route {
     HostEvents,
     Terminal,
-    Lines,
+    /// The line protocol, on `/dev/tty` (under [`Mode::Tty`]) or stdin.
+    Lines {
+        tty: bool,
+    },
 }
 
 fn route(config: &Config, io: &Io) -> Route {
     if io.input.is_some() {
         return Route::HostEvents;
     }
-    let accessible = env_set("ACCESSIBLE") || env_set("ASKUSER_ACCESSIBLE");
+    let accessible = config.accessible || env_set("ACCESSIBLE") || env_set("ASKUSER_ACCESSIBLE");
     let usable =
         |size: (u16, u16)| size.0 >= 20 && size.1 >= 6 && std::env::var("TERM").map_or(true, |t| t != "dumb");
     match config.mode {
-        Mode::Accessible | Mode::Lines => Route::Lines,
-        _ if io.lines.is_some() || accessible => Route::Lines,
+        _ if io.lines.is_some() => Route::Lines { tty: false },
+        Mode::Accessible | Mode::Lines => Route::Lines { tty: false },
+        // Stdin carries data here: the person's lines come from the terminal, like the menu's keys.
+        Mode::Tty if accessible || !usable(terminal_size(config)) => Route::Lines { tty: true },
         Mode::Tty => Route::Terminal,
+        _ if accessible => Route::Lines { tty: false },
         _ => {
             let tty_in = io::stdin().is_terminal();
             let tty_out =
                 io::stderr().is_terminal() || OpenOptions::new().write(true).open("/dev/tty").is_ok();
-            if tty_in && tty_out && usable(terminal_size(config)) { Route::Terminal } else { Route::Lines }
+            if tty_in && tty_out && usable(terminal_size(config)) {
+                Route::Terminal
+            } else {
+                Route::Lines { tty: false }
+            }
         }
     }
 }
@@ -323,10 +338,12 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
         default_out.as_mut()
     };
     match route {
-        Route::Lines => {
+        Route::Lines { tty } => {
             let mut stdin = stdin_lines();
+            let mut terminal = tty_lines();
             let lines: &mut dyn LineSource = match io.lines.as_mut() {
                 Some(lines) => lines.as_mut(),
+                None if tty => &mut terminal,
                 None => &mut stdin,
             };
             ask_lines(request, lines, out, config.max_custom_chars).await

@@ -79,31 +79,95 @@ pub fn stdin_lines() -> &'static StdinLines {
     static LINES: OnceLock<StdinLines> = OnceLock::new();
     LINES.get_or_init(|| {
         let (tx, rx) = mpsc::unbounded_channel();
-        let spawned = std::thread::Builder::new().name("askuser-stdin".into()).spawn(move || {
-            let stdin = io::stdin();
-            loop {
-                let mut line = String::new();
-                match stdin.lock().read_line(&mut line) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        let trimmed = line.trim_end_matches(['\n', '\r']).len();
-                        line.truncate(trimmed);
-                        if tx.send(Ok(line)).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        break;
-                    }
-                }
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name("askuser-stdin".into())
+            // Locked per line, not for good: a host reading stdin directly splits lines, never hangs.
+            .spawn(move || read_lines(|line| io::stdin().lock().read_line(line), &tx, || true));
         // Without the thread the channel is closed at once: every read sees end of input.
         drop(spawned);
         StdinLines { queue: Mutex::new(rx) }
     })
+}
+
+/// Lines typed on the controlling terminal, for the line protocol under [`Mode::Tty`](crate::Mode)
+/// (stdin carries data, so the person answers on `/dev/tty`).
+///
+/// One process-wide reader thread, as for stdin, but it reads a line only while a call waits for
+/// one: between calls it leaves the terminal to the next reader (a menu, the host). A line read for
+/// a call that was then cancelled waits in the queue for the next call.
+pub(crate) struct TtyLines {
+    state: Mutex<TtyState>,
+}
+
+struct TtyState {
+    /// One message per line wanted.
+    want: std::sync::mpsc::Sender<()>,
+    lines: mpsc::UnboundedReceiver<io::Result<String>>,
+    /// A line was asked for and has not arrived yet (its caller may have been cancelled).
+    waiting: bool,
+}
+
+/// The process-wide reader of `/dev/tty` lines, started on first use. Without a terminal, every
+/// read sees end of input.
+pub(crate) fn tty_lines() -> &'static TtyLines {
+    static LINES: OnceLock<TtyLines> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (want, wanted) = std::sync::mpsc::channel::<()>();
+        let (tx, lines) = mpsc::unbounded_channel();
+        let spawned = std::thread::Builder::new().name("askuser-tty".into()).spawn(move || {
+            let Ok(tty) = std::fs::File::open("/dev/tty") else { return };
+            let mut tty = io::BufReader::new(tty);
+            read_lines(|line| tty.read_line(line), &tx, || wanted.recv().is_ok());
+        });
+        drop(spawned);
+        TtyLines { state: Mutex::new(TtyState { want, lines, waiting: false }) }
+    })
+}
+
+/// Reads lines with `read_line` into `tx` while `more()` says to go on, until end of input or an
+/// error.
+fn read_lines(
+    mut read_line: impl FnMut(&mut String) -> io::Result<usize>,
+    tx: &mpsc::UnboundedSender<io::Result<String>>,
+    mut more: impl FnMut() -> bool,
+) {
+    while more() {
+        let mut line = String::new();
+        let read = loop {
+            match read_line(&mut line) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        match read {
+            Ok(0) => break,
+            Ok(_) => {
+                let trimmed = line.trim_end_matches(['\n', '\r']).len();
+                line.truncate(trimmed);
+                if tx.send(Ok(line)).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                break;
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl LineSource for &'static TtyLines {
+    async fn next_line(&mut self) -> Option<io::Result<String>> {
+        let mut state = self.state.lock().await;
+        if !state.waiting {
+            state.want.send(()).ok()?;
+            state.waiting = true;
+        }
+        let line = state.lines.recv().await;
+        state.waiting = false;
+        line
+    }
 }
 
 /// One line's meaning for a question.

@@ -53,10 +53,11 @@ impl Pty {
     /// Starts the fixture on the pty (stdin and stderr), in a new session whose controlling
     /// terminal is the pty; stdout is `stdout`.
     fn spawn(&self, args: &[&str], stdout: Stdio) -> Child {
-        Command::new("setsid")
-            .arg("--ctty")
-            .arg(fixture())
-            .args(args)
+        self.spawn_with(Command::new("setsid").arg("--ctty").arg(fixture()).args(args), stdout)
+    }
+
+    fn spawn_with(&self, command: &mut Command, stdout: Stdio) -> Child {
+        command
             .stdin(Stdio::from(self.user.try_clone().unwrap()))
             .stderr(Stdio::from(self.user.try_clone().unwrap()))
             .stdout(stdout)
@@ -153,6 +154,30 @@ fn cancelled_menu_steals_no_input() {
         assert!(pty.cooked(), "run {run}: cooked mode after the cancelled menu");
         assert!(pty.text().contains("withdrawn"), "run {run}: the cancelled block says so");
     }
+}
+
+/// Guards `askuser ask - --accessible`: stdin carried the arguments (here it is at end of input),
+/// so the accessible line protocol must read its lines from `/dev/tty`. It used to read stdin and
+/// decline at once.
+#[test]
+fn accessible_mode_under_tty_reads_lines_from_the_terminal() {
+    let mut pty = Pty::open();
+    // setsid makes the pty (stdin) the controlling terminal; the fixture then gets /dev/null.
+    let mut child = pty.spawn_with(
+        Command::new("setsid")
+            .args(["--ctty", "sh", "-c", "exec \"$0\" accessible-tty </dev/null"])
+            .arg(fixture()),
+        Stdio::piped(),
+    );
+    pty.wait_for("Choose 1-3");
+    pty.send(b"2\n");
+    pty.wait_for("Choose one or more");
+    pty.send(b"1,3\n");
+    let status = wait(&mut child);
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(status.success(), "{status}: {}", pty.text());
+    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
 }
 
 #[test]
