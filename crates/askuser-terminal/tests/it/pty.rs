@@ -135,6 +135,26 @@ fn answers_a_batch_by_keys() {
     assert!(pty.text().contains("Extras → Cache, Tracing"), "the summary stays on screen");
 }
 
+/// Guards the drain before the first frame: a key typed before the menu appeared (meant for the
+/// host, or typed ahead) must not answer a question. Undrained, this `1` would pick Postgres.
+#[test]
+fn keys_typed_before_the_first_frame_are_discarded() {
+    let mut pty = Pty::open();
+    pty.send(b"1");
+    let mut child = pty.spawn(&["answer"], Stdio::piped());
+    pty.wait_for("Which database?");
+    pty.send(b"2");
+    pty.wait_for("Which extras?");
+    pty.send(b"3\r");
+    pty.wait_for("Review your answers");
+    pty.send(b"\r");
+    let status = wait(&mut child);
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(status.success(), "{status}: {}", pty.text());
+    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Tracing"]}"#);
+}
+
 /// Guards the central promise: cancelling the menu (a timeout) must not eat the lines typed
 /// next. A kept-alive `EventStream` stole one in 7 runs of 10, hence the repetition.
 #[test]
