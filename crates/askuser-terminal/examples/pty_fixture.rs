@@ -3,6 +3,8 @@
 //! `pty_fixture answer`: asks a two-question batch and prints the tool result on stdout.
 //! `pty_fixture accessible-tty`: the same with `Mode::Tty` and the accessible mode, as
 //! `askuser ask - --accessible` runs: the answers are lines typed on `/dev/tty`, not stdin.
+//! `pty_fixture host-raw`: turns raw mode on first (as a host TUI would), asks, prints `ASKED`,
+//! then waits for one more byte before turning raw mode off itself.
 //! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
 
@@ -36,6 +38,16 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{}", ask_user_result(&request, &response)?.text());
             Ok(ExitCode::SUCCESS)
         }
+        Some("host-raw") => {
+            crossterm::terminal::enable_raw_mode()?;
+            let asked = runtime.block_on(answerer.ask(&request));
+            let mut err = std::io::stderr();
+            write!(err, "ASKED:{}\r\n", asked.is_ok())?;
+            err.flush()?;
+            std::io::Read::read(&mut std::io::stdin(), &mut [0])?;
+            crossterm::terminal::disable_raw_mode()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some("cancel") => {
             let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
             let asked = runtime.block_on(async {
@@ -55,7 +67,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         _ => {
-            eprintln!("usage: pty_fixture answer | accessible-tty | cancel MS");
+            eprintln!("usage: pty_fixture answer | accessible-tty | host-raw | cancel MS");
             Ok(ExitCode::from(2))
         }
     }

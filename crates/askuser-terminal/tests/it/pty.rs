@@ -155,6 +155,21 @@ fn keys_typed_before_the_first_frame_are_discarded() {
     assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Tracing"]}"#);
 }
 
+/// Guards "raw mode is turned off only if the menu turned it on": a host already in raw mode keeps
+/// it after the menu ends.
+#[test]
+fn raw_mode_the_host_turned_on_stays_on() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["host-raw"], Stdio::null());
+    pty.wait_for("Which database?");
+    pty.send(b"\x1b");
+    pty.wait_for("ASKED:true");
+    assert!(!pty.cooked(), "the host's raw mode survived the menu");
+    pty.send(b"x");
+    assert!(wait(&mut child).success(), "{}", pty.text());
+    assert!(pty.cooked());
+}
+
 /// Guards the central promise: cancelling the menu (a timeout) must not eat the lines typed
 /// next. A kept-alive `EventStream` stole one in 7 runs of 10, hence the repetition.
 #[test]
