@@ -495,7 +495,8 @@ fn answer_text(question: &Question, pick: &Pick) -> Option<String> {
 
 fn layout_review(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
     let sym = symbols(look);
-    let mut lines = vec![title(menu, w, look), Line::of(" Review your answers", BOLD)];
+    let heading = truncate(" Review your answers", w).into_owned();
+    let mut lines = vec![title(menu, w, look), Line::of(heading, BOLD)];
     let mut items: Vec<Line> = menu
         .questions()
         .iter()
