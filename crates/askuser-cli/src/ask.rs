@@ -214,10 +214,22 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
             ExitCode::from(130)
         }
         Some(Err(e)) => {
-            eprintln!("askuser: {e}");
+            eprintln!("askuser: {}", with_causes(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// `error` followed by its causes: an answerer's error names what failed, its source why.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 fn finish(request: &AskUserRequest, response: &askuser_core::AskUserResponse) -> ExitCode {
@@ -274,6 +286,14 @@ mod tests {
             assert!(parse(&args(bad), true).is_err(), "{bad:?}");
         }
         assert!(parse(&args(&["file.json"]), false).is_err(), "demo takes no file");
+    }
+
+    /// Guards the message of a failed terminal: "the terminal failed" alone did not say why.
+    #[test]
+    fn errors_are_printed_with_their_causes() {
+        let e = askuser_core::AnswerError::failed("the terminal failed")
+            .with_source(std::io::Error::other("no such device"));
+        assert_eq!(with_causes(&e), "the terminal failed: no such device");
     }
 
     #[test]
