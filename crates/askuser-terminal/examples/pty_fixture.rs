@@ -5,6 +5,8 @@
 //! `askuser ask - --accessible` runs: the answers are lines typed on `/dev/tty`, not stdin.
 //! `pty_fixture host-raw`: turns raw mode on first (as a host TUI would), asks, prints `ASKED`,
 //! then waits for one more byte before turning raw mode off itself.
+//! `pty_fixture abort`: while the menu is open, another thread panics and the process exits at
+//! once, as a `panic = "abort"` build does: no guard's `Drop` runs, only the panic hook.
 //! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
 
@@ -48,6 +50,17 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             crossterm::terminal::disable_raw_mode()?;
             Ok(ExitCode::SUCCESS)
         }
+        Some("abort") => {
+            std::thread::spawn(|| {
+                while !crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let _ = std::panic::catch_unwind(|| panic!("a bug elsewhere in the program"));
+                std::process::exit(101);
+            });
+            runtime.block_on(answerer.ask(&request))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some("cancel") => {
             let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
             let asked = runtime.block_on(async {
@@ -67,7 +80,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         _ => {
-            eprintln!("usage: pty_fixture answer | accessible-tty | host-raw | cancel MS");
+            eprintln!("usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS");
             Ok(ExitCode::from(2))
         }
     }

@@ -170,6 +170,17 @@ fn raw_mode_the_host_turned_on_stays_on() {
     assert!(pty.cooked());
 }
 
+/// Guards `install_panic_hook`: with `panic = "abort"` no `Drop` runs, so only the hook can turn
+/// raw mode off. The fixture exits straight after the hook, as an abort would.
+#[test]
+fn the_panic_hook_restores_cooked_mode_when_nothing_unwinds() {
+    let pty = Pty::open();
+    let mut child = pty.spawn(&["abort"], Stdio::null());
+    assert_eq!(wait(&mut child).code(), Some(101), "{}", pty.text());
+    pty.wait_for("a bug elsewhere in the program");
+    assert!(pty.cooked(), "the hook turned raw mode off");
+}
+
 /// Guards the central promise: cancelling the menu (a timeout) must not eat the lines typed
 /// next. A kept-alive `EventStream` stole one in 7 runs of 10, hence the repetition.
 #[test]
