@@ -208,12 +208,16 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
         }
         return LineAnswer::Pick(Pick { picked: Vec::new(), custom: Some(text.to_owned()) });
     }
-    if let Some(index) = question.options().iter().position(|o| o.label().trim().eq_ignore_ascii_case(line)) {
-        return LineAnswer::Pick(Pick { picked: vec![index], custom: None });
-    }
     let tokens: Vec<&str> = line.split([',', ' ', '\t']).filter(|t| !t.is_empty()).collect();
     let numbers: Option<Vec<usize>> = tokens.iter().map(|t| t.parse::<usize>().ok()).collect();
+    // Numbers before labels: the prompt says "Choose 1-3", so `2` is option 2 even when another
+    // option's label is "2".
     let Some(numbers) = numbers else {
+        if let Some(index) =
+            question.options().iter().position(|o| o.label().trim().eq_ignore_ascii_case(line))
+        {
+            return LineAnswer::Pick(Pick { picked: vec![index], custom: None });
+        }
         return LineAnswer::Bad(format!("not an option: type a number from 1 to {n}"));
     };
     if numbers.is_empty() {
@@ -351,6 +355,17 @@ mod tests {
     #[track_caller]
     fn check_bad(line: &str, multi: bool) {
         assert!(matches!(parse_answer(line, &question(multi), 20), LineAnswer::Bad(_)), "line {line:?}");
+    }
+
+    /// Guards numbers winning over labels: with options "3", "2", "1", typing `2` picks the second
+    /// option, as the prompt "Choose 1-3" promises (the label match used to win).
+    #[test]
+    fn numbers_win_over_numeric_labels() {
+        let labels = ["3", "2", "1 a"].map(|l| QuestionOption::new(l, None::<String>).unwrap());
+        let q = Question::new("N", "Which?", labels.to_vec(), false).unwrap();
+        assert_eq!(parse_answer("1", &q, 20), picked(&[0]));
+        assert_eq!(parse_answer("3", &q, 20), picked(&[2]));
+        assert_eq!(parse_answer("1 A", &q, 20), picked(&[2]), "a label that is not all numbers");
     }
 
     #[test]
