@@ -100,6 +100,16 @@ impl Pty {
     }
 }
 
+/// Waits for the fixture to succeed and returns its stdout, without the final newline.
+#[track_caller]
+fn succeed(child: &mut Child, pty: &Pty) -> String {
+    let status = wait(child);
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(status.success(), "{status}: {}", pty.text());
+    stdout.trim_end().to_owned()
+}
+
 #[track_caller]
 fn wait(child: &mut Child) -> std::process::ExitStatus {
     let start = Instant::now();
@@ -126,11 +136,7 @@ fn answers_a_batch_by_keys() {
     pty.send(b"13\r");
     pty.wait_for("Review your answers");
     pty.send(b"\r");
-    let status = wait(&mut child);
-    let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    assert!(status.success(), "{status}: {}", pty.text());
-    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
     assert!(pty.cooked(), "cooked mode again afterwards");
     assert!(pty.text().contains("Extras → Cache, Tracing"), "the summary stays on screen");
 }
@@ -148,11 +154,7 @@ fn keys_typed_before_the_first_frame_are_discarded() {
     pty.send(b"3\r");
     pty.wait_for("Review your answers");
     pty.send(b"\r");
-    let status = wait(&mut child);
-    let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    assert!(status.success(), "{status}: {}", pty.text());
-    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Tracing"]}"#);
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Tracing"]}"#);
 }
 
 /// Guards "raw mode is turned off only if the menu turned it on": a host already in raw mode keeps
@@ -219,11 +221,7 @@ fn accessible_mode_under_tty_reads_lines_from_the_terminal() {
     pty.send(b"2\n");
     pty.wait_for("Choose one or more");
     pty.send(b"1,3\n");
-    let status = wait(&mut child);
-    let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    assert!(status.success(), "{status}: {}", pty.text());
-    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
 }
 
 #[test]
