@@ -243,8 +243,10 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// Answer lines from `source`, in the line protocol, instead of stdin. Default: stdin, through
-    /// [`stdin_lines`](crate::stdin_lines).
+    /// Answer lines from `source`: every `ask()` then uses the line protocol, whatever the mode
+    /// (only [`input`](Self::input) takes precedence). Default: no source; the line protocol,
+    /// when a mode chooses it, reads stdin through [`stdin_lines`](crate::stdin_lines), or
+    /// `/dev/tty` under [`Mode::Tty`].
     pub fn lines(mut self, source: impl LineSource + 'static) -> Self {
         self.io.lines = Some(Box::new(source));
         self
