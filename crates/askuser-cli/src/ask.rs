@@ -66,23 +66,35 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
         unattended: false,
         accessible: false,
     };
-    let mut args = args.iter();
+    // `--timeout=5` is read as `--timeout 5`.
+    let args: Vec<&str> = args
+        .iter()
+        .flat_map(|a| match a.split_once('=') {
+            Some((flag @ ("--timeout" | "--on-timeout"), value)) => vec![flag, value],
+            _ => vec![a.as_str()],
+        })
+        .collect();
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        match arg {
             "--timeout" => {
                 let value = args.next().ok_or("--timeout needs a number of seconds")?;
                 let secs: f64 =
                     value.parse().map_err(|_| format!("--timeout: not a number of seconds: {value:?}"))?;
-                if !(secs.is_finite() && secs > 0.0) {
-                    return Err(format!("--timeout must be more than 0 seconds, got {value}"));
-                }
-                options.timeout = Some(Duration::from_secs_f64(secs));
+                // `try_from`: a huge number (`1e30`) is an error, not a panic.
+                options.timeout =
+                    Some(Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero()).ok_or_else(
+                        || format!("--timeout must be a number of seconds above 0, got {value}"),
+                    )?);
             }
             "--on-timeout" => {
-                options.on_timeout = match args.next().map(String::as_str) {
+                options.on_timeout = match args.next() {
                     Some("decline") => OnTimeout::Decline,
                     Some("defaults") => OnTimeout::Defaults,
-                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
+                    Some(other) => {
+                        return Err(format!("--on-timeout takes decline or defaults, got {other:?}"));
+                    }
+                    None => return Err("--on-timeout needs decline or defaults".to_owned()),
                 };
             }
             "--unattended" => options.unattended = true,
@@ -156,16 +168,14 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
     if options.unattended {
         return finish(&request, &DefaultsResponder::respond(&request, AnsweredBy::Unattended));
     }
-    // When stdin carried the arguments, the person answers on the terminal itself.
-    let mode = if options.accessible {
-        Mode::Accessible
-    } else if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
+    // When stdin carried the arguments, the person answers on the terminal itself (keys or lines).
+    let mode = if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
         Mode::Tty
     } else {
         Mode::Auto
     };
     askuser_terminal::install_panic_hook();
-    let answerer = TerminalAnswerer::builder().mode(mode).build();
+    let answerer = TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -204,10 +214,22 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
             ExitCode::from(130)
         }
         Some(Err(e)) => {
-            eprintln!("askuser: {e}");
+            eprintln!("askuser: {}", with_causes(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// `error` followed by its causes: an answerer's error names what failed, its source why.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 fn finish(request: &AskUserRequest, response: &askuser_core::AskUserResponse) -> ExitCode {
@@ -241,6 +263,8 @@ mod tests {
         assert_eq!(o.on_timeout, OnTimeout::Defaults);
         assert!(o.unattended && !o.accessible);
         assert_eq!(parse(&args(&["-", "--accessible"]), true).unwrap().source.as_deref(), Some("-"));
+        let o = parse(&args(&["--timeout=2", "--on-timeout=defaults"]), false).unwrap();
+        assert_eq!((o.timeout, o.on_timeout), (Some(Duration::from_secs(2)), OnTimeout::Defaults));
     }
 
     #[test]
@@ -250,6 +274,11 @@ mod tests {
             &["--timeout", "0"],
             &["--timeout", "-1"],
             &["--timeout", "soon"],
+            // Guards a panic: `Duration::from_secs_f64` aborts on a number this large.
+            &["--timeout", "1e30"],
+            &["--timeout", "NaN"],
+            &["--timeout", "inf"],
+            &["--timeout", "1e-12"],
             &["--on-timeout", "later"],
             &["--frobnicate"],
             &["a.json", "b.json"],
@@ -257,6 +286,14 @@ mod tests {
             assert!(parse(&args(bad), true).is_err(), "{bad:?}");
         }
         assert!(parse(&args(&["file.json"]), false).is_err(), "demo takes no file");
+    }
+
+    /// Guards the message of a failed terminal: "the terminal failed" alone did not say why.
+    #[test]
+    fn errors_are_printed_with_their_causes() {
+        let e = askuser_core::AnswerError::failed("the terminal failed")
+            .with_source(std::io::Error::other("no such device"));
+        assert_eq!(with_causes(&e), "the terminal failed: no such device");
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Test fixture for the real-pty tests in `tests/it/pty.rs`; not an example to copy.
 //!
 //! `pty_fixture answer`: asks a two-question batch and prints the tool result on stdout.
+//! `pty_fixture accessible-tty`: the same with `Mode::Tty` and the accessible mode, as
+//! `askuser ask - --accessible` runs: the answers are lines typed on `/dev/tty`, not stdin.
+//! `pty_fixture host-raw`: turns raw mode on first (as a host TUI would), asks, prints `ASKED`,
+//! then waits for one more byte before turning raw mode off itself.
+//! `pty_fixture abort`: while the menu is open, another thread panics and the process exits at
+//! once, as a `panic = "abort"` build does: no guard's `Drop` runs, only the panic hook.
 //! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
 
@@ -9,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{AskUserRequest, Questions, ask_user_result};
-use askuser_terminal::TerminalAnswerer;
+use askuser_terminal::{Mode, TerminalAnswerer};
 
 const BATCH: &str = r#"{"questions":[
     {"header":"Db","question":"Which database?","options":[
@@ -24,9 +30,35 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
     let answerer = TerminalAnswerer::new();
     match args.first().map(String::as_str) {
-        Some("answer") => {
+        Some(mode @ ("answer" | "accessible-tty")) => {
+            let answerer = if mode == "answer" {
+                answerer
+            } else {
+                TerminalAnswerer::builder().mode(Mode::Tty).accessible(true).build()
+            };
             let response = runtime.block_on(answerer.ask(&request))?;
             println!("{}", ask_user_result(&request, &response)?.text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("host-raw") => {
+            crossterm::terminal::enable_raw_mode()?;
+            let asked = runtime.block_on(answerer.ask(&request));
+            let mut err = std::io::stderr();
+            write!(err, "ASKED:{}\r\n", asked.is_ok())?;
+            err.flush()?;
+            std::io::Read::read(&mut std::io::stdin(), &mut [0])?;
+            crossterm::terminal::disable_raw_mode()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("abort") => {
+            std::thread::spawn(|| {
+                while !crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let _ = std::panic::catch_unwind(|| panic!("a bug elsewhere in the program"));
+                std::process::exit(101);
+            });
+            runtime.block_on(answerer.ask(&request))?;
             Ok(ExitCode::SUCCESS)
         }
         Some("cancel") => {
@@ -48,7 +80,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         _ => {
-            eprintln!("usage: pty_fixture answer | cancel MS");
+            eprintln!("usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS");
             Ok(ExitCode::from(2))
         }
     }

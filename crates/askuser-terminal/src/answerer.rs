@@ -6,12 +6,14 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait};
+use askuser_core::{
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait, check_response,
+};
 use crossterm::event::Event;
 use tokio::sync::Mutex;
 
 use crate::input::{CrosstermSource, InputSource};
-use crate::line::{LineSource, ask_lines, stdin_lines};
+use crate::line::{LineSource, ask_lines, stdin_lines, tty_lines};
 use crate::menu::{Effect, Menu, MenuOutcome};
 use crate::render::{Look, Painter, layout, summary};
 
@@ -51,9 +53,12 @@ pub enum Mode {
     #[default]
     Auto,
     /// The interactive menu on the controlling terminal (`/dev/tty`), even when stdin is not a
-    /// terminal: for a program whose stdin carries data.
+    /// terminal: for a program whose stdin carries data. When the accessible mode is on, or the
+    /// terminal is smaller than 20 × 6, the line protocol instead, its lines also read from
+    /// `/dev/tty`, never from stdin.
     Tty,
-    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly).
+    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly); the same
+    /// as [`Mode::Auto`] with [`TerminalAnswererBuilder::accessible`].
     Accessible,
     /// The line protocol on stdin, as for a script.
     Lines,
@@ -63,6 +68,7 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 struct Config {
     mode: Mode,
+    accessible: bool,
     no_color: bool,
     ascii: bool,
     max_custom_chars: usize,
@@ -128,11 +134,22 @@ impl TerminalAnswerer {
         let outcome = run(&self.inner.config, &mut io, request)
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
-        match outcome {
-            MenuOutcome::Answered(answers) => Ok(AskUserResponse::answered(answers)),
-            MenuOutcome::Declined => Ok(AskUserResponse::declined()),
-            MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
+        response(request, outcome)
+    }
+}
+
+/// What `ask()` returns for `outcome`. Answers pass core's `check_response` first, so a bug in
+/// the menu or the line protocol fails the call here instead of reaching the model.
+fn response(request: &AskUserRequest, outcome: MenuOutcome) -> Result<AskUserResponse, AnswerError> {
+    match outcome {
+        MenuOutcome::Answered(answers) => {
+            let response = AskUserResponse::answered(answers);
+            check_response(request, &response)
+                .map_err(|e| AnswerError::failed("the answers do not fit the questions").with_source(e))?;
+            Ok(response)
         }
+        MenuOutcome::Declined => Ok(AskUserResponse::declined()),
+        MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
     }
 }
 
@@ -174,6 +191,7 @@ impl TerminalAnswererBuilder {
         Self {
             config: Config {
                 mode: Mode::Auto,
+                accessible: false,
                 no_color: env_set("NO_COLOR"),
                 ascii: !utf8 || linux_console,
                 max_custom_chars: DEFAULT_MAX_CUSTOM_CHARS,
@@ -189,12 +207,12 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// The accessible line mode when `true` (same as [`Mode::Accessible`]). Default: off, unless
-    /// `ACCESSIBLE` or `ASKUSER_ACCESSIBLE` is set.
+    /// The accessible line mode when `true`: numbered questions answered one line at a time, on
+    /// stdin, or on `/dev/tty` under [`Mode::Tty`]. Default: off, unless `ACCESSIBLE` or
+    /// `ASKUSER_ACCESSIBLE` is set or the mode is [`Mode::Accessible`].
     pub fn accessible(mut self, on: bool) -> Self {
-        if on {
-            self.config.mode = Mode::Accessible;
-        } else if self.config.mode == Mode::Accessible {
+        self.config.accessible = on;
+        if !on && self.config.mode == Mode::Accessible {
             self.config.mode = Mode::Auto;
         }
         self
@@ -225,8 +243,10 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// Answer lines from `source`, in the line protocol, instead of stdin. Default: stdin, through
-    /// [`stdin_lines`](crate::stdin_lines).
+    /// Answer lines from `source`: every `ask()` then uses the line protocol, whatever the mode
+    /// (only [`input`](Self::input) takes precedence). Default: no source; the line protocol,
+    /// when a mode chooses it, reads stdin through [`stdin_lines`](crate::stdin_lines), or
+    /// `/dev/tty` under [`Mode::Tty`].
     pub fn lines(mut self, source: impl LineSource + 'static) -> Self {
         self.io.lines = Some(Box::new(source));
         self
@@ -253,10 +273,10 @@ impl TerminalAnswererBuilder {
     }
 }
 
-/// Where to write when nothing was injected: the menu needs a terminal, so it falls back to
-/// `/dev/tty` when stderr is redirected; the line protocol always writes to stderr.
+/// Where to write when nothing was injected: stderr, or `/dev/tty` when stderr is redirected and
+/// the person answers on the terminal (the menu, or lines read from `/dev/tty`).
 fn default_output(route: &Route) -> Box<dyn Write + Send> {
-    if matches!(route, Route::Terminal)
+    if matches!(route, Route::Terminal | Route::Lines { tty: true })
         && !io::stderr().is_terminal()
         && let Ok(tty) = OpenOptions::new().write(true).open("/dev/tty")
     {
@@ -276,25 +296,35 @@ fn terminal_size(config: &Config) -> (u16, u16) {
 enum Route {
     HostEvents,
     Terminal,
-    Lines,
+    /// The line protocol, on `/dev/tty` (under [`Mode::Tty`]) or stdin.
+    Lines {
+        tty: bool,
+    },
 }
 
 fn route(config: &Config, io: &Io) -> Route {
     if io.input.is_some() {
         return Route::HostEvents;
     }
-    let accessible = env_set("ACCESSIBLE") || env_set("ASKUSER_ACCESSIBLE");
+    let accessible = config.accessible || env_set("ACCESSIBLE") || env_set("ASKUSER_ACCESSIBLE");
     let usable =
         |size: (u16, u16)| size.0 >= 20 && size.1 >= 6 && std::env::var("TERM").map_or(true, |t| t != "dumb");
     match config.mode {
-        Mode::Accessible | Mode::Lines => Route::Lines,
-        _ if io.lines.is_some() || accessible => Route::Lines,
+        _ if io.lines.is_some() => Route::Lines { tty: false },
+        Mode::Accessible | Mode::Lines => Route::Lines { tty: false },
+        // Stdin carries data here: the person's lines come from the terminal, like the menu's keys.
+        Mode::Tty if accessible || !usable(terminal_size(config)) => Route::Lines { tty: true },
         Mode::Tty => Route::Terminal,
+        _ if accessible => Route::Lines { tty: false },
         _ => {
             let tty_in = io::stdin().is_terminal();
             let tty_out =
                 io::stderr().is_terminal() || OpenOptions::new().write(true).open("/dev/tty").is_ok();
-            if tty_in && tty_out && usable(terminal_size(config)) { Route::Terminal } else { Route::Lines }
+            if tty_in && tty_out && usable(terminal_size(config)) {
+                Route::Terminal
+            } else {
+                Route::Lines { tty: false }
+            }
         }
     }
 }
@@ -310,10 +340,12 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
         default_out.as_mut()
     };
     match route {
-        Route::Lines => {
+        Route::Lines { tty } => {
             let mut stdin = stdin_lines();
+            let mut terminal = tty_lines();
             let lines: &mut dyn LineSource = match io.lines.as_mut() {
                 Some(lines) => lines.as_mut(),
+                None if tty => &mut terminal,
                 None => &mut stdin,
             };
             ask_lines(request, lines, out, config.max_custom_chars).await
@@ -445,5 +477,35 @@ impl Drop for Screen<'_> {
             let _ = crossterm::terminal::disable_raw_mode();
             RAW_BY_US.store(false, Ordering::SeqCst);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use askuser_core::{AnswerErrorKind, AskUserAnswer, Questions};
+
+    use super::*;
+
+    /// Guards the check before returning: an answer that does not fit its request (here a header
+    /// the request lacks, or nothing picked) fails the call rather than reaching the model.
+    #[test]
+    fn answers_are_checked_before_they_are_returned() {
+        let request = AskUserRequest::new(
+            Questions::from_json(
+                r#"{"questions":[{"header":"H","question":"Q?","options":[{"label":"a"},{"label":"b"}]}]}"#,
+            )
+            .unwrap(),
+        );
+        let ok = MenuOutcome::Answered(vec![AskUserAnswer::picked("H", ["b"])]);
+        assert_eq!(response(&request, ok).unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
+        for bad in [AskUserAnswer::picked("Nope", ["a"]), AskUserAnswer::picked("H", Vec::<String>::new())] {
+            let err = response(&request, MenuOutcome::Answered(vec![bad])).unwrap_err();
+            assert_eq!(err.kind(), AnswerErrorKind::Failed);
+        }
+        assert_eq!(response(&request, MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(
+            response(&request, MenuOutcome::Interrupted).unwrap_err().kind(),
+            AnswerErrorKind::Interrupted
+        );
     }
 }

@@ -2,8 +2,10 @@
 
 use askuser_core::{AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse};
 use inquire::error::InquireError;
+use inquire::list_option::ListOption;
 use inquire::ui::{IndexPrefix, RenderConfig};
-use inquire::{MultiSelect, Select, Text};
+use inquire::validator::Validation;
+use inquire::{CustomUserError, MultiSelect, Select, Text};
 
 use crate::text::{clean_answer_text, sanitize};
 
@@ -58,22 +60,29 @@ impl InquireAnswerer {
             let other = shown.len();
             shown.push("Other… (type your answer)".to_owned());
             let picked: Option<Vec<usize>> = if question.multi_select() {
-                let prompt = MultiSelect::new(&prompt, shown).with_render_config(config).without_filtering();
+                let prompt = MultiSelect::new(&prompt, shown)
+                    .with_render_config(config)
+                    .without_filtering()
+                    .with_validator(|picked: &[ListOption<&String>]| {
+                        Ok(if picked.is_empty() {
+                            Validation::Invalid("pick at least one (space toggles), or Other".into())
+                        } else {
+                            Validation::Valid
+                        })
+                    });
                 or_decline(prompt.raw_prompt())?.map(|v| v.into_iter().map(|o| o.index).collect())
             } else {
                 let prompt = Select::new(&prompt, shown).with_render_config(config).without_filtering();
                 or_decline(prompt.raw_prompt())?.map(|o| vec![o.index])
             };
             let Some(picked) = picked else { return Ok(AskUserResponse::declined()) };
-            if picked.contains(&other) || picked.is_empty() {
-                let text = Text::new(&format!("{header}: your answer")).with_render_config(config).prompt();
+            if picked.contains(&other) {
+                let text = Text::new(&format!("{header}: your answer"))
+                    .with_render_config(config)
+                    .with_validator(custom_answer_check(self.max_custom_chars))
+                    .prompt();
                 let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
-                let text = clean_answer_text(&text);
-                let text: String = text.trim().chars().take(self.max_custom_chars).collect();
-                if text.trim().is_empty() {
-                    return Ok(AskUserResponse::declined());
-                }
-                answers.push(AskUserAnswer::custom(question.header(), text.trim_end()));
+                answers.push(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim()));
             } else {
                 answers.push(AskUserAnswer::picked(
                     question.header(),
@@ -89,6 +98,21 @@ impl InquireAnswerer {
 impl Default for InquireAnswerer {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The custom answer's check, shown under the prompt until it passes: a blank answer used to
+/// decline the whole batch, and a long one was cut without a word.
+fn custom_answer_check(max: usize) -> impl Fn(&str) -> Result<Validation, CustomUserError> + Clone {
+    move |text| {
+        let chars = clean_answer_text(text).trim().chars().count();
+        Ok(if chars == 0 {
+            Validation::Invalid("type an answer, or esc to decline".into())
+        } else if chars > max {
+            Validation::Invalid(format!("at most {max} characters, this is {chars}").into())
+        } else {
+            Validation::Valid
+        })
     }
 }
 
@@ -115,6 +139,18 @@ mod tests {
         let kind = |e: InquireError| or_decline::<()>(Err(e)).unwrap_err().kind();
         assert_eq!(kind(InquireError::OperationInterrupted), AnswerErrorKind::Interrupted);
         assert_eq!(kind(InquireError::NotTTY), AnswerErrorKind::Failed);
+    }
+
+    /// Guards the custom answer's check: blank or over the cap is refused (re-asked), not turned
+    /// into a decline or cut.
+    #[test]
+    fn custom_answers_are_checked_not_cut() {
+        let check = custom_answer_check(5);
+        let invalid = |text: &str| matches!(check(text).unwrap(), Validation::Invalid(_));
+        assert!(invalid("   "));
+        assert!(invalid("\u{200b}\t"), "nothing left once cleaned");
+        assert!(invalid("abcdef"));
+        assert!(!invalid(" abcde "));
     }
 
     #[test]

@@ -79,31 +79,95 @@ pub fn stdin_lines() -> &'static StdinLines {
     static LINES: OnceLock<StdinLines> = OnceLock::new();
     LINES.get_or_init(|| {
         let (tx, rx) = mpsc::unbounded_channel();
-        let spawned = std::thread::Builder::new().name("askuser-stdin".into()).spawn(move || {
-            let stdin = io::stdin();
-            loop {
-                let mut line = String::new();
-                match stdin.lock().read_line(&mut line) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        let trimmed = line.trim_end_matches(['\n', '\r']).len();
-                        line.truncate(trimmed);
-                        if tx.send(Ok(line)).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        break;
-                    }
-                }
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name("askuser-stdin".into())
+            // Locked per line, not for good: a host reading stdin directly splits lines, never hangs.
+            .spawn(move || read_lines(|line| io::stdin().lock().read_line(line), &tx, || true));
         // Without the thread the channel is closed at once: every read sees end of input.
         drop(spawned);
         StdinLines { queue: Mutex::new(rx) }
     })
+}
+
+/// Lines typed on the controlling terminal, for the line protocol under [`Mode::Tty`](crate::Mode)
+/// (stdin carries data, so the person answers on `/dev/tty`).
+///
+/// One process-wide reader thread, as for stdin, but it reads a line only while a call waits for
+/// one: between calls it leaves the terminal to the next reader (a menu, the host). A line read for
+/// a call that was then cancelled waits in the queue for the next call.
+pub(crate) struct TtyLines {
+    state: Mutex<TtyState>,
+}
+
+struct TtyState {
+    /// One message per line wanted.
+    want: std::sync::mpsc::Sender<()>,
+    lines: mpsc::UnboundedReceiver<io::Result<String>>,
+    /// A line was asked for and has not arrived yet (its caller may have been cancelled).
+    waiting: bool,
+}
+
+/// The process-wide reader of `/dev/tty` lines, started on first use. Without a terminal, every
+/// read sees end of input.
+pub(crate) fn tty_lines() -> &'static TtyLines {
+    static LINES: OnceLock<TtyLines> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (want, wanted) = std::sync::mpsc::channel::<()>();
+        let (tx, lines) = mpsc::unbounded_channel();
+        let spawned = std::thread::Builder::new().name("askuser-tty".into()).spawn(move || {
+            let Ok(tty) = std::fs::File::open("/dev/tty") else { return };
+            let mut tty = io::BufReader::new(tty);
+            read_lines(|line| tty.read_line(line), &tx, || wanted.recv().is_ok());
+        });
+        drop(spawned);
+        TtyLines { state: Mutex::new(TtyState { want, lines, waiting: false }) }
+    })
+}
+
+/// Reads lines with `read_line` into `tx` while `more()` says to go on, until end of input or an
+/// error.
+fn read_lines(
+    mut read_line: impl FnMut(&mut String) -> io::Result<usize>,
+    tx: &mpsc::UnboundedSender<io::Result<String>>,
+    mut more: impl FnMut() -> bool,
+) {
+    while more() {
+        let mut line = String::new();
+        let read = loop {
+            match read_line(&mut line) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        match read {
+            Ok(0) => break,
+            Ok(_) => {
+                let trimmed = line.trim_end_matches(['\n', '\r']).len();
+                line.truncate(trimmed);
+                if tx.send(Ok(line)).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                break;
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl LineSource for &'static TtyLines {
+    async fn next_line(&mut self) -> Option<io::Result<String>> {
+        let mut state = self.state.lock().await;
+        if !state.waiting {
+            state.want.send(()).ok()?;
+            state.waiting = true;
+        }
+        let line = state.lines.recv().await;
+        state.waiting = false;
+        line
+    }
 }
 
 /// One line's meaning for a question.
@@ -131,21 +195,34 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
         .or_else(|| line.get(..6).filter(|p| p.eq_ignore_ascii_case("other:")).map(|_| &line[6..]));
     if let Some(rest) = custom {
         let text = clean_answer_text(rest.trim_start_matches(':'));
-        let text: String = text.trim().chars().take(max_custom_chars).collect();
-        let text = text.trim_end();
+        let text = text.trim();
         if text.is_empty() {
             return LineAnswer::Bad("type 0, a space, then your answer".to_owned());
         }
+        // Refused rather than cut: the person learns the tail would be lost, as in the menu.
+        let chars = text.chars().count();
+        if chars > max_custom_chars {
+            return LineAnswer::Bad(format!(
+                "your answer has {chars} characters, at most {max_custom_chars} fit"
+            ));
+        }
         return LineAnswer::Pick(Pick { picked: Vec::new(), custom: Some(text.to_owned()) });
-    }
-    if let Some(index) = question.options().iter().position(|o| o.label().trim().eq_ignore_ascii_case(line)) {
-        return LineAnswer::Pick(Pick { picked: vec![index], custom: None });
     }
     let tokens: Vec<&str> = line.split([',', ' ', '\t']).filter(|t| !t.is_empty()).collect();
     let numbers: Option<Vec<usize>> = tokens.iter().map(|t| t.parse::<usize>().ok()).collect();
+    // Numbers before labels: the prompt says "Choose 1-3", so `2` is option 2 even when another
+    // option's label is "2".
     let Some(numbers) = numbers else {
+        if let Some(index) =
+            question.options().iter().position(|o| o.label().trim().eq_ignore_ascii_case(line))
+        {
+            return LineAnswer::Pick(Pick { picked: vec![index], custom: None });
+        }
         return LineAnswer::Bad(format!("not an option: type a number from 1 to {n}"));
     };
+    if numbers.is_empty() {
+        return LineAnswer::Bad(format!("type a number from 1 to {n}"));
+    }
     let mut picked = Vec::new();
     for number in numbers {
         if !(1..=n).contains(&number) {
@@ -235,13 +312,7 @@ pub(crate) async fn ask_lines(
                 }
             }
         };
-        answers.push(match pick.custom {
-            Some(text) => askuser_core::AskUserAnswer::custom(question.header(), text),
-            None => askuser_core::AskUserAnswer::picked(
-                question.header(),
-                pick.picked.iter().map(|&i| question.options()[i].label()),
-            ),
-        });
+        answers.push(pick.answer(question));
     }
     writeln!(out, "Thanks: your answers go back to the assistant.")?;
     out.flush()?;
@@ -286,6 +357,17 @@ mod tests {
         assert!(matches!(parse_answer(line, &question(multi), 20), LineAnswer::Bad(_)), "line {line:?}");
     }
 
+    /// Guards numbers winning over labels: with options "3", "2", "1", typing `2` picks the second
+    /// option, as the prompt "Choose 1-3" promises (the label match used to win).
+    #[test]
+    fn numbers_win_over_numeric_labels() {
+        let labels = ["3", "2", "1 a"].map(|l| QuestionOption::new(l, None::<String>).unwrap());
+        let q = Question::new("N", "Which?", labels.to_vec(), false).unwrap();
+        assert_eq!(parse_answer("1", &q, 20), picked(&[0]));
+        assert_eq!(parse_answer("3", &q, 20), picked(&[2]));
+        assert_eq!(parse_answer("1 A", &q, 20), picked(&[2]), "a label that is not all numbers");
+    }
+
     #[test]
     fn answers() {
         check("2", false, &picked(&[1]));
@@ -298,7 +380,7 @@ mod tests {
         check("0 MySQL please", false, &custom("MySQL please"));
         check("0: MySQL", true, &custom("MySQL"));
         check("other: a\tb", false, &custom("a b"));
-        check("0 this is a very long answer indeed", false, &custom("this is a very long"));
+        check("0 exactly twenty chars", false, &custom("exactly twenty chars"));
         check("!decline", false, &LineAnswer::Decline);
         check("!DECLINE", true, &LineAnswer::Decline);
         check_bad("", false);
@@ -308,5 +390,10 @@ mod tests {
         check_bad("1,2", false);
         check_bad("maybe", false);
         check_bad("07", false);
+        // A custom answer over the cap is refused, not silently cut.
+        check_bad("0 this is a very long answer indeed", false);
+        // Separators alone are no pick: they used to give an answer with nothing selected.
+        check_bad(",", true);
+        check_bad(" , ,", false);
     }
 }

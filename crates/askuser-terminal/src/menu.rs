@@ -3,6 +3,8 @@
 use askuser_core::{AskUserAnswer, AskUserRequest, Question};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use unicode_segmentation::UnicodeSegmentation;
+
 use crate::text::clean_answer_text;
 
 /// How a menu ended.
@@ -64,14 +66,45 @@ impl Pick {
     pub(crate) fn is_answered(&self) -> bool {
         !self.picked.is_empty() || self.custom.is_some()
     }
+
+    /// The answer to `question`, with the question's own labels.
+    pub(crate) fn answer(&self, question: &Question) -> AskUserAnswer {
+        match &self.custom {
+            Some(text) => AskUserAnswer::custom(question.header(), text.clone()),
+            None => AskUserAnswer::picked(
+                question.header(),
+                self.picked.iter().map(|&i| question.options()[i].label()),
+            ),
+        }
+    }
 }
 
 /// The one-line editor of the "Other…" row.
+///
+/// The cursor moves and deletes by grapheme, never inside one: Backspace after `é` written as
+/// `e` + U+0301, or after a flag, removes what the person sees as one character.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Editor {
-    pub(crate) text: Vec<char>,
-    /// Insertion point, in characters.
+    pub(crate) text: String,
+    /// Insertion point: a byte offset on a grapheme boundary.
     pub(crate) cursor: usize,
+}
+
+impl Editor {
+    fn prev(&self) -> usize {
+        self.text[..self.cursor].grapheme_indices(true).next_back().map_or(0, |(i, _)| i)
+    }
+
+    fn next(&self) -> usize {
+        self.text[self.cursor..].graphemes(true).next().map_or(self.cursor, |g| self.cursor + g.len())
+    }
+
+    /// Moves the cursor forward to a grapheme boundary, after an insertion merged with what follows.
+    fn snap(&mut self) {
+        let at = self.cursor;
+        self.cursor =
+            self.text.grapheme_indices(true).map(|(i, _)| i).find(|&i| i >= at).unwrap_or(self.text.len());
+    }
 }
 
 /// The state of one menu over a request: which question, which row, what is picked.
@@ -142,7 +175,7 @@ impl Menu {
     /// The text in the "Other…" editor, if it is open.
     #[must_use]
     pub fn editor_text(&self) -> Option<String> {
-        self.editor.as_ref().map(|e| e.text.iter().collect())
+        self.editor.as_ref().map(|e| e.text.clone())
     }
 
     pub(crate) fn picks(&self) -> &[Pick] {
@@ -330,7 +363,7 @@ impl Menu {
     }
 
     fn open_editor(&mut self) {
-        let text: Vec<char> = self.picks[self.tab].custom.as_deref().unwrap_or("").chars().collect();
+        let text = self.picks[self.tab].custom.clone().unwrap_or_default();
         let cursor = text.len();
         self.editor = Some(Editor { text, cursor });
     }
@@ -351,17 +384,7 @@ impl Menu {
             self.notice = Some(Notice::Unanswered);
             return Effect::Redraw;
         }
-        let answers = self
-            .questions()
-            .iter()
-            .zip(&self.picks)
-            .map(|(q, pick)| match &pick.custom {
-                Some(text) => AskUserAnswer::custom(q.header(), text.clone()),
-                None => {
-                    AskUserAnswer::picked(q.header(), pick.picked.iter().map(|&i| q.options()[i].label()))
-                }
-            })
-            .collect();
+        let answers = self.questions().iter().zip(&self.picks).map(|(q, pick)| pick.answer(q)).collect();
         Effect::Done(MenuOutcome::Answered(answers))
     }
 
@@ -378,13 +401,13 @@ impl Menu {
     fn insert(&mut self, text: &str) {
         let cap = self.max_custom_chars;
         let Some(editor) = self.editor.as_mut() else { return };
-        for c in text.chars() {
-            if editor.text.len() >= cap {
-                self.notice = Some(Notice::TooLong);
-                return;
-            }
-            editor.text.insert(editor.cursor, c);
-            editor.cursor += 1;
+        let room = cap.saturating_sub(editor.text.chars().count());
+        let end = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
+        editor.text.insert_str(editor.cursor, &text[..end]);
+        editor.cursor += end;
+        editor.snap();
+        if end < text.len() {
+            self.notice = Some(Notice::TooLong);
         }
     }
 
@@ -393,20 +416,20 @@ impl Menu {
         match key.code {
             KeyCode::Esc => self.editor = None,
             KeyCode::Enter => {
-                let text: String = editor.text.iter().collect();
-                let text = text.trim();
+                let text = editor.text.trim();
                 if text.is_empty() {
                     self.notice = Some(Notice::TypeSomething);
                     return Effect::Redraw;
                 }
-                self.picks[self.tab] = Pick { picked: Vec::new(), custom: Some(text.to_owned()) };
+                let text = text.to_owned();
+                self.picks[self.tab] = Pick { picked: Vec::new(), custom: Some(text) };
                 self.editor = None;
                 return self.advance();
             }
-            KeyCode::Left => editor.cursor = editor.cursor.saturating_sub(1),
-            KeyCode::Right => editor.cursor = (editor.cursor + 1).min(editor.text.len()),
-            KeyCode::Char('b') if ctrl => editor.cursor = editor.cursor.saturating_sub(1),
-            KeyCode::Char('f') if ctrl => editor.cursor = (editor.cursor + 1).min(editor.text.len()),
+            KeyCode::Left => editor.cursor = editor.prev(),
+            KeyCode::Right => editor.cursor = editor.next(),
+            KeyCode::Char('b') if ctrl => editor.cursor = editor.prev(),
+            KeyCode::Char('f') if ctrl => editor.cursor = editor.next(),
             KeyCode::Home => editor.cursor = 0,
             KeyCode::Char('a') if ctrl => editor.cursor = 0,
             KeyCode::End => editor.cursor = editor.text.len(),
@@ -415,29 +438,27 @@ impl Menu {
                 if editor.cursor == 0 {
                     return Effect::Ignored;
                 }
-                editor.cursor -= 1;
-                editor.text.remove(editor.cursor);
+                let start = editor.prev();
+                editor.text.replace_range(start..editor.cursor, "");
+                editor.cursor = start;
             }
             KeyCode::Delete => {
                 if editor.cursor == editor.text.len() {
                     return Effect::Ignored;
                 }
-                editor.text.remove(editor.cursor);
+                let end = editor.next();
+                editor.text.replace_range(editor.cursor..end, "");
             }
             KeyCode::Char('u') if ctrl => {
-                editor.text.drain(..editor.cursor);
+                editor.text.replace_range(..editor.cursor, "");
                 editor.cursor = 0;
             }
             KeyCode::Char('k') if ctrl => editor.text.truncate(editor.cursor),
             KeyCode::Char('w') if ctrl => {
-                let mut start = editor.cursor;
-                while start > 0 && editor.text[start - 1] == ' ' {
-                    start -= 1;
-                }
-                while start > 0 && editor.text[start - 1] != ' ' {
-                    start -= 1;
-                }
-                editor.text.drain(start..editor.cursor);
+                let before = &editor.text[..editor.cursor];
+                let word_end = before.trim_end_matches(' ').len();
+                let start = before[..word_end].rfind(' ').map_or(0, |i| i + 1);
+                editor.text.replace_range(start..editor.cursor, "");
                 editor.cursor = start;
             }
             KeyCode::Char('d') if ctrl => {}

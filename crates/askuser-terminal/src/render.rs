@@ -9,6 +9,8 @@ use std::io::{self, Write};
 use askuser_core::Question;
 
 use crate::menu::{Menu, MenuOutcome, Pick};
+use unicode_segmentation::UnicodeSegmentation;
+
 use crate::text::{sanitize, truncate, width, wrap};
 
 /// How the menu looks.
@@ -339,11 +341,12 @@ fn option_entry(
     Entry { lines, cursor }
 }
 
-/// The part of the editor text shown in `room` columns, and the cursor's column in it.
-fn editor_window(text: &[char], cursor: usize, room: usize) -> (String, usize) {
-    let shown: Vec<String> =
-        text.iter().map(|c| sanitize(c.encode_utf8(&mut [0; 4]), false).into_owned()).collect();
-    let widths: Vec<usize> = shown.iter().map(|s| width(s)).collect();
+/// The part of the editor text shown in `room` columns, and the cursor's column in it. `cursor` is
+/// a byte offset on a grapheme boundary; the window moves by whole graphemes.
+fn editor_window(text: &str, cursor: usize, room: usize) -> (String, usize) {
+    let shown: Vec<(usize, _)> = text.grapheme_indices(true).map(|(i, g)| (i, sanitize(g, false))).collect();
+    let cursor = shown.iter().position(|&(i, _)| i >= cursor).unwrap_or(shown.len());
+    let widths: Vec<usize> = shown.iter().map(|(_, g)| width(g)).collect();
     // Keep the cursor visible: walk back from it while the text still fits, leaving a column for it.
     let mut start = cursor;
     let mut used = 1;
@@ -357,7 +360,7 @@ fn editor_window(text: &[char], cursor: usize, room: usize) -> (String, usize) {
         end += 1;
     }
     let col = widths[start..cursor].iter().sum();
-    (shown[start..end].concat(), col)
+    (shown[start..end].iter().map(|(_, g)| g.as_ref()).collect(), col)
 }
 
 fn layout_question(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
@@ -492,7 +495,8 @@ fn answer_text(question: &Question, pick: &Pick) -> Option<String> {
 
 fn layout_review(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
     let sym = symbols(look);
-    let mut lines = vec![title(menu, w, look), Line::of(" Review your answers", BOLD)];
+    let heading = truncate(" Review your answers", w).into_owned();
+    let mut lines = vec![title(menu, w, look), Line::of(heading, BOLD)];
     let mut items: Vec<Line> = menu
         .questions()
         .iter()

@@ -235,6 +235,30 @@ fn custom_answer_is_capped_and_paste_is_cleaned() {
     assert_eq!(m.notice, Some(Notice::TooLong));
 }
 
+/// Guards Backspace, Delete, ← and → in the Other editor working on graphemes: `é` typed as `e` +
+/// U+0301, or a flag, is one character to the person, and half of one left behind corrupts the
+/// answer (Backspace used to remove only the accent).
+#[test]
+fn editor_moves_and_deletes_whole_graphemes() {
+    let mut m = one(false);
+    m.handle(ch('3'));
+    m.paste("ae\u{301}\u{1f1eb}\u{1f1f7}b");
+    feed(&mut m, &[key(KeyCode::Backspace), key(KeyCode::Backspace)]);
+    assert_eq!(m.editor_text().as_deref(), Some("ae\u{301}"), "b, then the whole flag");
+    m.handle(key(KeyCode::Backspace));
+    assert_eq!(m.editor_text().as_deref(), Some("a"), "the accent goes with its letter");
+    m.paste("e\u{301}x");
+    feed(&mut m, &[key(KeyCode::Home), key(KeyCode::Right), key(KeyCode::Delete)]);
+    assert_eq!(m.editor_text().as_deref(), Some("ax"), "→ steps over e + accent, Delete removes both");
+    feed(&mut m, &[key(KeyCode::End), key(KeyCode::Left), ch('y')]);
+    assert_eq!(m.editor_text().as_deref(), Some("ayx"));
+    // A mark pasted at the cursor joins the letter before it; the cursor stays after the grapheme.
+    feed(&mut m, &[key(KeyCode::Home), ch('o')]);
+    m.paste("\u{308}");
+    m.handle(key(KeyCode::Backspace));
+    assert_eq!(m.editor_text().as_deref(), Some("ayx"));
+}
+
 #[test]
 fn esc_declines_at_once_without_answers() {
     assert_eq!(two().handle(key(KeyCode::Esc)), Effect::Done(MenuOutcome::Declined));

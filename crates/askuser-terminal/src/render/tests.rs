@@ -330,3 +330,67 @@ fn highlight_is_bold_and_reverse_without_colour() {
     assert!(cell(5, 6).dim(), "descriptions are dim");
     assert!(cell(1, 1).bold(), "the question is bold");
 }
+
+/// A batch of the widest text the validator lets through: 50-character CJK and emoji labels,
+/// 200-character descriptions, 500-character questions with no spaces to break at.
+fn wide() -> Menu {
+    let label = |o: usize| format!("{o}{}", "語😀".repeat(24));
+    let options: Vec<String> = (1..=6)
+        .map(|o| format!(r#"{{"label":"{}","description":"{}"}}"#, label(o), "説".repeat(200)))
+        .collect();
+    let questions: Vec<String> = (1..=10)
+        .map(|q| {
+            format!(
+                r#"{{"header":"{q}{}","question":"{}","multi_select":{},"options":[{}]}}"#,
+                "見".repeat(20),
+                "問".repeat(500),
+                q % 2 == 0,
+                options.join(",")
+            )
+        })
+        .collect();
+    let json = format!(r#"{{"questions":[{}]}}"#, questions.join(","));
+    Menu::new(AskUserRequest::new(Questions::from_json(&json).unwrap()), 2000)
+}
+
+static DEMO: std::sync::LazyLock<Menu> = std::sync::LazyLock::new(demo);
+static WIDE: std::sync::LazyLock<Menu> = std::sync::LazyLock::new(wide);
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Guards the height and width rules against any mix of keys, pastes and sizes: every frame of
+    /// a usable terminal (at least 20 × 6) fits in cols − 1 × rows − 1 with the cursor inside, and
+    /// no size at all, however small a host says its terminal is, makes layout panic.
+    #[test]
+    fn any_state_fits_any_size(
+        keys in proptest::collection::vec(0u8..16, 0..50),
+        cols in 1u16..160,
+        rows in 1u16..50,
+    ) {
+        for mut menu in [DEMO.clone(), WIDE.clone()] {
+            for k in &keys {
+                let code = match k {
+                    0 => KeyCode::Down, 1 => KeyCode::Up, 2 => KeyCode::Enter, 3 => KeyCode::Tab,
+                    4 => KeyCode::BackTab, 5 => KeyCode::Char(' '), 6 => KeyCode::Char('?'),
+                    7 => KeyCode::Esc, 8 => KeyCode::Left, 9 => KeyCode::Backspace,
+                    10 => KeyCode::Char('7'), 11 => KeyCode::Char('a'),
+                    _ => {
+                        menu.paste(&"漢😀 x".repeat(40));
+                        continue;
+                    }
+                };
+                if matches!(menu.handle(key(code)), crate::Effect::Done(_)) {
+                    break;
+                }
+                let frame = layout(&menu, cols, rows, PLAIN_LOOK);
+                if cols >= 20 && rows >= 6 {
+                    proptest::prop_assert!(frame.height() < usize::from(rows), "{cols}x{rows}: {} lines", frame.height());
+                    for line in frame.text() {
+                        proptest::prop_assert!(width(&line) < usize::from(cols), "{cols}x{rows}: {line:?}");
+                    }
+                    proptest::prop_assert!(frame.cursor.0 < frame.height() && frame.cursor.1 < usize::from(cols));
+                }
+            }
+        }
+    }
+}

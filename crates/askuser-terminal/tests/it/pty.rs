@@ -53,10 +53,11 @@ impl Pty {
     /// Starts the fixture on the pty (stdin and stderr), in a new session whose controlling
     /// terminal is the pty; stdout is `stdout`.
     fn spawn(&self, args: &[&str], stdout: Stdio) -> Child {
-        Command::new("setsid")
-            .arg("--ctty")
-            .arg(fixture())
-            .args(args)
+        self.spawn_with(Command::new("setsid").arg("--ctty").arg(fixture()).args(args), stdout)
+    }
+
+    fn spawn_with(&self, command: &mut Command, stdout: Stdio) -> Child {
+        command
             .stdin(Stdio::from(self.user.try_clone().unwrap()))
             .stderr(Stdio::from(self.user.try_clone().unwrap()))
             .stdout(stdout)
@@ -99,6 +100,16 @@ impl Pty {
     }
 }
 
+/// Waits for the fixture to succeed and returns its stdout, without the final newline.
+#[track_caller]
+fn succeed(child: &mut Child, pty: &Pty) -> String {
+    let status = wait(child);
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(status.success(), "{status}: {}", pty.text());
+    stdout.trim_end().to_owned()
+}
+
 #[track_caller]
 fn wait(child: &mut Child) -> std::process::ExitStatus {
     let start = Instant::now();
@@ -125,13 +136,51 @@ fn answers_a_batch_by_keys() {
     pty.send(b"13\r");
     pty.wait_for("Review your answers");
     pty.send(b"\r");
-    let status = wait(&mut child);
-    let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    assert!(status.success(), "{status}: {}", pty.text());
-    assert_eq!(stdout.trim_end(), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
     assert!(pty.cooked(), "cooked mode again afterwards");
     assert!(pty.text().contains("Extras → Cache, Tracing"), "the summary stays on screen");
+}
+
+/// Guards the drain before the first frame: a key typed before the menu appeared (meant for the
+/// host, or typed ahead) must not answer a question. Undrained, this `1` would pick Postgres.
+#[test]
+fn keys_typed_before_the_first_frame_are_discarded() {
+    let mut pty = Pty::open();
+    pty.send(b"1");
+    let mut child = pty.spawn(&["answer"], Stdio::piped());
+    pty.wait_for("Which database?");
+    pty.send(b"2");
+    pty.wait_for("Which extras?");
+    pty.send(b"3\r");
+    pty.wait_for("Review your answers");
+    pty.send(b"\r");
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Tracing"]}"#);
+}
+
+/// Guards "raw mode is turned off only if the menu turned it on": a host already in raw mode keeps
+/// it after the menu ends.
+#[test]
+fn raw_mode_the_host_turned_on_stays_on() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["host-raw"], Stdio::null());
+    pty.wait_for("Which database?");
+    pty.send(b"\x1b");
+    pty.wait_for("ASKED:true");
+    assert!(!pty.cooked(), "the host's raw mode survived the menu");
+    pty.send(b"x");
+    assert!(wait(&mut child).success(), "{}", pty.text());
+    assert!(pty.cooked());
+}
+
+/// Guards `install_panic_hook`: with `panic = "abort"` no `Drop` runs, so only the hook can turn
+/// raw mode off. The fixture exits straight after the hook, as an abort would.
+#[test]
+fn the_panic_hook_restores_cooked_mode_when_nothing_unwinds() {
+    let pty = Pty::open();
+    let mut child = pty.spawn(&["abort"], Stdio::null());
+    assert_eq!(wait(&mut child).code(), Some(101), "{}", pty.text());
+    pty.wait_for("a bug elsewhere in the program");
+    assert!(pty.cooked(), "the hook turned raw mode off");
 }
 
 /// Guards the central promise: cancelling the menu (a timeout) must not eat the lines typed
@@ -153,6 +202,26 @@ fn cancelled_menu_steals_no_input() {
         assert!(pty.cooked(), "run {run}: cooked mode after the cancelled menu");
         assert!(pty.text().contains("withdrawn"), "run {run}: the cancelled block says so");
     }
+}
+
+/// Guards `askuser ask - --accessible`: stdin carried the arguments (here it is at end of input),
+/// so the accessible line protocol must read its lines from `/dev/tty`. It used to read stdin and
+/// decline at once.
+#[test]
+fn accessible_mode_under_tty_reads_lines_from_the_terminal() {
+    let mut pty = Pty::open();
+    // setsid makes the pty (stdin) the controlling terminal; the fixture then gets /dev/null.
+    let mut child = pty.spawn_with(
+        Command::new("setsid")
+            .args(["--ctty", "sh", "-c", "exec \"$0\" accessible-tty </dev/null"])
+            .arg(fixture()),
+        Stdio::piped(),
+    );
+    pty.wait_for("Choose 1-3");
+    pty.send(b"2\n");
+    pty.wait_for("Choose one or more");
+    pty.send(b"1,3\n");
+    assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
 }
 
 #[test]
