@@ -57,6 +57,7 @@ pub use model::{
     MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question, QuestionOption,
     Questions,
 };
+pub use text::is_forbidden_char;
 pub use validate::Validator;
 
 /// The README's example, compiled and run as a doctest so that it stays true.

@@ -5,8 +5,25 @@ use std::borrow::Cow;
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
-/// Whether `c` may not appear in a model-authored string: general category Cc, Cf, Cs, Co, Cn, Zl or
-/// Zp, except LF where the field may span lines.
+/// Whether `c` is rejected in model-authored text and in custom answers: general category Cc, Cf,
+/// Cs, Co, Cn, Zl or Zp (controls, invisible formatting such as zero-width and bidi characters,
+/// private use, unassigned), except LF where the text may span lines (`allow_lf`: a question, a
+/// description, a custom answer). An answerer can use it to filter what a person types before
+/// [`check_response`](crate::check_response) sees it.
+///
+/// ```
+/// use askuser_core::is_forbidden_char;
+///
+/// assert!(is_forbidden_char('\u{200b}', true));
+/// assert!(!is_forbidden_char('\n', true));
+/// assert!(is_forbidden_char('\n', false));
+/// assert!(!is_forbidden_char('é', false));
+/// ```
+#[must_use]
+pub fn is_forbidden_char(c: char, allow_lf: bool) -> bool {
+    is_forbidden(c, allow_lf)
+}
+
 pub(crate) fn is_forbidden(c: char, allow_lf: bool) -> bool {
     if c.is_ascii() {
         // Exact for ASCII: the only ASCII code points of a rejected category are the Cc ones.

@@ -39,16 +39,7 @@ pub fn sanitize(s: &str, keep_newlines: bool) -> Cow<'_, str> {
 
 /// Whether `c` may be typed into a custom answer as is (the checker rejects the rest).
 pub(crate) fn allowed_in_answer(c: char) -> bool {
-    !c.is_control()
-        && !matches!(
-            get_general_category(c),
-            GeneralCategory::Format
-                | GeneralCategory::Surrogate
-                | GeneralCategory::PrivateUse
-                | GeneralCategory::Unassigned
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
-        )
+    !askuser_core::is_forbidden_char(c, false)
 }
 
 /// Typed or pasted text made fit for a custom answer: controls and separators become spaces,
