@@ -287,6 +287,7 @@ impl<'s> Reader<'s, '_> {
     }
 
     /// An object key and the colon after it.
+    #[inline]
     fn key(&mut self) -> Result<Str<'s>, JsonError> {
         self.skip_ws();
         if self.peek() != Some(b'"') {
