@@ -307,6 +307,15 @@ fn strict_json_text() {
         rejects_text(&with_multi(v), "bool_parsing");
     }
     rejects_text(&with_multi("+1"), "json_invalid");
+    // Nesting: the reference's parser allows 200 non-empty containers, the root included; an empty
+    // one does not count. Regression: 200 objects under the root parsed (we counted 201 of any kind).
+    let nested = |depth: usize, inner: &str| {
+        good.replace("]}]}", &format!("]}}],\"x\":{}{inner}{}}}", "{\"a\":".repeat(depth), "}".repeat(depth)))
+    };
+    rejects_text(&nested(199, "1"), "extra_forbidden");
+    rejects_text(&nested(200, "1"), "json_invalid");
+    rejects_text(&nested(199, "{}"), "extra_forbidden");
+    rejects_text(&nested(199, r#"{"b":1}"#), "json_invalid");
     // An escaped control character parses, then fails the character rule.
     rejects_text(&good.replace(r#""H""#, r#""H\u001b""#), "forbidden_character");
 }
