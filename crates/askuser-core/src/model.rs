@@ -369,9 +369,11 @@ fn random_id() -> String {
 #[derive(Clone, PartialEq, Eq)]
 pub struct AskUserRequest(Arc<RequestInner>);
 
-#[derive(PartialEq, Eq, Serialize, Deserialize)]
+#[derive(PartialEq, Eq, Deserialize)]
 struct RequestInner {
     id: String,
+    /// The arguments' own keys beside `id`: one flat object, not `questions` inside `questions`.
+    #[serde(flatten)]
     questions: Questions,
 }
 
@@ -410,9 +412,14 @@ impl fmt::Debug for AskUserRequest {
     }
 }
 
+/// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them. Deserialising
+/// validates the questions again.
 impl Serialize for AskUserRequest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("id", self.id())?;
+        map.serialize_entry("questions", self.questions().as_slice())?;
+        map.end()
     }
 }
 

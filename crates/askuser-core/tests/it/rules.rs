@@ -490,10 +490,15 @@ fn deserialize_validates_and_round_trips() {
     let text = serde_json::to_string(&request).unwrap();
     assert_eq!(
         text,
-        r#"{"id":"call_1","questions":{"questions":[{"header":"H","question":"Q","options":[{"label":"A","description":null},{"label":"B","description":null}],"multi_select":false}]}}"#
+        // Regression: the questions were nested as `"questions":{"questions":[…]}`.
+        r#"{"id":"call_1","questions":[{"header":"H","question":"Q","options":[{"label":"A","description":null},{"label":"B","description":null}],"multi_select":false}]}"#
     );
     let back: AskUserRequest = serde_json::from_str(&text).unwrap();
     assert_eq!(back, request);
+    // Reading validates the questions and refuses keys the arguments do not have.
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""A""#, r#""B""#)).is_err());
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""id""#, r#""x":1,"id""#)).is_err());
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""id":"call_1","#, "")).is_err());
     let fresh = AskUserRequest::new(request.questions().clone());
     assert!(
         fresh.id().len() == 32
