@@ -26,7 +26,8 @@ impl Serialize for PathSegment {
     }
 }
 
-/// Where a problem is in the tool-call arguments, such as `questions[0].options[2].label`.
+/// Where a problem is in the tool-call arguments, such as `questions[0].options[2].label`; a key
+/// that is not made of ASCII letters, digits and `_` is shown quoted: `questions[0]["a b"]`.
 ///
 /// Serialises as a JSON array (`["questions",0,"options",2,"label"]`), the form the model gets back.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
@@ -70,13 +71,20 @@ impl fmt::Display for Location {
         }
         for (i, segment) in self.0.iter().enumerate() {
             match segment {
-                PathSegment::Key(key) if i == 0 => write!(f, "{key}")?,
-                PathSegment::Key(key) => write!(f, ".{key}")?,
+                PathSegment::Key(key) if is_plain_key(key) && i == 0 => write!(f, "{key}")?,
+                PathSegment::Key(key) if is_plain_key(key) => write!(f, ".{key}")?,
+                // An unknown key is the model's text: quoted, so that a control character, a bidi
+                // override or a dot in it cannot disguise the path in a log line.
+                PathSegment::Key(key) => write!(f, "[{}]", quoted(key))?,
                 PathSegment::Index(index) => write!(f, "[{index}]")?,
             }
         }
         Ok(())
     }
+}
+
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The JSON type of a value, for type errors.

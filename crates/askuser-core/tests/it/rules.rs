@@ -266,6 +266,13 @@ fn unknown_keys_at_every_level() {
     let mut args = call("H", "Q", &["A", "B"]);
     args["questions"][0]["options"][1]["id"] = json!("b");
     rejects(args, "extra_forbidden", "questions[0].options[1].id");
+    // Regression: an unknown key went into the message raw (a terminal escape in a host's log line).
+    let mut args = call("H", "Q", &["A", "B"]);
+    args["questions"][0]["\u{1b}[2J\u{202e}.x"] = json!(1);
+    rejects(args, "extra_forbidden", r#"questions[0]["\u001b[2J\u202e.x"]"#);
+    rejects(json!({ "": 1, "questions": [] }), "too_short", "questions");
+    let err = validate(&json!({ "": 1, "questions": [] })).unwrap_err();
+    assert_eq!(err.problems()[1].location().to_string(), r#"[""]"#);
 }
 
 #[test]
