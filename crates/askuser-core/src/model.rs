@@ -41,19 +41,26 @@ pub struct QuestionOption {
 impl QuestionOption {
     /// Validates an option. The strings are trimmed first; a whitespace-only description becomes `""`.
     ///
+    /// ```
+    /// use askuser_core::QuestionOption;
+    ///
+    /// # fn main() -> Result<(), askuser_core::ValidationError> {
+    /// let plain = QuestionOption::new("Patch", None)?;
+    /// let described = QuestionOption::new(" Refactor ", Some("Bigger change"))?;
+    /// assert_eq!((plain.description(), described.label()), (None, "Refactor"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     ///
     /// Every problem with the label or the description, located relative to the option
     /// (`label`, `description`).
-    pub fn new(
-        label: impl AsRef<str>,
-        description: Option<impl AsRef<str>>,
-    ) -> Result<Self, ValidationError> {
+    pub fn new(label: impl AsRef<str>, description: Option<&str>) -> Result<Self, ValidationError> {
         let mut text = String::new();
         let raw = RawOption {
             label: Slot::Present(push_trimmed(&mut text, label.as_ref())),
-            description: description
-                .map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d.as_ref()))),
+            description: description.map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d))),
             unknown: Vec::new(),
         };
         let text: Arc<str> = text.into();

@@ -454,9 +454,9 @@ fn retry_payload_shape() {
 fn constructors_validate_like_the_wire() {
     let option = QuestionOption::new(" Patch ", Some("  ")).unwrap();
     assert_eq!((option.label(), option.description()), ("Patch", Some("")));
-    let err = QuestionOption::new("a\u{200b}b", None::<String>).unwrap_err();
+    let err = QuestionOption::new("a\u{200b}b", None).unwrap_err();
     assert_eq!(err.first().location().to_string(), "label");
-    let b = QuestionOption::new("B", None::<String>).unwrap();
+    let b = QuestionOption::new("B", None).unwrap();
     let question = Question::new(" Approach ", "How?", vec![option.clone(), b.clone()], false).unwrap();
     assert_eq!(question.header(), "Approach");
     let err = Question::new("H", "How?", vec![option.clone()], false).unwrap_err();
@@ -464,13 +464,9 @@ fn constructors_validate_like_the_wire() {
         (err.first().location().to_string(), err.first().kind().code()),
         ("options".to_owned(), "too_short")
     );
-    let err = Question::new(
-        "H",
-        "How?",
-        vec![option.clone(), QuestionOption::new("PATCH", None::<String>).unwrap()],
-        true,
-    )
-    .unwrap_err();
+    let err =
+        Question::new("H", "How?", vec![option.clone(), QuestionOption::new("PATCH", None).unwrap()], true)
+            .unwrap_err();
     assert_eq!(err.first().kind().code(), "duplicate_label");
     let other = Question::new("approach", "Other?", vec![option, b], true).unwrap();
     let err = Questions::new(vec![question.clone(), other]).unwrap_err();
