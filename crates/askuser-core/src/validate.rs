@@ -255,21 +255,17 @@ fn question_items(
         // The reference checks a too-long list before its items; the count is the first problem.
         problem(problems, path, ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count });
     }
-    let mut questions = Vec::with_capacity(count);
-    let mut all_valid = true;
-    for (i, item) in items.into_iter().enumerate() {
-        match question_slot(item, arena, &path.index(i), problems) {
-            Some(q) => questions.push(q),
-            None => all_valid = false,
-        }
-    }
+    let questions =
+        each(items, path, problems, |item, path, problems| question_slot(item, arena, path, problems));
     if count == 0 {
         problem(problems, path, ProblemKind::TooFewItems { min: 1, actual: 0 });
     }
-    if !all_valid || count == 0 || count > MAX_QUESTIONS {
-        return None;
+    match questions {
+        Some(questions) if count != 0 && count <= MAX_QUESTIONS => {
+            questions_unique(questions, path, problems)
+        }
+        _ => None,
     }
-    questions_unique(questions, path, problems)
 }
 
 fn questions_unique(
@@ -400,16 +396,28 @@ fn option_items(
     problems: &mut Vec<Problem>,
 ) -> Option<Vec<QuestionOption>> {
     let count = items.len();
-    let mut options = Vec::with_capacity(count);
+    let options =
+        each(items, path, problems, |item, path, problems| option_slot(item, arena, path, problems));
+    let count_ok = option_count(count, path, problems);
+    options.filter(|_| count_ok)
+}
+
+/// Reads every item of a list, so that each one's problems are reported; `None` if any is invalid.
+fn each<R, T>(
+    items: Vec<Slot<R>>,
+    path: &Path<'_>,
+    problems: &mut Vec<Problem>,
+    mut read: impl FnMut(Slot<R>, &Path<'_>, &mut Vec<Problem>) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut out = Vec::with_capacity(items.len());
     let mut all_valid = true;
     for (i, item) in items.into_iter().enumerate() {
-        match option_slot(item, arena, &path.index(i), problems) {
-            Some(option) => options.push(option),
+        match read(item, &path.index(i), problems) {
+            Some(value) => out.push(value),
             None => all_valid = false,
         }
     }
-    let count_ok = option_count(count, path, problems);
-    (all_valid && count_ok).then_some(options)
+    all_valid.then_some(out)
 }
 
 pub(crate) fn option_slot(
