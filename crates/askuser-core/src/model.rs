@@ -8,7 +8,7 @@ use serde::de::DeserializeSeed;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::{Problem, ValidationError};
+use crate::error::{Problems, ValidationError};
 use crate::raw::{RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::validate::{self, Path};
 
@@ -345,11 +345,11 @@ impl<'de> Deserialize<'de> for QuestionOption {
 }
 
 /// Runs a validation step and turns "no value" into the problems it reported.
-fn finish<T>(step: impl FnOnce(&mut Vec<Problem>) -> Option<T>) -> Result<T, ValidationError> {
-    let mut problems = Vec::new();
+fn finish<T>(step: impl FnOnce(&mut Problems) -> Option<T>) -> Result<T, ValidationError> {
+    let mut problems = Problems::new();
     match step(&mut problems) {
         Some(value) if problems.is_empty() => Ok(value),
-        _ => Err(ValidationError::new(problems)),
+        _ => Err(problems.into_error()),
     }
 }
 

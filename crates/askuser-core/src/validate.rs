@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeSeed;
 
-use crate::error::{JsonType, Location, Problem, ProblemKind, ValidationError};
+use crate::error::{JsonType, Location, Problem, ProblemKind, Problems, ValidationError};
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
@@ -125,8 +125,8 @@ impl<'a> Path<'a> {
     }
 }
 
-fn problem(problems: &mut Vec<Problem>, path: &Path<'_>, kind: ProblemKind) {
-    problems.push(Problem::new(path.location(), kind));
+fn problem(problems: &mut Problems, path: &Path<'_>, kind: ProblemKind) {
+    problems.push(|| Problem::new(path.location(), kind));
 }
 
 #[inline]
@@ -134,13 +134,13 @@ fn unknown_fields(
     unknown: Vec<String>,
     path: &Path<'_>,
     allowed: &'static [&'static str],
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) {
     if unknown.is_empty() {
         return;
     }
     for name in unknown {
-        problems.push(Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
+        problems.push(|| Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
     }
 }
 
@@ -157,13 +157,7 @@ const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: fals
 const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
 /// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
-fn text(
-    arena: &str,
-    span: Span,
-    rule: &TextRule,
-    path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<Span> {
+fn text(arena: &str, span: Span, rule: &TextRule, path: &Path<'_>, problems: &mut Problems) -> Option<Span> {
     let s = &arena[span.clone()];
     let fast = text::printable_ascii(s, rule.multiline);
     let len = if fast { s.len() } else { text::char_len(s) };
@@ -187,8 +181,8 @@ fn required<T, R>(
     slot: Slot<T>,
     expected: &'static str,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-    read: impl FnOnce(T, &mut Vec<Problem>) -> Option<R>,
+    problems: &mut Problems,
+    read: impl FnOnce(T, &mut Problems) -> Option<R>,
 ) -> Option<R> {
     match slot {
         Slot::Present(value) => read(value, problems),
@@ -205,7 +199,7 @@ fn required_text(
     slot: Slot<Span>,
     rule: &TextRule,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Span> {
     required(slot, "a string", path, problems, |span, problems| text(arena, span, rule, path, problems))
 }
@@ -214,7 +208,7 @@ fn wrong_type<T>(
     expected: &'static str,
     found: JsonType,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<T> {
     problem(problems, path, ProblemKind::WrongType { expected, found });
     None
@@ -232,7 +226,7 @@ pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, Va
             ));
         }
     };
-    let mut problems = Vec::new();
+    let mut problems = Problems::new();
     let path = root.key("questions");
     let questions = required(raw.questions, "an array", &path, &mut problems, |items, problems| {
         question_items(items, arena, &path, problems)
@@ -240,7 +234,7 @@ pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, Va
     unknown_fields(raw.unknown, &root, &["questions"], &mut problems);
     match questions {
         Some(questions) if problems.is_empty() => Ok(questions),
-        _ => Err(ValidationError::new(problems)),
+        _ => Err(problems.into_error()),
     }
 }
 
@@ -248,7 +242,7 @@ fn question_items(
     items: Vec<Slot<RawQuestion>>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Questions> {
     let count = items.len();
     if count > MAX_QUESTIONS {
@@ -268,11 +262,7 @@ fn question_items(
     }
 }
 
-fn questions_unique(
-    questions: Vec<Question>,
-    path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<Questions> {
+fn questions_unique(questions: Vec<Question>, path: &Path<'_>, problems: &mut Problems) -> Option<Questions> {
     if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
@@ -281,10 +271,7 @@ fn questions_unique(
     Some(Questions::from_parts(questions))
 }
 
-pub(crate) fn questions_from_parts(
-    questions: Vec<Question>,
-    problems: &mut Vec<Problem>,
-) -> Option<Questions> {
+pub(crate) fn questions_from_parts(questions: Vec<Question>, problems: &mut Problems) -> Option<Questions> {
     let root = Path::Root;
     let path = root.key("questions");
     let count = questions.len();
@@ -303,7 +290,7 @@ pub(crate) fn question_slot(
     slot: Slot<RawQuestion>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     required(slot, "an object", path, problems, |raw, problems| question(raw, arena, path, problems))
 }
@@ -315,7 +302,7 @@ fn question(
     raw: RawQuestion,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     let before = problems.len();
     let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
@@ -348,7 +335,7 @@ fn labels_unique(
     options: Vec<QuestionOption>,
     multi_select: bool,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     if let Some((first, second)) = text::first_duplicate(&options, QuestionOption::label) {
         let label = options[second].label().to_owned();
@@ -364,7 +351,7 @@ pub(crate) fn question_from_parts(
     question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     let path = Path::Root;
     let before = problems.len();
@@ -377,7 +364,7 @@ pub(crate) fn question_from_parts(
     labels_unique(arena, header?, question?, options, multi_select, &path, problems)
 }
 
-fn option_count(count: usize, path: &Path<'_>, problems: &mut Vec<Problem>) -> bool {
+fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool {
     let kind = if count < MIN_OPTIONS {
         ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: count }
     } else if count > MAX_OPTIONS {
@@ -393,7 +380,7 @@ fn option_items(
     items: Vec<Slot<RawOption>>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Vec<QuestionOption>> {
     let count = items.len();
     let options =
@@ -406,8 +393,8 @@ fn option_items(
 fn each<R, T>(
     items: Vec<Slot<R>>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-    mut read: impl FnMut(Slot<R>, &Path<'_>, &mut Vec<Problem>) -> Option<T>,
+    problems: &mut Problems,
+    mut read: impl FnMut(Slot<R>, &Path<'_>, &mut Problems) -> Option<T>,
 ) -> Option<Vec<T>> {
     let mut out = Vec::with_capacity(items.len());
     let mut all_valid = true;
@@ -424,7 +411,7 @@ pub(crate) fn option_slot(
     slot: Slot<RawOption>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<QuestionOption> {
     required(slot, "an object", path, problems, |raw, problems| option(raw, arena, path, problems))
 }
@@ -433,7 +420,7 @@ pub(crate) fn option(
     raw: RawOption,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<QuestionOption> {
     let before = problems.len();
     let label = required_text(arena, raw.label, &LABEL, &path.key("label"), problems);

@@ -294,6 +294,23 @@ fn every_problem_is_reported_in_schema_order() {
 }
 
 #[test]
+fn a_flood_of_problems_is_listed_up_to_the_cap_and_counted() {
+    // Regression: 1 MiB of `""` items gave 262,000 problems, a 20 MB retry and 100 MB of memory.
+    let text = format!(r#"{{"questions":[{}]}}"#, vec![r#""""#; 100_000].join(","));
+    let err = Questions::from_json(&text).unwrap_err();
+    assert_eq!(err.problems().len(), askuser_core::MAX_LISTED_PROBLEMS);
+    assert_eq!(err.omitted(), 100_001 - askuser_core::MAX_LISTED_PROBLEMS);
+    let first = (err.first().kind().code(), err.first().location().to_string());
+    assert_eq!(first, ("too_long", "questions".to_owned()));
+    assert!(err.retry_payload().len() < 16_000 && err.retry_payload().ends_with(r#""omitted":99937}"#));
+    assert!(err.to_string().ends_with("; and 99937 more"), "{err}");
+    // Under the cap nothing is omitted.
+    let err = Questions::from_json(r#"{"questions":[1,2]}"#).unwrap_err();
+    assert_eq!((err.problems().len(), err.omitted()), (2, 0));
+    assert!(!err.retry_payload().contains("omitted"));
+}
+
+#[test]
 fn strict_json_text() {
     let good = r#"{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}]}]}"#;
     assert!(Questions::from_json(good).is_ok());
