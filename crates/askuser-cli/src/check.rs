@@ -237,13 +237,13 @@ fn evaluate(text: &str, validator: Validator) -> Verdict {
         }
     };
     let id = case.id.clone();
-    match evaluate_case(case, validator) {
+    match evaluate_case(&case, validator) {
         Ok(verdict) => Verdict { id, ..verdict },
         Err(message) => Verdict::input_error(id, message),
     }
 }
 
-fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String> {
+fn evaluate_case(case: &Case<'_>, validator: Validator) -> Result<Verdict, String> {
     let python = match case.mode.as_deref() {
         None | Some("json") => false,
         Some("python") => true,
