@@ -270,10 +270,11 @@ fn evaluate_case(case: &Case<'_>, validator: Validator) -> Result<Verdict, Strin
             }
         }
         (_, Some(text)) => validator.validate_json(text),
-        (Some(raw), None) if python => {
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
-            validator.validate_value(&value)
-        }
+        (Some(raw), None) if python => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(value) => validator.validate_value(&value),
+            // Nested deeper than `serde_json` reads into a value: the text path gives the verdict.
+            Err(_) => validator.validate_json(raw.get()),
+        },
         (Some(raw), None) => validator.validate_json(raw.get()),
         (None, None) => return Err("a line needs \"args\" or \"args_json\"".to_owned()),
     };
@@ -428,6 +429,27 @@ mod tests {
         assert!(label.contains("does not offer"), "{label}");
         let fine = check(&line(r#"{"header":"H","custom_answer":"\ud83d\ude00\n\u00e9"}"#));
         assert!(fine.contains(r#""model_text":"{\"H\":[\"\ud83d\ude00\\n\u00e9\"]}""#), "{fine}");
+    }
+
+    #[test]
+    fn arguments_nested_deeper_than_serde_json_reads_still_get_a_verdict() {
+        // `args` is held as raw text, which `serde_json` skips without recursing; in python mode,
+        // where it is read into a value (limited to 128 levels), the text path gives the verdict.
+        // Regression: in python mode such a line was an input error.
+        let args = |depth: usize| {
+            format!(
+                r#"{{"questions":[{{"header":"H","question":"Q","options":[{{"label":"A"}},{{"label":"B"}}]}}],"x":{}1{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        for mode in ["json", "python"] {
+            let line =
+                |depth| format!(r#"{{"id":1,"kind":"request","mode":"{mode}","args":{}}}"#, args(depth));
+            assert!(check(&line(150)).contains(r#""loc":["x"]"#), "{mode}");
+            assert!(check(&line(199)).contains(r#""loc":["x"]"#), "{mode}");
+            assert!(check(&line(2000)).contains("not valid JSON: recursion limit exceeded"), "{mode}");
+        }
     }
 
     #[test]
