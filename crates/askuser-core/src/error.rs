@@ -246,7 +246,7 @@ pub(crate) fn quoted(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if crate::text::is_forbidden(c, false) => {
+            c if crate::text::is_forbidden_char(c, false) => {
                 let mut units = [0_u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     // Writing into a String cannot fail.
