@@ -2,7 +2,7 @@
 //! verdict line each on stdout, with the oracle's fields, streamed in constant memory.
 
 use std::borrow::Cow;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
 
 use askuser_core::{
@@ -25,7 +25,8 @@ parsed value instead of the text). A response is {\"cancelled\"?, \"answers\"?, 
 \"answered_by\"?}. Writes one ASCII-only JSON line per input line:
   request   {\"id\",\"ok\":true,\"normalized\"} or {\"id\",\"ok\":false,\"error\",\"loc\",\"model_text\"}
   response  {\"id\",\"ok\":true,\"normalized\",\"model_text\",\"outcome\"} or {\"id\",\"ok\":false,\"error\",\"stage\"}
-A malformed line gets {\"id\"?,\"ok\":false,\"input_error\"}. Exit status 0 unless reading or writing fails.
+A malformed line, or one over 16 MiB, gets {\"id\"?,\"ok\":false,\"input_error\"}. Exit status 0
+unless reading or writing fails.
 ";
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
@@ -49,29 +50,39 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
+/// The longest input line read; a longer one is skipped with an error line, so that memory stays
+/// bounded whatever the input. Arguments over the 1 MiB cap are rejected anyway, and even written
+/// as `\uXXXX` escapes they fit several times over.
+const MAX_LINE_BYTES: usize = 16 << 20;
+
 /// Streams verdicts for every line of `input` into `output`.
 ///
 /// # Errors
 ///
 /// Reading or writing failed.
-pub(crate) fn run(input: impl BufRead, output: impl Write) -> io::Result<()> {
-    let mut input = input;
+pub(crate) fn run(mut input: impl BufRead, output: impl Write) -> io::Result<()> {
     let mut output = io::BufWriter::with_capacity(1 << 16, output);
     let mut line = Vec::with_capacity(4096);
     let mut number = 0_u64;
     let validator = Validator::new();
     loop {
         line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        if Read::take(&mut input, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut line)? == 0 {
             break;
         }
         number += 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
+        let verdict = if line.len() > MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+            input.skip_until(b'\n')?;
+            line.clear();
+            line.shrink_to(4096);
+            Verdict::input_error(None, format!("longer than {MAX_LINE_BYTES} bytes"))
+        } else if line.iter().all(u8::is_ascii_whitespace) {
             continue;
-        }
-        let verdict = match std::str::from_utf8(&line) {
-            Ok(text) => evaluate(text, validator),
-            Err(e) => Verdict::input_error(None, format!("not UTF-8: {e}")),
+        } else {
+            match std::str::from_utf8(&line) {
+                Ok(text) => evaluate(text, validator),
+                Err(e) => Verdict::input_error(None, format!("not UTF-8: {e}")),
+            }
         };
         let verdict = match verdict {
             Verdict { input_error: Some(message), .. } => {
@@ -102,22 +113,85 @@ struct Case<'a> {
     response: Option<ResponseCase>,
 }
 
+/// The `id` of a line that is not a valid case, to echo it beside the error, as the oracle does.
+#[derive(Deserialize)]
+struct IdOnly {
+    #[serde(default)]
+    id: Option<Value>,
+}
+
 /// A field that is present, even when it is `null` (which `Option` alone would read as absent).
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
+/// A response as the oracle reads it, plus our `answered_by`.
+///
+/// Its strings may hold lone surrogate escapes (`"\ud800"`), which the oracle's JSON reader
+/// accepts and its checks reject; a Rust string cannot hold one, so each becomes U+FFFF, a
+/// noncharacter that no valid header or label contains and that a custom answer may not contain:
+/// the same verdict.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ResponseCase {
     #[serde(default)]
     cancelled: bool,
     #[serde(default)]
-    answers: Vec<AskUserAnswer>,
+    answers: Vec<AnswerCase>,
     #[serde(default)]
     timed_out: bool,
     #[serde(default)]
     answered_by: AnsweredBy,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerCase {
+    header: Lossy,
+    #[serde(default)]
+    selected: Vec<Lossy>,
+    #[serde(default)]
+    custom_answer: Option<Lossy>,
+}
+
+impl From<AnswerCase> for AskUserAnswer {
+    fn from(answer: AnswerCase) -> Self {
+        let mut out = AskUserAnswer::picked(answer.header.0, answer.selected.into_iter().map(|l| l.0));
+        out.custom_answer = answer.custom_answer.map(|c| c.0);
+        out
+    }
+}
+
+/// A JSON string whose lone surrogates (WTF-8 in the bytes `serde_json` hands over) become U+FFFF.
+struct Lossy(String);
+
+impl<'de> Deserialize<'de> for Lossy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Lossy;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Lossy, E> {
+                Ok(Lossy(s.to_owned()))
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Lossy, E> {
+                if let Ok(s) = std::str::from_utf8(bytes) {
+                    return Ok(Lossy(s.to_owned()));
+                }
+                let mut out = String::with_capacity(bytes.len());
+                for chunk in bytes.utf8_chunks() {
+                    out.push_str(chunk.valid());
+                    if !chunk.invalid().is_empty() {
+                        out.push('\u{ffff}');
+                    }
+                }
+                Ok(Lossy(out))
+            }
+        }
+        d.deserialize_bytes(Visit)
+    }
 }
 
 #[derive(Serialize, Default)]
@@ -158,7 +232,10 @@ impl Verdict {
 fn evaluate(text: &str, validator: Validator) -> Verdict {
     let case: Case<'_> = match serde_json::from_str(text) {
         Ok(case) => case,
-        Err(e) => return Verdict::input_error(None, format!("not a JSON object: {e}")),
+        Err(e) => {
+            let id = serde_json::from_str::<IdOnly>(text).ok().and_then(|line| line.id);
+            return Verdict::input_error(id, format!("not a valid case line: {e}"));
+        }
     };
     let id = case.id.clone();
     match evaluate_case(case, validator) {
@@ -178,6 +255,12 @@ fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String
         Some("response") => true,
         _ => return Err("\"kind\" must be \"request\" or \"response\"".to_owned()),
     };
+    // The line's own shape is checked before the arguments, as the oracle does.
+    let response = match (is_response, case.response) {
+        (false, _) => None,
+        (true, None) => return Err("a response line needs \"response\"".to_owned()),
+        (true, Some(response)) => Some(response),
+    };
     let verdict = match (case.args, case.args_json.as_deref()) {
         (_, Some(text)) if python => {
             match serde_json::from_str::<Value>(if text.is_empty() { "{}" } else { text }) {
@@ -186,10 +269,11 @@ fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String
             }
         }
         (_, Some(text)) => validator.validate_json(text),
-        (Some(raw), None) if python => {
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
-            validator.validate_value(&value)
-        }
+        (Some(raw), None) if python => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(value) => validator.validate_value(&value),
+            // Nested deeper than `serde_json` reads into a value: the text path gives the verdict.
+            Err(_) => validator.validate_json(raw.get()),
+        },
         (Some(raw), None) => validator.validate_json(raw.get()),
         (None, None) => return Err("a line needs \"args\" or \"args_json\"".to_owned()),
     };
@@ -200,22 +284,20 @@ fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String
             return Ok(Verdict { stage, ..rejected(&err) });
         }
     };
-    if !is_response {
+    let Some(case) = response else {
         return Ok(Verdict {
             ok: true,
             normalized: Some(Normalized::Questions(questions)),
             ..Verdict::default()
         });
-    }
-    let Some(case) = case.response else {
-        return Err("a response line needs \"response\"".to_owned());
     };
     let request = AskUserRequest::with_id("check", questions);
     let result = if case.timed_out {
         // The answerer's response is discarded unchecked when the timeout runs out.
         AskUserResult::timed_out()
     } else {
-        let mut response = AskUserResponse::answered(case.answers).with_answered_by(case.answered_by);
+        let answers = case.answers.into_iter().map(AskUserAnswer::from).collect();
+        let mut response = AskUserResponse::answered(answers).with_answered_by(case.answered_by);
         response.cancelled = case.cancelled;
         match ask_user_result(&request, &response) {
             Ok(result) => result,
@@ -301,7 +383,7 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 4, "{out}");
         assert!(
-            lines[0].starts_with(r#"{"ok":false,"input_error":"line 1: not a JSON object"#),
+            lines[0].starts_with(r#"{"ok":false,"input_error":"line 1: not a valid case line"#),
             "{}",
             lines[0]
         );
@@ -316,6 +398,71 @@ mod tests {
             "{}",
             lines[3]
         );
+    }
+
+    #[test]
+    fn a_bad_line_keeps_its_id() {
+        // Regression: a line whose response was malformed lost its id, unlike the oracle's error line.
+        let args = r#"{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}]}]}"#;
+        let out = check(&format!(
+            r#"{{"id":"r1","kind":"response","args":{args},"response":{{"answers":[{{"header":"H","selected":null}}]}}}}"#
+        ));
+        assert!(
+            out.starts_with(r#"{"id":"r1","ok":false,"input_error":"line 1: not a valid case line"#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_in_an_answer_gets_a_verdict() {
+        // Regression: the whole line was an input error; the oracle reads it and rejects the answer.
+        let args = r#"{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}]}]}"#;
+        let line = |answer: &str| {
+            format!(r#"{{"id":1,"kind":"response","args":{args},"response":{{"answers":[{answer}]}}}}"#)
+        };
+        let custom = check(&line(r#"{"header":"H","custom_answer":"a\ud800"}"#));
+        assert!(
+            custom.contains("must not contain control characters")
+                && custom.contains(r#""stage":"response""#)
+        );
+        let header = check(&line(r#"{"header":"H\udc00","selected":["A"]}"#));
+        assert!(header.contains("unknown or repeated question"), "{header}");
+        let label = check(&line(r#"{"header":"H","selected":["\ud83dA"]}"#));
+        assert!(label.contains("does not offer"), "{label}");
+        let fine = check(&line(r#"{"header":"H","custom_answer":"\ud83d\ude00\n\u00e9"}"#));
+        assert!(fine.contains(r#""model_text":"{\"H\":[\"\ud83d\ude00\\n\u00e9\"]}""#), "{fine}");
+    }
+
+    #[test]
+    fn arguments_nested_deeper_than_serde_json_reads_still_get_a_verdict() {
+        // `args` is held as raw text, which `serde_json` skips without recursing; in python mode,
+        // where it is read into a value (limited to 128 levels), the text path gives the verdict.
+        // Regression: in python mode such a line was an input error.
+        let args = |depth: usize| {
+            format!(
+                r#"{{"questions":[{{"header":"H","question":"Q","options":[{{"label":"A"}},{{"label":"B"}}]}}],"x":{}1{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        for mode in ["json", "python"] {
+            let line =
+                |depth| format!(r#"{{"id":1,"kind":"request","mode":"{mode}","args":{}}}"#, args(depth));
+            assert!(check(&line(150)).contains(r#""loc":["x"]"#), "{mode}");
+            assert!(check(&line(199)).contains(r#""loc":["x"]"#), "{mode}");
+            assert!(check(&line(2000)).contains("not valid JSON: recursion limit exceeded"), "{mode}");
+        }
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_with_an_error_line() {
+        let long =
+            format!("{{\"id\":1,\"kind\":\"request\",\"args_json\":\"{}\"}}\n", "x".repeat(MAX_LINE_BYTES));
+        let out = check(&format!("{long}{{\"id\":2,\"kind\":\"request\",\"args\":{{}}}}\n"));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].contains("line 1: longer than"), "{}", lines[0]);
+        assert!(lines[1].starts_with(r#"{"id":2,"ok":false"#), "{}", lines[1]);
     }
 
     #[test]

@@ -26,7 +26,8 @@ impl Serialize for PathSegment {
     }
 }
 
-/// Where a problem is in the tool-call arguments, such as `questions[0].options[2].label`.
+/// Where a problem is in the tool-call arguments, such as `questions[0].options[2].label`; a key
+/// that is not made of ASCII letters, digits and `_` is shown quoted: `questions[0]["a b"]`.
 ///
 /// Serialises as a JSON array (`["questions",0,"options",2,"label"]`), the form the model gets back.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
@@ -70,13 +71,20 @@ impl fmt::Display for Location {
         }
         for (i, segment) in self.0.iter().enumerate() {
             match segment {
-                PathSegment::Key(key) if i == 0 => write!(f, "{key}")?,
-                PathSegment::Key(key) => write!(f, ".{key}")?,
+                PathSegment::Key(key) if is_plain_key(key) && i == 0 => write!(f, "{key}")?,
+                PathSegment::Key(key) if is_plain_key(key) => write!(f, ".{key}")?,
+                // An unknown key is the model's text: quoted, so that a control character, a bidi
+                // override or a dot in it cannot disguise the path in a log line.
+                PathSegment::Key(key) => write!(f, "[{}]", quoted(key))?,
                 PathSegment::Index(index) => write!(f, "[{index}]")?,
             }
         }
         Ok(())
     }
+}
+
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The JSON type of a value, for type errors.
@@ -238,7 +246,7 @@ pub(crate) fn quoted(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if crate::text::is_forbidden(c, false) => {
+            c if crate::text::is_forbidden_char(c, false) => {
                 let mut units = [0_u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     // Writing into a String cannot fail.
@@ -318,29 +326,72 @@ impl Serialize for Problem {
 /// The sentence that heads a retry payload.
 const RETRY_MESSAGE: &str = "The ask_user_question call was rejected and nobody saw it. Fix every problem listed and call the tool again.";
 
-/// Tool-call arguments that break the schema or a rule of SPEC §2: every problem found, in order.
+/// The problems found while validating: the first [`MAX_LISTED_PROBLEMS`] kept, the rest only
+/// counted. A megabyte of bad items would otherwise cost a retry of tens of megabytes, and memory
+/// in proportion; no model needs more than the first problems to fix a call.
+pub(crate) struct Problems {
+    kept: Vec<Problem>,
+    total: usize,
+}
+
+/// The most problems a [`ValidationError`] lists.
+pub const MAX_LISTED_PROBLEMS: usize = 64;
+
+impl Problems {
+    pub(crate) fn new() -> Self {
+        Self { kept: Vec::new(), total: 0 }
+    }
+
+    /// Records a problem; `problem` builds it only if it is kept.
+    pub(crate) fn push(&mut self, problem: impl FnOnce() -> Problem) {
+        if self.kept.len() < MAX_LISTED_PROBLEMS {
+            self.kept.push(problem());
+        }
+        self.total += 1;
+    }
+
+    /// How many problems were found, kept or not.
+    pub(crate) fn len(&self) -> usize {
+        self.total
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    pub(crate) fn into_error(self) -> ValidationError {
+        debug_assert!(!self.kept.is_empty());
+        ValidationError { omitted: self.total - self.kept.len(), problems: self.kept }
+    }
+}
+
+/// Tool-call arguments that break the schema or a rule of SPEC §2: the problems found, in order
+/// (the first [`MAX_LISTED_PROBLEMS`] of them).
 ///
 /// Its [`retry_payload`](Self::retry_payload) is what the model gets back; its `Display` is the
 /// same problems on one line, for a host's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationError {
     problems: Vec<Problem>,
+    omitted: usize,
 }
 
 impl ValidationError {
-    pub(crate) fn new(problems: Vec<Problem>) -> Self {
-        debug_assert!(!problems.is_empty());
-        Self { problems }
-    }
-
     pub(crate) fn single(location: Location, kind: ProblemKind) -> Self {
-        Self::new(vec![Problem::new(location, kind)])
+        Self { problems: vec![Problem::new(location, kind)], omitted: 0 }
     }
 
-    /// Every problem, in the order the arguments were checked; never empty.
+    /// The problems, in the order the arguments were checked; never empty, and at most
+    /// [`MAX_LISTED_PROBLEMS`].
     #[must_use]
     pub fn problems(&self) -> &[Problem] {
         &self.problems
+    }
+
+    /// How many more problems were found beyond those listed.
+    #[must_use]
+    pub fn omitted(&self) -> usize {
+        self.omitted
     }
 
     /// The first problem.
@@ -350,7 +401,8 @@ impl ValidationError {
     }
 
     /// The retry text the model receives: compact JSON
-    /// `{"error":"invalid_arguments","message":"…","problems":[{"type","loc","msg"}…]}`.
+    /// `{"error":"invalid_arguments","message":"…","problems":[{"type","loc","msg"}…]}`, plus
+    /// `"omitted":N` when more problems were found than listed.
     #[must_use]
     pub fn retry_payload(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
@@ -359,8 +411,8 @@ impl ValidationError {
 
 impl Serialize for ValidationError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Problems<'a>(&'a [Problem]);
-        impl Serialize for Problems<'_> {
+        struct Listed<'a>(&'a [Problem]);
+        impl Serialize for Listed<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
                 for problem in self.0 {
@@ -369,10 +421,13 @@ impl Serialize for ValidationError {
                 seq.end()
             }
         }
-        let mut map = serializer.serialize_map(Some(3))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("error", "invalid_arguments")?;
         map.serialize_entry("message", RETRY_MESSAGE)?;
-        map.serialize_entry("problems", &Problems(&self.problems))?;
+        map.serialize_entry("problems", &Listed(&self.problems))?;
+        if self.omitted > 0 {
+            map.serialize_entry("omitted", &self.omitted)?;
+        }
         map.end()
     }
 }
@@ -384,6 +439,9 @@ impl fmt::Display for ValidationError {
                 f.write_str("; ")?;
             }
             write!(f, "{problem}")?;
+        }
+        if self.omitted > 0 {
+            write!(f, "; and {} more", self.omitted)?;
         }
         Ok(())
     }

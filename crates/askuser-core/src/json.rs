@@ -2,7 +2,8 @@
 //! characters in strings, no lone surrogate escapes, no trailing characters. Where `serde_json` and
 //! the reference's parser (jiter) differ, it follows the reference, whose verdicts we match: `NaN`,
 //! `Infinity` and `-Infinity` are numbers, a float out of range is infinite rather than an error,
-//! and nesting goes 201 levels deep rather than 128.
+//! and nesting goes 200 non-empty containers deep (an empty `[]` or `{}` does not count) rather
+//! than 128 containers of any kind.
 //!
 //! It exists for speed. It reads the arguments straight into the lenient mirror (`raw.rs`) by
 //! recursive descent over the schema's few shapes, with no visitor in between, and it scans strings
@@ -16,8 +17,10 @@ use std::fmt;
 use crate::error::JsonType;
 use crate::raw::{LaxBool, Raw, RawArgs, RawOption, RawQuestion, Slot, Span};
 
-/// Deepest nesting accepted, as measured on the reference: 201 levels of objects and arrays.
-const MAX_DEPTH: u32 = 201;
+/// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
+/// arrays inside one another. An empty container is never entered, so it does not count: 200
+/// arrays around a `[]` parse, 200 arrays around `{"a":1}` do not.
+const MAX_DEPTH: u32 = 200;
 
 /// Why the text is not JSON, with where.
 #[derive(Debug)]
@@ -236,17 +239,16 @@ impl<'s> Reader<'s, '_> {
         if self.start_value()? != b'[' {
             return self.skip_value().map(Slot::Wrong);
         }
-        self.enter()?;
         let mut items = Vec::with_capacity(4);
-        if !self.close(b']')? {
+        if self.open(b']')? {
             loop {
                 items.push(item(self)?);
                 if !self.comma(b']')? {
                     break;
                 }
             }
+            self.depth -= 1;
         }
-        self.depth -= 1;
         Ok(Slot::Present(items))
     }
 
@@ -259,9 +261,8 @@ impl<'s> Reader<'s, '_> {
         if self.start_value()? != b'{' {
             return self.skip_value().map(Slot::Wrong);
         }
-        self.enter()?;
         let mut raw = T::default();
-        if !self.close(b'}')? {
+        if self.open(b'}')? {
             loop {
                 let key = self.key()?;
                 // A key with escapes lives in `scratch`, which reading its value may reuse.
@@ -281,8 +282,8 @@ impl<'s> Reader<'s, '_> {
                     break;
                 }
             }
+            self.depth -= 1;
         }
-        self.depth -= 1;
         Ok(Slot::Present(raw))
     }
 
@@ -338,13 +339,18 @@ impl<'s> Reader<'s, '_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), JsonError> {
+    /// At an opening bracket: consumes it, and if the container is not empty (`close` does not
+    /// follow) enters one level deeper and returns true; the caller leaves the level again.
+    fn open(&mut self, close: u8) -> Result<bool, JsonError> {
+        self.pos += 1;
+        if self.close(close)? {
+            return Ok(false);
+        }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error("recursion limit exceeded"));
         }
-        self.pos += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// Checks and skips any value; returns its type.
@@ -356,8 +362,7 @@ impl<'s> Reader<'s, '_> {
                 JsonType::String
             }
             b'{' => {
-                self.enter()?;
-                if !self.close(b'}')? {
+                if self.open(b'}')? {
                     loop {
                         self.key()?;
                         self.skip_value()?;
@@ -365,21 +370,20 @@ impl<'s> Reader<'s, '_> {
                             break;
                         }
                     }
+                    self.depth -= 1;
                 }
-                self.depth -= 1;
                 JsonType::Object
             }
             b'[' => {
-                self.enter()?;
-                if !self.close(b']')? {
+                if self.open(b']')? {
                     loop {
                         self.skip_value()?;
                         if !self.comma(b']')? {
                             break;
                         }
                     }
+                    self.depth -= 1;
                 }
-                self.depth -= 1;
                 JsonType::Array
             }
             b't' => {
@@ -695,10 +699,16 @@ mod tests {
         for rejected in ["-NaN", "+Infinity", "nan", "inf", "+1", "Infinit", "NaNa"] {
             assert!(check(rejected).is_err(), "{rejected}");
         }
-        // 201 levels of nesting, not 128.
-        assert!(check(&("[".repeat(201) + &"]".repeat(201))).is_ok());
-        let err = check(&("[".repeat(202) + &"]".repeat(202))).unwrap_err();
+        // 200 non-empty containers deep, not 128; an empty one inside does not count.
+        let nest = |depth: usize, inner: &str| "[".repeat(depth) + inner + &"]".repeat(depth);
+        assert!(check(&nest(201, "")).is_ok());
+        assert!(check(&nest(200, "{}")).is_ok());
+        assert!(check(&nest(200, "1")).is_ok());
+        let err = check(&nest(202, "")).unwrap_err();
         assert!(err.to_string().starts_with("recursion limit exceeded"), "{err}");
+        // Regression: 200 arrays around a non-empty object were accepted (the reference rejects).
+        assert!(check(&nest(200, r#"{"a":1}"#)).is_err());
+        assert!(check(&nest(200, "[1]")).is_err());
     }
 
     #[test]

@@ -51,7 +51,10 @@ mod validate;
 pub use answer::{AnswerError, AnswerErrorKind, Answerer, AskContext, DefaultsResponder, default_answers};
 pub use async_trait::async_trait;
 pub use check::{AskUserResult, DECLINED, Outcome, TIMED_OUT, ask_user_result, check_response};
-pub use error::{JsonType, Location, PathSegment, Problem, ProblemKind, ResponseError, ValidationError};
+pub use error::{
+    JsonType, Location, MAX_LISTED_PROBLEMS, PathSegment, Problem, ProblemKind, ResponseError,
+    ValidationError,
+};
 pub use model::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
     MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question, QuestionOption,

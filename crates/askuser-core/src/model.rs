@@ -8,7 +8,7 @@ use serde::de::DeserializeSeed;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::{Problem, ValidationError};
+use crate::error::{Problems, ValidationError};
 use crate::raw::{RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::validate::{self, Path};
 
@@ -41,19 +41,26 @@ pub struct QuestionOption {
 impl QuestionOption {
     /// Validates an option. The strings are trimmed first; a whitespace-only description becomes `""`.
     ///
+    /// ```
+    /// use askuser_core::QuestionOption;
+    ///
+    /// # fn main() -> Result<(), askuser_core::ValidationError> {
+    /// let plain = QuestionOption::new("Patch", None)?;
+    /// let described = QuestionOption::new(" Refactor ", Some("Bigger change"))?;
+    /// assert_eq!((plain.description(), described.label()), (None, "Refactor"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     ///
     /// Every problem with the label or the description, located relative to the option
     /// (`label`, `description`).
-    pub fn new(
-        label: impl AsRef<str>,
-        description: Option<impl AsRef<str>>,
-    ) -> Result<Self, ValidationError> {
+    pub fn new(label: impl AsRef<str>, description: Option<&str>) -> Result<Self, ValidationError> {
         let mut text = String::new();
         let raw = RawOption {
             label: Slot::Present(push_trimmed(&mut text, label.as_ref())),
-            description: description
-                .map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d.as_ref()))),
+            description: description.map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d))),
             unknown: Vec::new(),
         };
         let text: Arc<str> = text.into();
@@ -338,11 +345,11 @@ impl<'de> Deserialize<'de> for QuestionOption {
 }
 
 /// Runs a validation step and turns "no value" into the problems it reported.
-fn finish<T>(step: impl FnOnce(&mut Vec<Problem>) -> Option<T>) -> Result<T, ValidationError> {
-    let mut problems = Vec::new();
+fn finish<T>(step: impl FnOnce(&mut Problems) -> Option<T>) -> Result<T, ValidationError> {
+    let mut problems = Problems::new();
     match step(&mut problems) {
         Some(value) if problems.is_empty() => Ok(value),
-        _ => Err(ValidationError::new(problems)),
+        _ => Err(problems.into_error()),
     }
 }
 
@@ -369,9 +376,11 @@ fn random_id() -> String {
 #[derive(Clone, PartialEq, Eq)]
 pub struct AskUserRequest(Arc<RequestInner>);
 
-#[derive(PartialEq, Eq, Serialize, Deserialize)]
+#[derive(PartialEq, Eq, Deserialize)]
 struct RequestInner {
     id: String,
+    /// The arguments' own keys beside `id`: one flat object, not `questions` inside `questions`.
+    #[serde(flatten)]
     questions: Questions,
 }
 
@@ -410,9 +419,14 @@ impl fmt::Debug for AskUserRequest {
     }
 }
 
+/// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them. Deserialising
+/// validates the questions again.
 impl Serialize for AskUserRequest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("id", self.id())?;
+        map.serialize_entry("questions", self.questions().as_slice())?;
+        map.end()
     }
 }
 

@@ -21,10 +21,6 @@ use unicode_normalization::UnicodeNormalization;
 /// ```
 #[must_use]
 pub fn is_forbidden_char(c: char, allow_lf: bool) -> bool {
-    is_forbidden(c, allow_lf)
-}
-
-pub(crate) fn is_forbidden(c: char, allow_lf: bool) -> bool {
     if c.is_ascii() {
         // Exact for ASCII: the only ASCII code points of a rejected category are the Cc ones.
         return (c < ' ' && !(allow_lf && c == '\n')) || c == '\x7f';
@@ -46,7 +42,7 @@ pub(crate) fn first_forbidden(s: &str, allow_lf: bool) -> Option<(usize, char)> 
     if printable_ascii(s, allow_lf) {
         return None;
     }
-    s.chars().enumerate().find(|&(_, c)| is_forbidden(c, allow_lf))
+    s.chars().enumerate().find(|&(_, c)| is_forbidden_char(c, allow_lf))
 }
 
 /// Whether `s` is printable ASCII (plus LF where allowed): then it has no forbidden character and
@@ -176,16 +172,16 @@ mod tests {
     #[test]
     fn forbidden_characters() {
         for c in ['\0', '\x1b', '\x7f', '\x1c', '\x1f', '\u{200b}', '\u{feff}', '\u{ad}', '\u{202e}'] {
-            assert!(is_forbidden(c, true), "{c:?}");
+            assert!(is_forbidden_char(c, true), "{c:?}");
         }
         for c in ['\u{2028}', '\u{2029}', '\u{e000}', '\u{fffe}', '\u{10ffff}', '\u{85}', '\t', '\r'] {
-            assert!(is_forbidden(c, true), "{c:?}");
+            assert!(is_forbidden_char(c, true), "{c:?}");
         }
         for c in ['a', ' ', '\u{a0}', '\u{3000}', '\u{301}', '\u{fe0f}', '\u{3164}', '\u{2800}', 'א'] {
-            assert!(!is_forbidden(c, false), "{c:?}");
+            assert!(!is_forbidden_char(c, false), "{c:?}");
         }
-        assert!(is_forbidden('\n', false));
-        assert!(!is_forbidden('\n', true));
+        assert!(is_forbidden_char('\n', false));
+        assert!(!is_forbidden_char('\n', true));
     }
 
     #[test]
@@ -193,7 +189,7 @@ mod tests {
         for b in 0_u8..=0x7f {
             let s = char::from(b).to_string();
             for allow_lf in [false, true] {
-                let slow = s.chars().any(|c| is_forbidden(c, allow_lf));
+                let slow = s.chars().any(|c| is_forbidden_char(c, allow_lf));
                 assert_eq!(printable_ascii(&s, allow_lf), !slow, "{b:#x} {allow_lf}");
                 assert_eq!(first_forbidden(&s, allow_lf).is_some(), slow, "{b:#x} {allow_lf}");
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeSeed;
 
-use crate::error::{JsonType, Location, Problem, ProblemKind, ValidationError};
+use crate::error::{JsonType, Location, Problem, ProblemKind, Problems, ValidationError};
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
@@ -125,8 +125,8 @@ impl<'a> Path<'a> {
     }
 }
 
-fn problem(problems: &mut Vec<Problem>, path: &Path<'_>, kind: ProblemKind) {
-    problems.push(Problem::new(path.location(), kind));
+fn problem(problems: &mut Problems, path: &Path<'_>, kind: ProblemKind) {
+    problems.push(|| Problem::new(path.location(), kind));
 }
 
 #[inline]
@@ -134,13 +134,13 @@ fn unknown_fields(
     unknown: Vec<String>,
     path: &Path<'_>,
     allowed: &'static [&'static str],
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) {
     if unknown.is_empty() {
         return;
     }
     for name in unknown {
-        problems.push(Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
+        problems.push(|| Problem::new(path.location().key(name), ProblemKind::UnknownField { allowed }));
     }
 }
 
@@ -157,13 +157,7 @@ const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: fals
 const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
 /// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
-fn text(
-    arena: &str,
-    span: Span,
-    rule: &TextRule,
-    path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<Span> {
+fn text(arena: &str, span: Span, rule: &TextRule, path: &Path<'_>, problems: &mut Problems) -> Option<Span> {
     let s = &arena[span.clone()];
     let fast = text::printable_ascii(s, rule.multiline);
     let len = if fast { s.len() } else { text::char_len(s) };
@@ -189,7 +183,7 @@ fn required_text(
     slot: Slot<Span>,
     rule: &TextRule,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Span> {
     match slot {
         Slot::Present(span) => text(arena, span, rule, path, problems),
@@ -208,7 +202,7 @@ fn wrong_type<T>(
     expected: &'static str,
     found: JsonType,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<T> {
     problem(problems, path, ProblemKind::WrongType { expected, found });
     None
@@ -226,7 +220,7 @@ pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, Va
             ));
         }
     };
-    let mut problems = Vec::new();
+    let mut problems = Problems::new();
     let path = root.key("questions");
     let questions = match raw.questions {
         Slot::Present(items) => question_items(items, arena, &path, &mut problems),
@@ -239,7 +233,7 @@ pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>) -> Result<Questions, Va
     unknown_fields(raw.unknown, &root, &["questions"], &mut problems);
     match questions {
         Some(questions) if problems.is_empty() => Ok(questions),
-        _ => Err(ValidationError::new(problems)),
+        _ => Err(problems.into_error()),
     }
 }
 
@@ -247,35 +241,27 @@ fn question_items(
     items: Vec<Slot<RawQuestion>>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Questions> {
     let count = items.len();
     if count > MAX_QUESTIONS {
         // The reference checks a too-long list before its items; the count is the first problem.
         problem(problems, path, ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count });
     }
-    let mut questions = Vec::with_capacity(count);
-    let mut all_valid = true;
-    for (i, item) in items.into_iter().enumerate() {
-        match question_slot(item, arena, &path.index(i), problems) {
-            Some(q) => questions.push(q),
-            None => all_valid = false,
-        }
-    }
+    let questions =
+        each(items, path, problems, |item, path, problems| question_slot(item, arena, path, problems));
     if count == 0 {
         problem(problems, path, ProblemKind::TooFewItems { min: 1, actual: 0 });
     }
-    if !all_valid || count == 0 || count > MAX_QUESTIONS {
-        return None;
+    match questions {
+        Some(questions) if count != 0 && count <= MAX_QUESTIONS => {
+            questions_unique(questions, path, problems)
+        }
+        _ => None,
     }
-    questions_unique(questions, path, problems)
 }
 
-fn questions_unique(
-    questions: Vec<Question>,
-    path: &Path<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<Questions> {
+fn questions_unique(questions: Vec<Question>, path: &Path<'_>, problems: &mut Problems) -> Option<Questions> {
     if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
@@ -284,10 +270,7 @@ fn questions_unique(
     Some(Questions::from_parts(questions))
 }
 
-pub(crate) fn questions_from_parts(
-    questions: Vec<Question>,
-    problems: &mut Vec<Problem>,
-) -> Option<Questions> {
+pub(crate) fn questions_from_parts(questions: Vec<Question>, problems: &mut Problems) -> Option<Questions> {
     let root = Path::Root;
     let path = root.key("questions");
     let count = questions.len();
@@ -306,7 +289,7 @@ pub(crate) fn question_slot(
     slot: Slot<RawQuestion>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     match slot {
         Slot::Present(raw) => question(raw, arena, path, problems),
@@ -325,7 +308,7 @@ fn question(
     raw: RawQuestion,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     let before = problems.len();
     let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
@@ -363,7 +346,7 @@ fn labels_unique(
     options: Vec<QuestionOption>,
     multi_select: bool,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     if let Some((first, second)) = text::first_duplicate(&options, QuestionOption::label) {
         let label = options[second].label().to_owned();
@@ -379,7 +362,7 @@ pub(crate) fn question_from_parts(
     question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Question> {
     let path = Path::Root;
     let before = problems.len();
@@ -392,7 +375,7 @@ pub(crate) fn question_from_parts(
     labels_unique(arena, header?, question?, options, multi_select, &path, problems)
 }
 
-fn option_count(count: usize, path: &Path<'_>, problems: &mut Vec<Problem>) -> bool {
+fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool {
     let kind = if count < MIN_OPTIONS {
         ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: count }
     } else if count > MAX_OPTIONS {
@@ -408,26 +391,38 @@ fn option_items(
     items: Vec<Slot<RawOption>>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<Vec<QuestionOption>> {
     let count = items.len();
-    let mut options = Vec::with_capacity(count);
+    let options =
+        each(items, path, problems, |item, path, problems| option_slot(item, arena, path, problems));
+    let count_ok = option_count(count, path, problems);
+    options.filter(|_| count_ok)
+}
+
+/// Reads every item of a list, so that each one's problems are reported; `None` if any is invalid.
+fn each<R, T>(
+    items: Vec<Slot<R>>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+    mut read: impl FnMut(Slot<R>, &Path<'_>, &mut Problems) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut out = Vec::with_capacity(items.len());
     let mut all_valid = true;
     for (i, item) in items.into_iter().enumerate() {
-        match option_slot(item, arena, &path.index(i), problems) {
-            Some(option) => options.push(option),
+        match read(item, &path.index(i), problems) {
+            Some(value) => out.push(value),
             None => all_valid = false,
         }
     }
-    let count_ok = option_count(count, path, problems);
-    (all_valid && count_ok).then_some(options)
+    all_valid.then_some(out)
 }
 
 pub(crate) fn option_slot(
     slot: Slot<RawOption>,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<QuestionOption> {
     match slot {
         Slot::Present(raw) => option(raw, arena, path, problems),
@@ -443,7 +438,7 @@ pub(crate) fn option(
     raw: RawOption,
     arena: &Arc<str>,
     path: &Path<'_>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Option<QuestionOption> {
     let before = problems.len();
     let label = required_text(arena, raw.label, &LABEL, &path.key("label"), problems);

@@ -330,9 +330,9 @@ mod tests {
             "Db",
             "Which database?",
             vec![
-                QuestionOption::new("Postgres", None::<String>).unwrap(),
+                QuestionOption::new("Postgres", None).unwrap(),
                 QuestionOption::new("SQLite", Some("embedded")).unwrap(),
-                QuestionOption::new("Other DB", None::<String>).unwrap(),
+                QuestionOption::new("Other DB", None).unwrap(),
             ],
             multi,
         )
@@ -361,7 +361,7 @@ mod tests {
     /// option, as the prompt "Choose 1-3" promises (the label match used to win).
     #[test]
     fn numbers_win_over_numeric_labels() {
-        let labels = ["3", "2", "1 a"].map(|l| QuestionOption::new(l, None::<String>).unwrap());
+        let labels = ["3", "2", "1 a"].map(|l| QuestionOption::new(l, None).unwrap());
         let q = Question::new("N", "Which?", labels.to_vec(), false).unwrap();
         assert_eq!(parse_answer("1", &q, 20), picked(&[0]));
         assert_eq!(parse_answer("3", &q, 20), picked(&[2]));

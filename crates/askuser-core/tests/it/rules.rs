@@ -266,6 +266,13 @@ fn unknown_keys_at_every_level() {
     let mut args = call("H", "Q", &["A", "B"]);
     args["questions"][0]["options"][1]["id"] = json!("b");
     rejects(args, "extra_forbidden", "questions[0].options[1].id");
+    // Regression: an unknown key went into the message raw (a terminal escape in a host's log line).
+    let mut args = call("H", "Q", &["A", "B"]);
+    args["questions"][0]["\u{1b}[2J\u{202e}.x"] = json!(1);
+    rejects(args, "extra_forbidden", r#"questions[0]["\u001b[2J\u202e.x"]"#);
+    rejects(json!({ "": 1, "questions": [] }), "too_short", "questions");
+    let err = validate(&json!({ "": 1, "questions": [] })).unwrap_err();
+    assert_eq!(err.problems()[1].location().to_string(), r#"[""]"#);
 }
 
 #[test]
@@ -284,6 +291,23 @@ fn every_problem_is_reported_in_schema_order() {
     ];
     let found: Vec<(&str, &str)> = found.iter().map(|(l, c)| (l.as_str(), *c)).collect();
     assert_eq!(found, expected);
+}
+
+#[test]
+fn a_flood_of_problems_is_listed_up_to_the_cap_and_counted() {
+    // Regression: 1 MiB of `""` items gave 262,000 problems, a 20 MB retry and 100 MB of memory.
+    let text = format!(r#"{{"questions":[{}]}}"#, vec![r#""""#; 100_000].join(","));
+    let err = Questions::from_json(&text).unwrap_err();
+    assert_eq!(err.problems().len(), askuser_core::MAX_LISTED_PROBLEMS);
+    assert_eq!(err.omitted(), 100_001 - askuser_core::MAX_LISTED_PROBLEMS);
+    let first = (err.first().kind().code(), err.first().location().to_string());
+    assert_eq!(first, ("too_long", "questions".to_owned()));
+    assert!(err.retry_payload().len() < 16_000 && err.retry_payload().ends_with(r#""omitted":99937}"#));
+    assert!(err.to_string().ends_with("; and 99937 more"), "{err}");
+    // Under the cap nothing is omitted.
+    let err = Questions::from_json(r#"{"questions":[1,2]}"#).unwrap_err();
+    assert_eq!((err.problems().len(), err.omitted()), (2, 0));
+    assert!(!err.retry_payload().contains("omitted"));
 }
 
 #[test]
@@ -307,6 +331,15 @@ fn strict_json_text() {
         rejects_text(&with_multi(v), "bool_parsing");
     }
     rejects_text(&with_multi("+1"), "json_invalid");
+    // Nesting: the reference's parser allows 200 non-empty containers, the root included; an empty
+    // one does not count. Regression: 200 objects under the root parsed (we counted 201 of any kind).
+    let nested = |depth: usize, inner: &str| {
+        good.replace("]}]}", &format!("]}}],\"x\":{}{inner}{}}}", "{\"a\":".repeat(depth), "}".repeat(depth)))
+    };
+    rejects_text(&nested(199, "1"), "extra_forbidden");
+    rejects_text(&nested(200, "1"), "json_invalid");
+    rejects_text(&nested(199, "{}"), "extra_forbidden");
+    rejects_text(&nested(199, r#"{"b":1}"#), "json_invalid");
     // An escaped control character parses, then fails the character rule.
     rejects_text(&good.replace(r#""H""#, r#""H\u001b""#), "forbidden_character");
 }
@@ -438,9 +471,9 @@ fn retry_payload_shape() {
 fn constructors_validate_like_the_wire() {
     let option = QuestionOption::new(" Patch ", Some("  ")).unwrap();
     assert_eq!((option.label(), option.description()), ("Patch", Some("")));
-    let err = QuestionOption::new("a\u{200b}b", None::<String>).unwrap_err();
+    let err = QuestionOption::new("a\u{200b}b", None).unwrap_err();
     assert_eq!(err.first().location().to_string(), "label");
-    let b = QuestionOption::new("B", None::<String>).unwrap();
+    let b = QuestionOption::new("B", None).unwrap();
     let question = Question::new(" Approach ", "How?", vec![option.clone(), b.clone()], false).unwrap();
     assert_eq!(question.header(), "Approach");
     let err = Question::new("H", "How?", vec![option.clone()], false).unwrap_err();
@@ -448,13 +481,9 @@ fn constructors_validate_like_the_wire() {
         (err.first().location().to_string(), err.first().kind().code()),
         ("options".to_owned(), "too_short")
     );
-    let err = Question::new(
-        "H",
-        "How?",
-        vec![option.clone(), QuestionOption::new("PATCH", None::<String>).unwrap()],
-        true,
-    )
-    .unwrap_err();
+    let err =
+        Question::new("H", "How?", vec![option.clone(), QuestionOption::new("PATCH", None).unwrap()], true)
+            .unwrap_err();
     assert_eq!(err.first().kind().code(), "duplicate_label");
     let other = Question::new("approach", "Other?", vec![option, b], true).unwrap();
     let err = Questions::new(vec![question.clone(), other]).unwrap_err();
@@ -481,10 +510,15 @@ fn deserialize_validates_and_round_trips() {
     let text = serde_json::to_string(&request).unwrap();
     assert_eq!(
         text,
-        r#"{"id":"call_1","questions":{"questions":[{"header":"H","question":"Q","options":[{"label":"A","description":null},{"label":"B","description":null}],"multi_select":false}]}}"#
+        // Regression: the questions were nested as `"questions":{"questions":[…]}`.
+        r#"{"id":"call_1","questions":[{"header":"H","question":"Q","options":[{"label":"A","description":null},{"label":"B","description":null}],"multi_select":false}]}"#
     );
     let back: AskUserRequest = serde_json::from_str(&text).unwrap();
     assert_eq!(back, request);
+    // Reading validates the questions and refuses keys the arguments do not have.
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""A""#, r#""B""#)).is_err());
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""id""#, r#""x":1,"id""#)).is_err());
+    assert!(serde_json::from_str::<AskUserRequest>(&text.replace(r#""id":"call_1","#, "")).is_err());
     let fresh = AskUserRequest::new(request.questions().clone());
     assert!(
         fresh.id().len() == 32
