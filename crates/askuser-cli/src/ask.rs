@@ -6,11 +6,9 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_core::{
-    AnswerErrorKind, AnsweredBy, AskUserRequest, AskUserResult, DefaultsResponder, Outcome, Questions,
-    ask_user_result,
-};
+use askuser_core::{AnsweredBy, AskContext, DefaultsResponder, Outcome};
 use askuser_terminal::{Mode, TerminalAnswerer};
+use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, TOOL_NAME, ToolCall};
 
 pub(crate) const USAGE: &str = "\
 usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON arguments)
@@ -42,12 +40,6 @@ const DEMO: &str = r#"{"questions":[
     {"label":"Containers (Recommended)","description":"The Kubernetes cluster the team already runs"},
     {"label":"A single VM","description":"Cheapest; failover is manual"},
     {"label":"Serverless","description":"Scales to zero, but has cold starts"}]}]}"#;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnTimeout {
-    Decline,
-    Defaults,
-}
 
 #[derive(Debug)]
 struct Options {
@@ -90,7 +82,7 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
             "--on-timeout" => {
                 options.on_timeout = match args.next() {
                     Some("decline") => OnTimeout::Decline,
-                    Some("defaults") => OnTimeout::Defaults,
+                    Some("defaults") => OnTimeout::ApplyDefaults,
                     Some(other) => {
                         return Err(format!("--on-timeout takes decline or defaults, got {other:?}"));
                     }
@@ -155,69 +147,70 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Asks through the `AskUser` capability, so validation, the timeout and its policy, checking and
+/// rendering are the ones an agent loop gets; only the exit status is the command's own.
 fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
-    let questions = match Questions::from_json(text) {
-        Ok(questions) => questions,
-        Err(e) => {
-            println!("{}", e.retry_payload());
-            eprintln!("askuser: invalid arguments: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let request = AskUserRequest::new(questions);
+    let mut builder = AskUser::builder().on_timeout(options.on_timeout);
     if options.unattended {
-        return finish(&request, &DefaultsResponder::respond(&request, AnsweredBy::Unattended));
-    }
-    // When stdin carried the arguments, the person answers on the terminal itself (keys or lines).
-    let mode = if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
-        Mode::Tty
+        builder = builder.answerer(DefaultsResponder::new());
     } else {
-        Mode::Auto
+        // When stdin carried the arguments, the person answers on the terminal itself (keys or lines).
+        let mode = if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
+            Mode::Tty
+        } else {
+            Mode::Auto
+        };
+        askuser_terminal::install_panic_hook();
+        builder =
+            builder.answerer(TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build());
+        if let Some(limit) = options.timeout {
+            builder = builder.timeout(limit);
+        }
+    }
+    let ask_user = match builder.build() {
+        Ok(ask_user) => ask_user,
+        Err(e) => return failure(&e),
     };
-    askuser_terminal::install_panic_hook();
-    let answerer = TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("askuser: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return failure(&e),
     };
-    let asked = runtime.block_on(async {
-        match options.timeout {
-            Some(limit) => tokio::time::timeout(limit, answerer.ask(&request)).await.ok(),
-            None => Some(answerer.ask(&request).await),
-        }
-    });
-    match asked {
-        None => {
-            eprintln!("askuser: nobody answered in time");
-            let text = match options.on_timeout {
-                OnTimeout::Decline => AskUserResult::timed_out().into_text(),
-                OnTimeout::Defaults => {
-                    let response = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
-                    match ask_user_result(&request, &response) {
-                        Ok(result) => result.into_text(),
-                        Err(e) => {
-                            eprintln!("askuser: {e}");
-                            return ExitCode::FAILURE;
-                        }
-                    }
+    let call = ToolCall::new("askuser-cli", TOOL_NAME, text);
+    match runtime.block_on(ask_user.call(call, AskContext::new())) {
+        CallOutcome::Completed(result) => {
+            println!("{}", result.text());
+            match result.outcome() {
+                Outcome::Declined => ExitCode::from(1),
+                Outcome::TimedOut | Outcome::Defaulted(AnsweredBy::Timeout) => {
+                    eprintln!("askuser: nobody answered in time");
+                    ExitCode::from(124)
                 }
-            };
-            println!("{text}");
-            ExitCode::from(124)
+                _ => ExitCode::SUCCESS,
+            }
         }
-        Some(Ok(response)) => finish(&request, &response),
-        Some(Err(e)) if e.kind() == AnswerErrorKind::Interrupted => {
+        CallOutcome::Retry(retry) => {
+            println!("{}", retry.text());
+            match retry.reason() {
+                RetryReason::InvalidArguments(e) => eprintln!("askuser: invalid arguments: {e}"),
+                _ => eprintln!("askuser: the answerer asked the model to retry"),
+            }
+            ExitCode::from(2)
+        }
+        CallOutcome::Failed(e) if e.is_interrupted() => {
             eprintln!("askuser: interrupted");
             ExitCode::from(130)
         }
-        Some(Err(e)) => {
-            eprintln!("askuser: {}", with_causes(&e));
+        CallOutcome::Failed(e) => failure(&e),
+        other => {
+            eprintln!("askuser: unexpected outcome {other:?}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn failure(error: &dyn std::error::Error) -> ExitCode {
+    eprintln!("askuser: {}", with_causes(error));
+    ExitCode::FAILURE
 }
 
 /// `error` followed by its causes: an answerer's error names what failed, its source why.
@@ -232,22 +225,10 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn finish(request: &AskUserRequest, response: &askuser_core::AskUserResponse) -> ExitCode {
-    match ask_user_result(request, response) {
-        Ok(result) => {
-            println!("{}", result.text());
-            if result.outcome() == Outcome::Declined { ExitCode::from(1) } else { ExitCode::SUCCESS }
-        }
-        Err(e) => {
-            eprintln!("askuser: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use askuser_core::Questions;
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()
@@ -260,11 +241,11 @@ mod tests {
                 .unwrap();
         assert_eq!(o.source.as_deref(), Some("q.json"));
         assert_eq!(o.timeout, Some(Duration::from_millis(1500)));
-        assert_eq!(o.on_timeout, OnTimeout::Defaults);
+        assert_eq!(o.on_timeout, OnTimeout::ApplyDefaults);
         assert!(o.unattended && !o.accessible);
         assert_eq!(parse(&args(&["-", "--accessible"]), true).unwrap().source.as_deref(), Some("-"));
         let o = parse(&args(&["--timeout=2", "--on-timeout=defaults"]), false).unwrap();
-        assert_eq!((o.timeout, o.on_timeout), (Some(Duration::from_secs(2)), OnTimeout::Defaults));
+        assert_eq!((o.timeout, o.on_timeout), (Some(Duration::from_secs(2)), OnTimeout::ApplyDefaults));
     }
 
     #[test]
