@@ -241,11 +241,13 @@ impl AskUser {
         let Some(answerer) = &config.answerer else {
             let request = AskUserRequest::with_id(call.call_id(), questions);
             trace.request(&request);
-            self.emit(&AskUserEvent::Requested(RequestedEvent {
-                request: request.clone(),
-                deferred: true,
-                include_content: config.include_content,
-            }));
+            self.emit(|| {
+                AskUserEvent::Requested(RequestedEvent {
+                    request: request.clone(),
+                    deferred: true,
+                    include_content: config.include_content,
+                })
+            });
             return trace
                 .finish(CallOutcome::Deferred(PendingQuestion::new(self.tool_name.clone(), request)));
         };
@@ -254,11 +256,13 @@ impl AskUser {
         // One call at a time when sequential: the next call's `Requested` fires only once the
         // previous call has its answer, as if the calls had been made one after another.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
-        self.emit(&AskUserEvent::Requested(RequestedEvent {
-            request: request.clone(),
-            deferred: false,
-            include_content: config.include_content,
-        }));
+        self.emit(|| {
+            AskUserEvent::Requested(RequestedEvent {
+                request: request.clone(),
+                deferred: false,
+                include_content: config.include_content,
+            })
+        });
         let pending = answerer.answer(request.clone(), context);
         // A `let` statement, so the answerer's future is dropped (cancelled) here, before the
         // `Answered` event below, and not at the end of a `match` on the awaited value.
@@ -277,7 +281,7 @@ impl AskUser {
         };
         let outcome = match outcome_of_wait {
             None => {
-                self.emit(&answered_event(AskUserResponse::declined(), true, false));
+                self.emit(|| answered_event(AskUserResponse::declined(), true, false));
                 match config.on_timeout {
                     OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out()),
                     OnTimeout::ApplyDefaults => {
@@ -290,11 +294,11 @@ impl AskUser {
                 }
             }
             Some(Err(error)) => {
-                self.emit(&answered_event(AskUserResponse::declined(), false, true));
+                self.emit(|| answered_event(AskUserResponse::declined(), false, true));
                 answer_error(error)
             }
             Some(Ok(response)) => {
-                self.emit(&answered_event(response.clone(), false, false));
+                self.emit(|| answered_event(response.clone(), false, false));
                 match askuser_core::ask_user_result(&request, &response) {
                     Ok(result) => CallOutcome::Completed(result),
                     Err(error) => CallOutcome::Failed(CallError::Response(error)),
@@ -304,9 +308,15 @@ impl AskUser {
         trace.finish(outcome)
     }
 
-    fn emit(&self, event: &AskUserEvent) {
+    /// Dispatches the event `make` builds, building it (and cloning what it carries) only when
+    /// someone listens.
+    fn emit(&self, make: impl FnOnce() -> AskUserEvent) {
+        if self.config.listeners.is_empty() {
+            return;
+        }
+        let event = make();
         for listener in &self.config.listeners {
-            listener.on_event(event);
+            listener.on_event(&event);
         }
     }
 }
