@@ -82,6 +82,10 @@ struct Io {
     output: Option<Box<dyn Write + Send>>,
 }
 
+/// The process's one queue for the terminal (see [`TerminalAnswerer::ask`]). tokio's mutex is
+/// fair: calls are served in order, and a call cancelled while waiting never draws.
+static TERMINAL: Mutex<()> = Mutex::const_new(());
+
 struct Inner {
     config: Config,
     /// Held for the whole of one `ask()`. tokio's mutex is fair, so calls are served in order,
@@ -91,7 +95,9 @@ struct Inner {
 
 /// Asks a person on the terminal: an inline menu, or a line protocol when there is no terminal.
 ///
-/// Cheap to clone; clones share one queue, so concurrent calls show one menu at a time, in order.
+/// Cheap to clone. Concurrent calls show one menu at a time, in order, across every answerer of
+/// the process (two capabilities in a tool set, one per sub-agent), unless an answerer's input and
+/// output are both the host's.
 /// Dropping an `ask()` future (a timeout, `select!`) restores the terminal and leaves the next
 /// line the person types to whoever reads next.
 #[derive(Clone)]
@@ -131,6 +137,10 @@ impl TerminalAnswerer {
     /// Declining is not an error: it is [`AskUserResponse::declined`].
     pub async fn ask(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
         let mut io = self.inner.io.lock().await;
+        // Raw mode, crossterm's reader, stdin and the screen belong to the process, not to one
+        // answerer: every answerer that uses any of them waits its turn in one queue.
+        let fully_injected = io.output.is_some() && (io.input.is_some() || io.lines.is_some());
+        let _turn = if fully_injected { None } else { Some(TERMINAL.lock().await) };
         let outcome = run(&self.inner.config, &mut io, request)
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
@@ -150,6 +160,9 @@ fn response(request: &AskUserRequest, outcome: MenuOutcome) -> Result<AskUserRes
         }
         MenuOutcome::Declined => Ok(AskUserResponse::declined()),
         MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
+        MenuOutcome::NoInput => {
+            Err(AnswerError::failed("nobody could be asked: the input ended before the first answer"))
+        }
     }
 }
 

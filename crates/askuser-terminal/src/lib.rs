@@ -10,7 +10,8 @@
 //!   next line typed reaches the next reader;
 //! - **line protocol**, when stdin is not a terminal: numbered questions on stderr, one answer per
 //!   line (`2`, `1,3`, a label, `0 my own answer`); end of input declines, so it never hangs.
-//!   Lines go through one process-wide reader ([`stdin_lines`]), so a cancelled call loses none;
+//!   Lines go through one process-wide reader ([`stdin_lines`]) that reads only while a question
+//!   waits, so a cancelled call loses none and a stdio host keeps its stream;
 //! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
 //!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
 //!
@@ -74,6 +75,6 @@ pub use crossterm::event::Event;
 pub use input::InputSource;
 #[cfg(feature = "inquire")]
 pub use inquire_answerer::InquireAnswerer;
-pub use line::{LineSource, StdinLines, stdin_lines};
+pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
 pub use menu::{Effect, Menu, MenuOutcome};
 pub use text::{sanitize, truncate, width, wrap};

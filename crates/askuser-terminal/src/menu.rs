@@ -17,6 +17,9 @@ pub enum MenuOutcome {
     Declined,
     /// The person interrupted (Ctrl-C).
     Interrupted,
+    /// The input ended before the first answer line: nobody was there to ask (the line protocol
+    /// only).
+    NoInput,
 }
 
 /// What one key did.

@@ -572,7 +572,10 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
             vec![line(format!("{} Declined the assistant's questions", sym.cross), DIM)]
         }
         Some(MenuOutcome::Interrupted) => vec![line(format!("{} Interrupted", sym.cross), DIM)],
-        None => vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)],
+        // The menu never ends with `NoInput` (only the line protocol does); withdrawn is the truth.
+        Some(MenuOutcome::NoInput) | None => {
+            vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)]
+        }
     };
     Frame { lines, cursor: (0, 0) }
 }
