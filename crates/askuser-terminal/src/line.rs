@@ -92,16 +92,13 @@ pub fn stdin_lines() -> &'static StdinLines {
 pub(crate) fn tty_lines() -> &'static Reader {
     static LINES: OnceLock<Reader> = OnceLock::new();
     LINES.get_or_init(|| {
-        Reader::spawn(
-            "askuser-tty",
-            || {
-                let tty = std::fs::File::open("/dev/tty").ok()?;
-                let watched = tty.try_clone().ok()?;
-                let mut tty = io::BufReader::new(tty);
-                let read = Box::new(move || read_line(&mut tty, MAX_LINE_BYTES));
-                Some((read as ReadLine, Box::new(move || ready(&watched)) as Ready))
-            },
-        )
+        Reader::spawn("askuser-tty", || {
+            let tty = std::fs::File::open("/dev/tty").ok()?;
+            let watched = tty.try_clone().ok()?;
+            let mut tty = io::BufReader::new(tty);
+            let read = Box::new(move || read_line(&mut tty, MAX_LINE_BYTES));
+            Some((read as ReadLine, Box::new(move || ready(&watched)) as Ready))
+        })
     })
 }
 
@@ -183,7 +180,8 @@ fn serve(
             continue;
         }
         // Looked at again after the wait: a call cancelled meanwhile must not get its line read.
-        if !buffered && !(ready() && wanted.load(Ordering::SeqCst)) {
+        let go = buffered || (ready() && wanted.load(Ordering::SeqCst));
+        if !go {
             continue;
         }
         let (item, rest) = read();
@@ -504,7 +502,15 @@ mod tests {
         let invalid = Err("InvalidData: the line is not valid UTF-8".to_owned());
         assert_eq!(
             read_all(b"1234\r\n12345\nabcdefghijklmnop\n\xff\xfe\n2\n\n3", 4),
-            [Ok("1234".to_owned()), too_long.clone(), too_long, invalid, Ok("2".into()), Ok(String::new()), Ok("3".into())]
+            [
+                Ok("1234".to_owned()),
+                too_long.clone(),
+                too_long,
+                invalid,
+                Ok("2".into()),
+                Ok(String::new()),
+                Ok("3".into())
+            ]
         );
         assert_eq!(read_all(b"", 4), []);
         assert_eq!(read_all(b"caf\xc3\xa9\n", 8), [Ok("café".to_owned())]);
