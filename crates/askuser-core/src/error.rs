@@ -359,6 +359,12 @@ impl Problems {
         self.total == 0
     }
 
+    /// Forgets the problems found after the first `len`.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.total = self.total.min(len);
+        self.kept.truncate(self.total);
+    }
+
     pub(crate) fn into_error(self) -> ValidationError {
         debug_assert!(!self.kept.is_empty());
         ValidationError { omitted: self.total - self.kept.len(), problems: self.kept }

@@ -387,6 +387,10 @@ fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool 
     false
 }
 
+/// The options, read as the reference reads them (a tuple with a length range, checked "after
+/// validation"): the valid ones are counted as they come, and the seventh valid one ends the list
+/// with only its length as the problem, the items' problems dropped; fewer than two valid ones add
+/// a too-short problem, counting the valid ones, after the items' problems.
 fn option_items(
     items: Vec<Slot<RawOption>>,
     arena: &Arc<str>,
@@ -394,10 +398,25 @@ fn option_items(
     problems: &mut Problems,
 ) -> Option<Vec<QuestionOption>> {
     let count = items.len();
-    let options =
-        each(items, path, problems, |item, path, problems| option_slot(item, arena, path, problems));
-    let count_ok = option_count(count, path, problems);
-    options.filter(|_| count_ok)
+    let before = problems.len();
+    let mut options = Vec::with_capacity(count.min(MAX_OPTIONS + 1));
+    let mut all_valid = true;
+    for (i, item) in items.into_iter().enumerate() {
+        match option_slot(item, arena, &path.index(i), problems) {
+            Some(option) => options.push(option),
+            None => all_valid = false,
+        }
+        if options.len() > MAX_OPTIONS {
+            problems.truncate(before);
+            problem(problems, path, ProblemKind::TooManyItems { max: MAX_OPTIONS, actual: count });
+            return None;
+        }
+    }
+    if options.len() < MIN_OPTIONS {
+        problem(problems, path, ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: options.len() });
+        return None;
+    }
+    all_valid.then_some(options)
 }
 
 /// Reads every item of a list, so that each one's problems are reported; `None` if any is invalid.

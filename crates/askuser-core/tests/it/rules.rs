@@ -286,6 +286,8 @@ fn every_problem_is_reported_in_schema_order() {
         ("questions[0].question", "forbidden_character"),
         ("questions[0].options[0].label", "string_too_short"),
         ("questions[0].options[1]", "wrong_type"),
+        // No valid option left: under two, as the reference says after the items' problems.
+        ("questions[0].options", "too_short"),
         ("questions[0].bogus", "extra_forbidden"),
         ("zz", "extra_forbidden"),
     ];
@@ -686,4 +688,39 @@ fn wire_shapes_of_responses() {
     let json =
         serde_json::to_string(&AskUserResponse::declined().with_answered_by(AnsweredBy::Timeout)).unwrap();
     assert_eq!(json, r#"{"answers":[],"cancelled":true,"answered_by":"timeout"}"#);
+}
+
+/// Guards the options' length rule as the reference applies it (measured with the oracle): the
+/// valid options are counted as they come, the seventh valid one reports only the list's length
+/// (the items' problems dropped), and fewer than two valid ones add a too-short problem after the
+/// items'. With eight options and one bad label askuser reported the label first.
+#[test]
+fn option_count_is_checked_after_validation_as_the_reference_does() {
+    #[track_caller]
+    fn check(count: usize, bad: &[usize], expected: &[(&str, &str)]) {
+        let mut options: Vec<Value> = (0..count).map(|i| json!({ "label": format!("o{i}") })).collect();
+        for &i in bad {
+            options[i] = json!({ "label": "" });
+        }
+        let err = validate(&json!({ "questions": [{ "header": "H", "question": "Q", "options": options }] }))
+            .unwrap_err();
+        let got: Vec<(&str, String)> =
+            err.problems().iter().map(|p| (p.kind().code(), p.location().to_string())).collect();
+        let expected: Vec<(&str, String)> = expected.iter().map(|&(c, l)| (c, l.to_owned())).collect();
+        assert_eq!(got, expected, "{count} options, bad {bad:?}: {err}");
+    }
+    let label = |i: usize| ("string_too_short", format!("questions[0].options[{i}].label"));
+    let (l0, l1, l7) = (label(0), label(1), label(7));
+    let too_long = ("too_long", "questions[0].options");
+    let too_short = ("too_short", "questions[0].options");
+    check(8, &[2], &[too_long]);
+    check(8, &[7], &[too_long]);
+    check(20, &[0], &[too_long]);
+    check(7, &[], &[too_long]);
+    check(7, &[0], &[(l0.0, &l0.1)]);
+    check(8, &[0, 1], &[(l0.0, &l0.1), (l1.0, &l1.1)]);
+    check(9, &[7, 8], &[too_long]);
+    check(9, &[0, 1, 7], &[(l0.0, &l0.1), (l1.0, &l1.1), (l7.0, &l7.1)]);
+    check(3, &[0, 1], &[(l0.0, &l0.1), (l1.0, &l1.1), too_short]);
+    check(1, &[0], &[(l0.0, &l0.1), too_short]);
 }
