@@ -724,3 +724,24 @@ fn option_count_is_checked_after_validation_as_the_reference_does() {
     check(3, &[0, 1], &[(l0.0, &l0.1), (l1.0, &l1.1), too_short]);
     check(1, &[0], &[(l0.0, &l0.1), too_short]);
 }
+
+/// Guards the retry text against hostile keys: C1 controls, line separators and bidi controls of
+/// an unknown key reached the model's (and a terminal's) text raw through `loc`. They are JSON
+/// escapes now, so the payload still means the same key.
+#[test]
+fn the_retry_payload_carries_no_raw_control_or_bidi_character() {
+    let key = "a\u{9b}b\u{85}c\u{2028}d\u{202e}e\u{2066}f\u{200b}";
+    let mut args = call("H", "Q", &["A", "B"]);
+    args[key] = json!(1);
+    let payload = validate(&args).unwrap_err().retry_payload();
+    for c in key
+        .chars()
+        .filter(char::is_ascii_lowercase)
+        .chain(['\u{9b}', '\u{85}', '\u{2028}', '\u{202e}', '\u{2066}', '\u{200b}'])
+    {
+        assert_eq!(payload.contains(c), c.is_ascii_lowercase(), "{c:?} in {payload}");
+    }
+    assert!(payload.contains(r#""loc":["a\u009bb\u0085c\u2028d\u202ee\u2066f\u200b"]"#), "{payload}");
+    let parsed: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(parsed["problems"][0]["loc"][0], key);
+}
