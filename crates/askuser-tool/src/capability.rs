@@ -12,7 +12,7 @@ use askuser_core::{
 use crate::call::{CallOutcome, Retry, ToolCall};
 use crate::definition::{INSTRUCTIONS, TOOL_NAME, ToolDefinition};
 use crate::error::{BuildError, CallError, RebuildError};
-use crate::event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+use crate::event::{AnsweredEvent, AskUserEvent, CallInfo, Listener, RequestedEvent};
 use crate::pending::PendingQuestion;
 use crate::schema::Dialect;
 
@@ -204,11 +204,9 @@ impl AskUser {
     /// Cancel the call by dropping its future: the answerer's future is dropped with it, and no
     /// `Answered` event fires.
     ///
-    /// # Panics
-    ///
-    /// With a [timeout](AskUserBuilder::timeout), when polled outside a Tokio runtime whose time
+    /// With a [timeout](AskUserBuilder::timeout), the call needs a Tokio runtime whose time
     /// driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
-    /// `enable_time()`), as `tokio::time::timeout` does.
+    /// `enable_time()`); elsewhere it fails with [`CallError::NoTimer`] before asking anyone.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
         #[cfg(feature = "tracing")]
@@ -238,11 +236,18 @@ impl AskUser {
         if context.tool_call_id.is_none() {
             context.tool_call_id = Some(call.call_id().to_owned());
         }
+        let call_info = || CallInfo {
+            tool_call_id: call.call_id().to_owned(),
+            tool_name: self.tool_name.clone(),
+            capability_id: config.id.clone(),
+            session_id: context.session_id.clone(),
+        };
         let Some(answerer) = &config.answerer else {
             let request = AskUserRequest::with_id(call.call_id(), questions);
             trace.request(&request);
             self.emit(|| {
                 AskUserEvent::Requested(RequestedEvent {
+                    call: call_info(),
                     request: request.clone(),
                     deferred: true,
                     include_content: config.include_content,
@@ -256,8 +261,15 @@ impl AskUser {
         // One call at a time when sequential: the next call's `Requested` fires only once the
         // previous call has its answer, as if the calls had been made one after another.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
+        // Built before the answerer takes the context, and only when someone listens.
+        let info = (!config.listeners.is_empty()).then(call_info);
+        // Checked before the answerer runs: without a timer, `tokio::time::timeout` panics.
+        if config.timeout.is_some() && !timer_available() {
+            return trace.finish(CallOutcome::Failed(CallError::NoTimer));
+        }
         self.emit(|| {
             AskUserEvent::Requested(RequestedEvent {
+                call: info.clone().unwrap_or_else(call_info),
                 request: request.clone(),
                 deferred: false,
                 include_content: config.include_content,
@@ -272,6 +284,7 @@ impl AskUser {
         };
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
             AskUserEvent::Answered(AnsweredEvent {
+                call: info.clone().unwrap_or_default(),
                 request_id: request.id().to_owned(),
                 response,
                 timed_out,
@@ -280,19 +293,21 @@ impl AskUser {
             })
         };
         let outcome = match outcome_of_wait {
-            None => {
-                self.emit(|| answered_event(AskUserResponse::declined(), true, false));
-                match config.on_timeout {
-                    OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out()),
-                    OnTimeout::ApplyDefaults => {
-                        let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
-                        match askuser_core::ask_user_result(&request, &defaults) {
-                            Ok(result) => CallOutcome::Completed(result),
-                            Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                        }
+            None => match config.on_timeout {
+                OnTimeout::Decline => {
+                    self.emit(|| answered_event(AskUserResponse::declined(), true, false));
+                    CallOutcome::Completed(AskUserResult::timed_out())
+                }
+                OnTimeout::ApplyDefaults => {
+                    // The event carries what the model is given: the defaults, not a decline.
+                    let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
+                    self.emit(|| answered_event(defaults.clone(), true, false));
+                    match askuser_core::ask_user_result(&request, &defaults) {
+                        Ok(result) => CallOutcome::Completed(result),
+                        Err(error) => CallOutcome::Failed(CallError::Response(error)),
                     }
                 }
-            }
+            },
             Some(Err(error)) => {
                 self.emit(|| answered_event(AskUserResponse::declined(), false, true));
                 answer_error(error)
@@ -381,6 +396,16 @@ impl Trace {
         }
         outcome
     }
+}
+
+/// Whether `tokio::time` works here: a Tokio runtime is current and its time driver is on.
+/// `tokio::time::timeout` panics otherwise, and no API asks without one: a zero sleep is made
+/// under `catch_unwind` (with `panic = "abort"` that would abort, as the timeout itself would).
+fn timer_available() -> bool {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return false;
+    }
+    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
 fn answer_error(error: AnswerError) -> CallOutcome {

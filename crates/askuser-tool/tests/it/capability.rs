@@ -171,9 +171,10 @@ async fn apply_defaults_on_timeout_renders_the_provenance_form() {
         r#"{"answered_by":"timeout","answers":{"Approach":["Fix the code (Recommended)"],"Targets":["api.py"]}}"#
     );
     assert!(log.entries().contains(&"answerer dropped".to_owned()));
+    // Regression: the event said "declined" while the model was given the defaults.
     assert_eq!(
         log.entries().last().map(String::as_str),
-        Some("answered cancelled=true timed_out=true failed=false")
+        Some("answered cancelled=false timed_out=true failed=false")
     );
 }
 
@@ -404,4 +405,75 @@ fn call_future_is_send_and_the_values_a_server_shares_are_send_and_sync() {
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let future = ask_user.call(call(ARGS), AskContext::new());
     assert_send(&future);
+}
+
+/// Guards tying events to their call: both events carry the tool-call id, the tool name, the
+/// capability id and the session, and under apply-defaults `Answered` carries the defaults.
+#[tokio::test(start_paused = true)]
+async fn events_name_their_call_and_carry_what_the_model_got() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let ask_user = AskUser::builder()
+        .id("helper")
+        .answerer(Slow { log: Log::default() })
+        .timeout(Duration::from_secs(5))
+        .on_timeout(OnTimeout::ApplyDefaults)
+        .listener(move |event: &AskUserEvent| sink.lock().unwrap().push(event.clone()))
+        .build()
+        .expect("valid configuration");
+    let outcome = ask_user.call(call(ARGS), AskContext::new().with_session_id("s-7")).await;
+    assert!(matches!(outcome, CallOutcome::Completed(_)));
+    let events = events.lock().unwrap();
+    let [AskUserEvent::Requested(requested), AskUserEvent::Answered(answered)] = &events[..] else {
+        panic!("{events:?}")
+    };
+    for (call_id, tool, capability, session) in [
+        (requested.tool_call_id(), requested.tool_name(), requested.capability_id(), requested.session_id()),
+        (answered.tool_call_id(), answered.tool_name(), answered.capability_id(), answered.session_id()),
+    ] {
+        assert_eq!(
+            (call_id, tool, capability, session),
+            ("call_1", "ask_user_question", "helper", Some("s-7"))
+        );
+    }
+    assert_eq!(answered.response().answered_by, askuser_core::AnsweredBy::Timeout);
+    assert!(!answered.response().cancelled && answered.timed_out());
+    assert_eq!(answered.response().answers.len(), 2);
+}
+
+/// Guards the timeout outside a timer: `call` panicked (in `tokio::time::timeout`) in a runtime
+/// without `enable_time()` and outside any runtime; now it fails before asking anyone.
+#[test]
+fn a_timeout_without_a_timer_fails_instead_of_panicking() {
+    let log = Log::default();
+    let ask_user = AskUser::builder()
+        .answerer(Slow { log: log.clone() })
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("valid configuration");
+    let no_time = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let outcome = no_time.block_on(ask_user.call(call(ARGS), AskContext::new()));
+    assert!(matches!(outcome, CallOutcome::Failed(CallError::NoTimer)), "{outcome:?}");
+    let outcome = block_on_without_a_runtime(ask_user.call(call(ARGS), AskContext::new()));
+    assert!(matches!(outcome, CallOutcome::Failed(CallError::NoTimer)), "{outcome:?}");
+    assert!(log.entries().is_empty(), "nobody was asked: {:?}", log.entries());
+}
+
+/// Polls `future` to completion on this thread, with no Tokio runtime anywhere.
+fn block_on_without_a_runtime<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
 }
