@@ -1,5 +1,7 @@
 //! What the model is told about the tool: its name, description, parameters and one instruction.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -52,6 +54,33 @@ impl ToolDefinition {
     }
 
     pub(crate) fn named(name: &str, dialect: Dialect) -> Self {
-        Self { name: name.to_owned(), description: DESCRIPTION.to_owned(), parameters: parameters(dialect) }
+        Self {
+            name: name.to_owned(),
+            description: DESCRIPTION.to_owned(),
+            parameters: cached_parameters(dialect).clone(),
+        }
+    }
+}
+
+/// The parameters schema in `dialect`, built by schemars once per process and dialect: a host
+/// asks for the definition on every model request.
+fn cached_parameters(dialect: Dialect) -> &'static Value {
+    static CACHE: [OnceLock<Value>; Dialect::ALL.len()] = [const { OnceLock::new() }; Dialect::ALL.len()];
+    let index = Dialect::ALL.iter().position(|d| *d == dialect).unwrap_or_default();
+    CACHE[index].get_or_init(|| parameters(dialect))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards the cache: the schema of a dialect is built once (the same value every time), and
+    /// is the one `parameters` builds.
+    #[test]
+    fn each_dialect_is_built_once() {
+        for dialect in Dialect::ALL {
+            assert!(std::ptr::eq(cached_parameters(dialect), cached_parameters(dialect)), "{dialect}");
+            assert_eq!(ToolDefinition::new(dialect).parameters, parameters(dialect), "{dialect}");
+        }
     }
 }
