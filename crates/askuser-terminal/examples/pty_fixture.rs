@@ -84,7 +84,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
             let answerer = match args.get(2).map(String::as_str) {
                 _ if command == "cancel" => answerer,
-                Some("accessible") => TerminalAnswerer::builder().mode(Mode::Accessible).build(),
+                Some("accessible") => TerminalAnswerer::builder().accessible(true).build(),
                 _ => TerminalAnswerer::builder().mode(Mode::Lines).build(),
             };
             let asked = runtime.block_on(async {

@@ -57,10 +57,9 @@ pub enum Mode {
     /// terminal is smaller than 20 × 6, the line protocol instead, its lines also read from
     /// `/dev/tty`, never from stdin.
     Tty,
-    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly); the same
-    /// as [`Mode::Auto`] with [`TerminalAnswererBuilder::accessible`].
-    Accessible,
-    /// The line protocol on stdin, as for a script.
+    /// The line protocol on stdin: numbered questions answered one line at a time, as for a
+    /// script. The accessible mode is this same protocol: [`TerminalAnswererBuilder::accessible`]
+    /// picks it under [`Mode::Auto`] (and reads `/dev/tty` under [`Mode::Tty`]).
     Lines,
 }
 
@@ -220,14 +219,11 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// The accessible line mode when `true`: numbered questions answered one line at a time, on
-    /// stdin, or on `/dev/tty` under [`Mode::Tty`]. Default: off, unless `ACCESSIBLE` or
-    /// `ASKUSER_ACCESSIBLE` is set or the mode is [`Mode::Accessible`].
+    /// The accessible line mode when `true`: numbered questions answered one line at a time
+    /// (the line protocol of [`Mode::Lines`]), on stdin, or on `/dev/tty` under [`Mode::Tty`].
+    /// Default: off, unless `ACCESSIBLE` or `ASKUSER_ACCESSIBLE` is set.
     pub fn accessible(mut self, on: bool) -> Self {
         self.config.accessible = on;
-        if !on && self.config.mode == Mode::Accessible {
-            self.config.mode = Mode::Auto;
-        }
         self
     }
 
@@ -324,7 +320,7 @@ fn route(config: &Config, io: &Io) -> Route {
         |size: (u16, u16)| size.0 >= 20 && size.1 >= 6 && std::env::var("TERM").map_or(true, |t| t != "dumb");
     match config.mode {
         _ if io.lines.is_some() => Route::Lines { tty: false },
-        Mode::Accessible | Mode::Lines => Route::Lines { tty: false },
+        Mode::Lines => Route::Lines { tty: false },
         // Stdin carries data here: the person's lines come from the terminal, like the menu's keys.
         Mode::Tty if accessible || !usable(terminal_size(config)) => Route::Lines { tty: true },
         Mode::Tty => Route::Terminal,
