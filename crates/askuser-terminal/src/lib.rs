@@ -19,8 +19,7 @@
 //! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
 //!
 //! ```
-//! use askuser_core::{AskUserRequest, Questions};
-//! use askuser_terminal::TerminalAnswerer;
+//! use askuser_terminal::{AskUserRequest, Questions, TerminalAnswerer};
 //! use tokio::sync::mpsc;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -41,7 +40,8 @@
 //! ```
 //!
 //! A host that runs its own crossterm TUI hands its events over with
-//! [`TerminalAnswererBuilder::input`] (for example a `tokio::sync::mpsc::Receiver<Event>`) while
+//! [`TerminalAnswererBuilder::input`] (for example a `tokio::sync::mpsc::Receiver<Event>`, with
+//! `Event` from the re-exported [`crossterm`]) while
 //! a question is open, so two readers never split the keys. See `docs/terminal.md`.
 //!
 //! # Which crate do I need?
@@ -71,10 +71,41 @@ mod text;
 pub use answerer::{
     DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
 };
-pub use crossterm::event::Event;
+/// The core types a caller of this crate touches, so that one import line serves.
+pub use askuser_core::{
+    AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse,
+    Questions,
+};
+/// The crossterm this crate is built on, re-exported whole so that a host forwarding its events
+/// ([`InputSource`]) names the very same `crossterm::event::Event`. Its version is part of this
+/// crate's: a crossterm major release is a breaking release here.
+pub use crossterm;
 pub use input::InputSource;
 #[cfg(feature = "inquire")]
 pub use inquire_answerer::InquireAnswerer;
 pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
-pub use menu::{Effect, Menu, MenuOutcome};
-pub use text::{sanitize, truncate, width, wrap};
+
+/// What is deliberately not public: the menu's state machine and the text helpers are
+/// implementation, and crossterm's types are reached through [`crossterm`] only.
+///
+/// ```compile_fail
+/// use askuser_terminal::Menu;
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::{Effect, MenuOutcome};
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::{sanitize, truncate, width, wrap};
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::Event;
+/// ```
+/// ```compile_fail
+/// let _ = askuser_terminal::Mode::Accessible;
+/// ```
+/// ```
+/// use askuser_terminal::crossterm::event::Event;
+/// use askuser_terminal::{AskUserRequest, Mode, Questions, TerminalAnswerer};
+/// ```
+#[cfg(doctest)]
+pub struct NotPublic;

@@ -379,7 +379,7 @@ proptest::proptest! {
                         continue;
                     }
                 };
-                if matches!(menu.handle(key(code)), crate::Effect::Done(_)) {
+                if matches!(menu.handle(key(code)), crate::menu::Effect::Done(_)) {
                     break;
                 }
                 let frame = layout(&menu, cols, rows, PLAIN_LOOK);
