@@ -77,6 +77,12 @@ mod router;
 mod schema;
 mod toolset;
 
+/// The core types a caller of this crate touches, so that one import line serves.
+pub use askuser_core::{
+    AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserAnswer, AskUserRequest,
+    AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Questions, ResponseError,
+    TIMED_OUT, ValidationError, async_trait,
+};
 pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
 pub use definition::{DESCRIPTION, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
@@ -84,8 +90,26 @@ pub use error::{BuildError, CallError, CombineError, RebuildError};
 pub use event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
 pub use pending::{PENDING_VERSION, PendingQuestion};
 pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
-pub use schema::{
-    Dialect, GENERATED_MARKER, SchemaFile, UnknownDialect, inline_refs, parameters, parameters_schema,
-    schema_files,
-};
+pub use schema::{Dialect, UnknownDialect, parameters, parameters_schema};
 pub use toolset::{ToolSet, ToolSetBuilder};
+
+/// Plumbing for this workspace's `xtask` and tests (writing and checking `schema/*.json`): not
+/// part of the API, and may change in any release.
+#[doc(hidden)]
+pub mod plumbing {
+    pub use crate::schema::{GENERATED_MARKER, SchemaFile, inline_refs, schema_files};
+}
+
+/// What is deliberately not public at the crate root: the schema-file plumbing.
+///
+/// ```compile_fail
+/// use askuser_tool::schema_files;
+/// ```
+/// ```compile_fail
+/// use askuser_tool::{GENERATED_MARKER, SchemaFile, inline_refs};
+/// ```
+/// ```
+/// use askuser_tool::{AskContext, AskUser, AskUserRequest, AskUserResponse, CallOutcome, ToolCall};
+/// ```
+#[cfg(doctest)]
+pub struct NotPublic;

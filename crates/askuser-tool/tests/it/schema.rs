@@ -1,9 +1,9 @@
 //! The parameters schema: equal to the reference, each dialect snapshotted and its rules walked,
 //! and the checked-in files fresh.
 
+use askuser_tool::plumbing::{inline_refs, schema_files};
 use askuser_tool::{
-    DESCRIPTION, Dialect, INSTRUCTIONS, TOOL_NAME, ToolDefinition, inline_refs, parameters,
-    parameters_schema, schema_files,
+    DESCRIPTION, Dialect, INSTRUCTIONS, TOOL_NAME, ToolDefinition, parameters, parameters_schema,
 };
 use serde_json::{Map, Value};
 
@@ -226,7 +226,7 @@ fn schema_files_carry_the_generated_marker() {
     assert_eq!(files.len(), 1 + Dialect::ALL.len());
     for file in files {
         let value: Value = serde_json::from_str(&file.contents).expect("file is JSON");
-        assert_eq!(value["$comment"], askuser_tool::GENERATED_MARKER, "{}", file.path);
+        assert_eq!(value["$comment"], askuser_tool::plumbing::GENERATED_MARKER, "{}", file.path);
         assert!(file.contents.ends_with('\n'));
     }
 }
