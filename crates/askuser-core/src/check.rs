@@ -127,6 +127,17 @@ impl AskUserResult {
         Self { outcome: Outcome::TimedOut, text: TIMED_OUT.to_owned() }
     }
 
+    /// The same result worded `sentence` when it is [declined](Outcome::Declined) or
+    /// [timed out](Outcome::TimedOut): for a host that words those its own way. Any other result
+    /// is returned unchanged: answers are always rendered as SPEC §3.2 says.
+    #[must_use]
+    pub fn with_sentence(self, sentence: &str) -> Self {
+        match self.outcome {
+            Outcome::Declined | Outcome::TimedOut => Self { text: sentence.to_owned(), ..self },
+            _ => self,
+        }
+    }
+
     /// How the call ended.
     #[must_use]
     pub fn outcome(&self) -> Outcome {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
-    AskUserResult, DefaultsResponder, Validator,
+    AskUserResult, DefaultsResponder, Outcome, Validator,
 };
 
 use crate::call::{CallOutcome, Retry, ToolCall};
@@ -78,6 +78,10 @@ struct Config {
     validator: Validator,
     listeners: Vec<Arc<dyn Listener>>,
     include_content: bool,
+    /// The host's wording of a declined result; `None` is [`askuser_core::DECLINED`].
+    declined_text: Option<String>,
+    /// The host's wording of a timed-out result; `None` is [`askuser_core::TIMED_OUT`].
+    timed_out_text: Option<String>,
 }
 
 fn same_arc<T: ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
@@ -116,6 +120,12 @@ impl Config {
         }
         if self.include_content != other.include_content {
             fields.push("include_content");
+        }
+        if self.declined_text != other.declined_text {
+            fields.push("declined_text");
+        }
+        if self.timed_out_text != other.timed_out_text {
+            fields.push("timed_out_text");
         }
         fields
     }
@@ -320,7 +330,26 @@ impl AskUser {
                 }
             }
         };
-        trace.finish(outcome)
+        trace.finish(self.worded(outcome))
+    }
+
+    /// `outcome` with the host's wording of a declined or timed-out result, if it set one.
+    fn worded(&self, outcome: CallOutcome) -> CallOutcome {
+        let config = &*self.config;
+        match outcome {
+            CallOutcome::Completed(result) => {
+                let sentence = match result.outcome() {
+                    Outcome::Declined => config.declined_text.as_deref(),
+                    Outcome::TimedOut => config.timed_out_text.as_deref(),
+                    _ => None,
+                };
+                CallOutcome::Completed(match sentence {
+                    Some(sentence) => result.with_sentence(sentence),
+                    None => result,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Dispatches the event `make` builds, building it (and cloning what it carries) only when
@@ -443,6 +472,8 @@ pub struct AskUserBuilder {
     validator: Validator,
     listeners: Vec<Arc<dyn Listener>>,
     include_content: bool,
+    declined_text: Option<String>,
+    timed_out_text: Option<String>,
 }
 
 impl Default for AskUserBuilder {
@@ -456,6 +487,8 @@ impl Default for AskUserBuilder {
             validator: Validator::new(),
             listeners: Vec::new(),
             include_content: true,
+            declined_text: None,
+            timed_out_text: None,
         }
     }
 }
@@ -540,6 +573,21 @@ impl AskUserBuilder {
         self
     }
 
+    /// The tool result when the person declines, in the host's words (a language, a house style).
+    /// Default: [`askuser_core::DECLINED`]. Say plainly that nobody answered and that the model
+    /// should carry on: the tool description tells the model to expect a plain sentence.
+    pub fn declined_text(mut self, sentence: impl Into<String>) -> Self {
+        self.declined_text = Some(sentence.into());
+        self
+    }
+
+    /// The tool result when nobody answers within the timeout (under [`OnTimeout::Decline`]), in
+    /// the host's words. Default: [`askuser_core::TIMED_OUT`].
+    pub fn timed_out_text(mut self, sentence: impl Into<String>) -> Self {
+        self.timed_out_text = Some(sentence.into());
+        self
+    }
+
     /// Builds the capability.
     ///
     /// # Errors
@@ -569,6 +617,8 @@ impl AskUserBuilder {
                 validator: self.validator,
                 listeners: self.listeners,
                 include_content: self.include_content,
+                declined_text: self.declined_text,
+                timed_out_text: self.timed_out_text,
             }),
             tool_name: TOOL_NAME.to_owned(),
         })

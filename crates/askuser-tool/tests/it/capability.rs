@@ -477,3 +477,32 @@ fn block_on_without_a_runtime<F: std::future::Future>(future: F) -> F::Output {
         std::thread::park();
     }
 }
+
+/// Guards the host's wording of the declined and timed-out sentences (the defaults stay).
+#[tokio::test(start_paused = true)]
+async fn the_host_words_the_declined_and_timed_out_results() {
+    let declining =
+        |_: AskUserRequest, _: AskContext| async { Ok::<_, AnswerError>(AskUserResponse::declined()) };
+    let worded = AskUser::builder()
+        .answerer(declining)
+        .declined_text("Die Person hat abgelehnt.")
+        .build()
+        .expect("valid configuration");
+    assert_eq!(text(&worded.call(call(ARGS), AskContext::new()).await), "Die Person hat abgelehnt.");
+    let plain = AskUser::builder().answerer(declining).build().expect("valid configuration");
+    assert_eq!(text(&plain.call(call(ARGS), AskContext::new()).await), DECLINED);
+    let slow = AskUser::builder()
+        .answerer(Slow { log: Log::default() })
+        .timeout(Duration::from_secs(1))
+        .timed_out_text("Niemand hat geantwortet.")
+        .declined_text("unused")
+        .build()
+        .expect("valid configuration");
+    assert_eq!(text(&slow.call(call(ARGS), AskContext::new()).await), "Niemand hat geantwortet.");
+    let answering = AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async { Ok::<_, AnswerError>(person_response()) })
+        .declined_text("unused")
+        .build()
+        .expect("valid configuration");
+    assert!(text(&answering.call(call(ARGS), AskContext::new()).await).starts_with(r#"{"Approach""#));
+}
