@@ -457,6 +457,8 @@ impl fmt::Debug for AskUser {
             .field("max_argument_bytes", &config.validator.argument_byte_limit())
             .field("listeners", &config.listeners.len())
             .field("include_content", &config.include_content)
+            .field("declined_text", &config.declined_text)
+            .field("timed_out_text", &config.timed_out_text)
             .finish()
     }
 }
@@ -504,6 +506,8 @@ impl fmt::Debug for AskUserBuilder {
             .field("max_argument_bytes", &self.validator.argument_byte_limit())
             .field("listeners", &self.listeners.len())
             .field("include_content", &self.include_content)
+            .field("declined_text", &self.declined_text)
+            .field("timed_out_text", &self.timed_out_text)
             .finish()
     }
 }

@@ -262,7 +262,8 @@ fn defaults_are_documented_ones() {
     assert_eq!(
         format!("{ask_user:?}"),
         "AskUser { id: \"ask_user\", tool_name: \"ask_user_question\", answerer: None, timeout: None, \
-         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, listeners: 0, include_content: true }"
+         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, listeners: 0, include_content: true, \
+         declined_text: None, timed_out_text: None }"
     );
 }
 
