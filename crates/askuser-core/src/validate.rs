@@ -19,7 +19,8 @@ use crate::text;
 /// ```
 /// use askuser_core::Validator;
 ///
-/// let validator = Validator::new().max_argument_bytes(64);
+/// let validator = Validator::new().with_max_argument_bytes(64);
+/// assert_eq!(validator.max_argument_bytes(), 64);
 /// let err = validator.validate_json(&" ".repeat(65)).unwrap_err();
 /// assert_eq!(err.first().kind().code(), "too_large");
 /// ```
@@ -47,14 +48,15 @@ impl Validator {
     /// The largest argument text accepted, in bytes; larger text is rejected before parsing.
     /// Default: [`DEFAULT_MAX_ARGUMENT_BYTES`](Self::DEFAULT_MAX_ARGUMENT_BYTES).
     #[must_use]
-    pub fn max_argument_bytes(mut self, limit: usize) -> Self {
+    pub fn with_max_argument_bytes(mut self, limit: usize) -> Self {
         self.max_argument_bytes = limit;
         self
     }
 
-    /// The configured cap in bytes.
+    /// The largest argument text accepted, in bytes: one name for the cap, here and in
+    /// `AskUserBuilder::max_argument_bytes` of `askuser-tool`.
     #[must_use]
-    pub fn argument_byte_limit(&self) -> usize {
+    pub fn max_argument_bytes(&self) -> usize {
         self.max_argument_bytes
     }
 

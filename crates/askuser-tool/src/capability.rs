@@ -168,8 +168,8 @@ impl AskUser {
         INSTRUCTIONS
     }
 
-    pub(crate) fn with_tool_name(&self, tool_name: String) -> Self {
-        Self { config: Arc::clone(&self.config), tool_name }
+    pub(crate) fn with_tool_name(self, tool_name: String) -> Self {
+        Self { tool_name, ..self }
     }
 
     /// The configuration fields in which `self` and `other` differ (the answerer and listeners
@@ -454,7 +454,7 @@ impl fmt::Debug for AskUser {
             .field("timeout", &config.timeout)
             .field("on_timeout", &config.on_timeout)
             .field("sequential", &config.sequential)
-            .field("max_argument_bytes", &config.validator.argument_byte_limit())
+            .field("max_argument_bytes", &config.validator.max_argument_bytes())
             .field("listeners", &config.listeners.len())
             .field("include_content", &config.include_content)
             .field("declined_text", &config.declined_text)
@@ -503,7 +503,7 @@ impl fmt::Debug for AskUserBuilder {
             .field("timeout", &self.timeout)
             .field("on_timeout", &self.on_timeout)
             .field("sequential", &self.sequential)
-            .field("max_argument_bytes", &self.validator.argument_byte_limit())
+            .field("max_argument_bytes", &self.validator.max_argument_bytes())
             .field("listeners", &self.listeners.len())
             .field("include_content", &self.include_content)
             .field("declined_text", &self.declined_text)
@@ -555,7 +555,7 @@ impl AskUserBuilder {
 
     /// The largest argument text accepted, in bytes; larger text is a retry. Default: 1 MiB.
     pub fn max_argument_bytes(mut self, limit: usize) -> Self {
-        self.validator = self.validator.max_argument_bytes(limit);
+        self.validator = self.validator.with_max_argument_bytes(limit);
         self
     }
 

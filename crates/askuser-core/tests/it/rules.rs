@@ -361,9 +361,9 @@ fn duplicate_keys_last_one_wins() {
 #[test]
 fn size_cap_is_checked_before_parsing() {
     let args = call("H", "Q", &["A", "B"]).to_string();
-    let validator = Validator::new().max_argument_bytes(args.len());
+    let validator = Validator::new().with_max_argument_bytes(args.len());
     assert!(validator.validate_json(&args).is_ok());
-    let err = Validator::new().max_argument_bytes(args.len() - 1).validate_json(&args).unwrap_err();
+    let err = Validator::new().with_max_argument_bytes(args.len() - 1).validate_json(&args).unwrap_err();
     assert_eq!(err.first().kind().code(), "too_large");
     assert!(
         err.retry_payload().contains(&format!("more than the limit of {} bytes", args.len() - 1)),
@@ -371,9 +371,9 @@ fn size_cap_is_checked_before_parsing() {
         err.retry_payload()
     );
     // Not even parsed: garbage over the cap reports the size, not the syntax.
-    let err = Validator::new().max_argument_bytes(4).validate_json("{{{{{").unwrap_err();
+    let err = Validator::new().with_max_argument_bytes(4).validate_json("{{{{{").unwrap_err();
     assert_eq!(err.first().kind().code(), "too_large");
-    assert_eq!(Validator::new().argument_byte_limit(), 1 << 20);
+    assert_eq!(Validator::new().max_argument_bytes(), 1 << 20);
 }
 
 #[track_caller]
