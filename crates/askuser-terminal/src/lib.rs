@@ -59,6 +59,8 @@
 //! | --- | --- | --- |
 //! | `inquire` | off | `InquireAnswerer`: a blocking answerer on inquire, for simple synchronous programs |
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod answerer;
 mod input;
 #[cfg(feature = "inquire")]
@@ -82,6 +84,7 @@ pub use askuser_core::{
 pub use crossterm;
 pub use input::InputSource;
 #[cfg(feature = "inquire")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inquire")))]
 pub use inquire_answerer::InquireAnswerer;
 pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
 
@@ -109,3 +112,16 @@ pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
 /// ```
 #[cfg(doctest)]
 pub struct NotPublic;
+
+#[cfg(test)]
+mod tests {
+    /// Guards the docs.rs build: every feature on, so that feature-gated items are documented
+    /// with the feature they need (`doc(cfg)`).
+    #[test]
+    fn docs_rs_documents_every_feature() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(
+            "[package.metadata.docs.rs]\n# Feature-gated items are documented, each marked with the feature it needs.\nall-features = true\nrustdoc-args = [\"--cfg\", \"docsrs\"]"
+        ));
+    }
+}

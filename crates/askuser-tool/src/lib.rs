@@ -67,6 +67,8 @@
 //! `docs/answerer.md` (writing an answerer), `docs/agent-loop.md` (wiring the capability into rig,
 //! async-openai or your own loop) and `docs/wire.md` (the wire shapes) in the repository.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod call;
 mod capability;
 mod definition;
@@ -113,3 +115,16 @@ pub mod plumbing {
 /// ```
 #[cfg(doctest)]
 pub struct NotPublic;
+
+#[cfg(test)]
+mod tests {
+    /// Guards the docs.rs build: every feature on, so that feature-gated items are documented
+    /// with the feature they need (`doc(cfg)`).
+    #[test]
+    fn docs_rs_documents_every_feature() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(
+            "[package.metadata.docs.rs]\n# Feature-gated items are documented, each marked with the feature it needs.\nall-features = true\nrustdoc-args = [\"--cfg\", \"docsrs\"]"
+        ));
+    }
+}
