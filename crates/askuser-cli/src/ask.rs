@@ -11,7 +11,7 @@ use askuser_core::{
     Validator,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
-use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, TOOL_NAME, ToolCall};
+use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
 
 pub(crate) const USAGE: &str = "\
 usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON arguments)
@@ -250,7 +250,7 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return failure(&e),
     };
-    let call = ToolCall::new("askuser-cli", TOOL_NAME, text);
+    let call = ToolCall::new("askuser-cli", text);
     let outcome = runtime.block_on(async {
         let signal = signals::first();
         tokio::select! {

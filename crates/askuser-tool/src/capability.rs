@@ -55,7 +55,7 @@ pub enum OnTimeout {
 ///
 /// let args = r#"{"questions":[{"header":"Plan","question":"Which plan?",
 ///     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
-/// let call = ToolCall::new("call_1", "ask_user_question", args);
+/// let call = ToolCall::new("call_1", args);
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
 /// let outcome = rt.block_on(ask_user.call(call, AskContext::new()));
 /// assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"]}"#));

@@ -33,14 +33,14 @@
 //! let args = r#"{"questions":[{"header":"Scope","question":"Fix only the bug, or refactor too?",
 //!     "options":[{"label":"Only the bug"},{"label":"Refactor too"}]}]}"#;
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-//! let outcome = rt.block_on(ask_user.call(ToolCall::new("call_1", "ask_user_question", args), AskContext::new()));
+//! let outcome = rt.block_on(ask_user.call(ToolCall::new("call_1", args), AskContext::new()));
 //! match outcome {
 //!     CallOutcome::Completed(result) => assert_eq!(result.text(), r#"{"Scope":["Only the bug"]}"#),
 //!     other => panic!("unexpected {other:?}"),
 //! }
 //!
 //! // A malformed call never reaches the answerer: the model gets a retry it can act on.
-//! let bad = ToolCall::new("call_2", "ask_user_question", r#"{"questions":[]}"#);
+//! let bad = ToolCall::new("call_2", r#"{"questions":[]}"#);
 //! let outcome = rt.block_on(ask_user.call(bad, AskContext::new()));
 //! assert!(matches!(outcome, CallOutcome::Retry(_)));
 //! # Ok(())
@@ -109,6 +109,16 @@ pub mod plumbing {
 /// ```
 /// ```compile_fail
 /// use askuser_tool::{GENERATED_MARKER, SchemaFile, inline_refs};
+/// ```
+///
+/// Nor is a constructor whose two strings (call id, tool name) could be swapped:
+///
+/// ```compile_fail
+/// let _ = askuser_tool::ToolCall::new("call_1", "ask_user_question", "{}");
+/// ```
+/// ```
+/// let call = askuser_tool::ToolCall::new("call_1", "{}").with_tool_name("work_ask_user_question");
+/// assert_eq!((call.call_id(), call.tool_name()), ("call_1", "work_ask_user_question"));
 /// ```
 /// ```
 /// use askuser_tool::{AskContext, AskUser, AskUserRequest, AskUserResponse, CallOutcome, ToolCall};

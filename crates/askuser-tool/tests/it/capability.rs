@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response, secret_answerer};
 
 fn call(args: &str) -> ToolCall<'_> {
-    ToolCall::new("call_1", "ask_user_question", args)
+    ToolCall::new("call_1", args)
 }
 
 fn scripted(log: &Log, result: fn() -> Result<AskUserResponse, AnswerError>) -> AskUser {
@@ -64,8 +64,7 @@ async fn value_arguments_give_the_same_verdicts_as_text() {
     for args in [ARGS, BAD_ARGS] {
         let value: Value = serde_json::from_str(args).expect("JSON");
         let from_text = ask_user.call(call(args), AskContext::new()).await;
-        let from_value =
-            ask_user.call(ToolCall::new("call_1", "ask_user_question", &value), AskContext::new()).await;
+        let from_value = ask_user.call(ToolCall::new("call_1", &value), AskContext::new()).await;
         assert_eq!(from_text.model_text(), from_value.model_text());
     }
 }
@@ -280,7 +279,8 @@ async fn argument_size_cap_is_a_retry() {
 #[tokio::test(start_paused = true)]
 async fn wrong_tool_name_fails_the_call() {
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
-    let outcome = ask_user.call(ToolCall::new("call_1", "read_file", ARGS), AskContext::new()).await;
+    let outcome =
+        ask_user.call(ToolCall::new("call_1", ARGS).with_tool_name("read_file"), AskContext::new()).await;
     let CallOutcome::Failed(error) = outcome else { panic!("expected a failure") };
     assert_eq!(error.to_string(), r#"tool call for "read_file" reached the "ask_user_question" tool"#);
 }
@@ -337,8 +337,8 @@ async fn two_concurrent_calls(sequential: bool) -> Vec<String> {
         .build()
         .expect("valid");
     let (a, b) = tokio::join!(
-        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
-        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("a", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", ARGS), AskContext::new()),
     );
     assert_eq!((a.model_text(), b.model_text()), (Some(DECLINED), Some(DECLINED)));
     log.entries().into_iter().map(|e| e.split(' ').next().unwrap_or_default().to_owned()).collect()
@@ -365,8 +365,8 @@ async fn sequential_timeout_counts_from_each_calls_turn() {
         .expect("valid");
     let started = tokio::time::Instant::now();
     let (a, b) = tokio::join!(
-        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
-        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("a", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", ARGS), AskContext::new()),
     );
     // The second call waited 10 s for its turn and then 10 s for its answer: 20 s in all, more
     // than the timeout, yet not timed out.

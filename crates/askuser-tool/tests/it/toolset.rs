@@ -141,11 +141,13 @@ async fn calls_route_by_tool_name() {
     let home = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let work = AskUser::builder().id("work").build().expect("valid");
     let tools = ToolSet::builder().include(home).include_prefixed("work_", work).build().expect("valid");
-    let answered = tools.call(ToolCall::new("c1", "ask_user_question", ARGS), AskContext::new()).await;
+    let answered = tools.call(ToolCall::new("c1", ARGS), AskContext::new()).await;
     assert!(answered.model_text().is_some_and(|t| t.starts_with(r#"{"answered_by":"unattended""#)));
-    let deferred = tools.call(ToolCall::new("c2", "work_ask_user_question", ARGS), AskContext::new()).await;
+    let deferred = tools
+        .call(ToolCall::new("c2", ARGS).with_tool_name("work_ask_user_question"), AskContext::new())
+        .await;
     let CallOutcome::Deferred(pending) = deferred else { panic!("expected a deferred call") };
     assert_eq!(pending.tool_name(), "work_ask_user_question");
-    let unknown = tools.call(ToolCall::new("c3", "other", ARGS), AskContext::new()).await;
+    let unknown = tools.call(ToolCall::new("c3", ARGS).with_tool_name("other"), AskContext::new()).await;
     assert!(matches!(unknown, CallOutcome::Failed(CallError::WrongTool { .. })));
 }
