@@ -106,6 +106,12 @@ pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
 /// ```compile_fail
 /// let _ = askuser_terminal::Mode::Accessible;
 /// ```
+///
+/// Nor is a panicking twin of [`StdinLines::next_line`] (the blocking one panicked in a runtime):
+///
+/// ```compile_fail
+/// let _ = askuser_terminal::stdin_lines().blocking_next_line();
+/// ```
 /// ```
 /// use askuser_terminal::crossterm::event::Event;
 /// use askuser_terminal::{AskUserRequest, Mode, Questions, TerminalAnswerer};
