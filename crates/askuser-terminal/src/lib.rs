@@ -15,7 +15,7 @@
 //! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
 //!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
 //!
-//! Everything drawn is sanitised first ([`sanitize`]): control, bidi and invisible characters in
+//! Everything drawn is sanitised first: control, bidi and invisible characters in
 //! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
 //!
 //! ```
