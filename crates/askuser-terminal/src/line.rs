@@ -203,12 +203,15 @@ fn serve(
 const READY_POLL: rustix::event::Timespec = rustix::event::Timespec { tv_sec: 0, tv_nsec: 50_000_000 };
 
 /// Whether `fd` has input (or an error, which the read that follows reports) within
-/// [`READY_POLL`].
+/// [`READY_POLL`]. A signal cutting the wait short is no input.
 #[cfg(unix)]
 fn ready(fd: &impl rustix::fd::AsFd) -> bool {
     use rustix::event::{PollFd, PollFlags, poll};
     let mut fds = [PollFd::new(fd, PollFlags::IN)];
-    !matches!(poll(&mut fds, Some(&READY_POLL)), Ok(0))
+    match poll(&mut fds, Some(&READY_POLL)) {
+        Ok(n) => n > 0,
+        Err(e) => e != rustix::io::Errno::INTR,
+    }
 }
 
 #[cfg(not(unix))]
