@@ -132,8 +132,9 @@ impl TerminalAnswerer {
     ///
     /// # Errors
     ///
-    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when the terminal fails.
-    /// Declining is not an error: it is [`AskUserResponse::declined`].
+    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when the terminal fails,
+    /// or when the input (stdin, or the host's lines) ends before the first answer line: nobody
+    /// was there to ask. Declining is not an error: it is [`AskUserResponse::declined`].
     pub async fn ask(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
         let mut io = self.inner.io.lock().await;
         // Raw mode, crossterm's reader, stdin and the screen belong to the process, not to one

@@ -579,7 +579,8 @@ impl AskUserBuilder {
 
     /// The tool result when the person declines, in the host's words (a language, a house style).
     /// Default: [`askuser_core::DECLINED`]. Say plainly that nobody answered and that the model
-    /// should carry on: the tool description tells the model to expect a plain sentence.
+    /// should carry on: the tool description tells the model to expect a plain sentence. A
+    /// deferred call's result is the host's to word: `PendingQuestion::result(…)?.with_sentence(…)`.
     pub fn declined_text(mut self, sentence: impl Into<String>) -> Self {
         self.declined_text = Some(sentence.into());
         self
