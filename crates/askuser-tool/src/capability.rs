@@ -271,15 +271,16 @@ impl AskUser {
         // One call at a time when sequential: the next call's `Requested` fires only once the
         // previous call has its answer, as if the calls had been made one after another.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
-        // Built before the answerer takes the context, and only when someone listens.
-        let info = (!config.listeners.is_empty()).then(call_info);
+        // Built before the answerer takes the context, and only when someone listens (`emit`
+        // builds events only then, so the default below is never sent).
+        let info = (!config.listeners.is_empty()).then(call_info).unwrap_or_default();
         // Checked before the answerer runs: without a timer, `tokio::time::timeout` panics.
         if config.timeout.is_some() && !timer_available() {
             return trace.finish(CallOutcome::Failed(CallError::NoTimer));
         }
         self.emit(|| {
             AskUserEvent::Requested(RequestedEvent {
-                call: info.clone().unwrap_or_else(call_info),
+                call: info.clone(),
                 request: request.clone(),
                 deferred: false,
                 include_content: config.include_content,
@@ -294,7 +295,7 @@ impl AskUser {
         };
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
             AskUserEvent::Answered(AnsweredEvent {
-                call: info.clone().unwrap_or_default(),
+                call: info.clone(),
                 request_id: request.id().to_owned(),
                 response,
                 timed_out,
