@@ -415,6 +415,34 @@ mod tests {
         assert_eq!(with_causes(&e), "the terminal failed: no such device");
     }
 
+    /// Guards the documentation of the exit statuses: every status the command uses is listed in
+    /// `askuser ask --help`, in `askuser --help` and in docs/terminal.md.
+    #[test]
+    fn every_exit_status_is_documented() {
+        let docs = include_str!("../../../docs/terminal.md");
+        for code in [
+            0,
+            status::DECLINED,
+            status::USAGE,
+            status::COULD_NOT_ASK,
+            crate::WRITE_FAILED,
+            status::TIMED_OUT,
+            status::INTERRUPTED,
+            129,
+            143,
+        ] {
+            assert!(
+                USAGE.contains(&format!(" {code} ")) || USAGE.contains(&format!(" {code},")),
+                "ask --help: {code}"
+            );
+            assert!(crate::USAGE.contains(&format!("{code} ")), "--help: {code}");
+            assert!(
+                docs.contains(&format!(" {code} |")) || docs.contains(&format!(" {code}, ")),
+                "docs: {code}"
+            );
+        }
+    }
+
     #[test]
     fn the_demo_batch_is_valid() {
         let questions = Questions::from_json(DEMO).unwrap();
