@@ -1,6 +1,6 @@
 //! async-openai 0.43 Chat Completions types for `ask_user_question` (feature `async-openai`).
 //!
-//! Three conversions, nothing else: the tool to register ([`chat_completion_tool`], the OpenAI
+//! Three conversions, nothing else: the tool to register ([`chat_completion_tool`], the `OpenAI`
 //! strict dialect with `strict: true`), the model's tool call into a [`ToolCall`] (`From`, or
 //! [`tool_call`] for the `tool_calls` enum), and the text for the model back as a tool message
 //! ([`tool_message`], [`outcome_message`]). Only async-openai's types are used: the feature turns

@@ -4,9 +4,8 @@
 use askuser_core::AskContext;
 use askuser_tool::{AskUser, CallOutcome, Dialect, PendingQuestion, ToolCall, openai, parameters};
 use async_openai::types::chat::{
-    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls, ChatCompletionRequestMessage,
-    ChatCompletionResponseMessage, ChatCompletionTools, CreateChatCompletionRequest,
-    CreateChatCompletionRequestArgs, FunctionCall,
+    ChatCompletionMessageToolCall, ChatCompletionRequestMessage, ChatCompletionResponseMessage,
+    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionRequestArgs, FunctionCall,
 };
 use serde_json::{Value, json};
 
