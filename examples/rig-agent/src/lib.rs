@@ -8,6 +8,11 @@
 
 pub mod model;
 
+/// docs/agent-loop.md, compiled and run as doctests so that every snippet stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/agent-loop.md")]
+pub struct AgentLoopDoctests;
+
 use std::error::Error;
 
 use askuser_core::{Answerer, AskUserResponse};
