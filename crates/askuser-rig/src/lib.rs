@@ -1,5 +1,5 @@
 //! `ask_user_question` for rig agents: the [`AskUser`] capability as a rig-core 0.44
-//! [`Tool`](rig_core::tool::Tool), and an [`AskUserHook`] that gives it the model's real tool-call
+//! [`Tool`], and an [`AskUserHook`] that gives it the model's real tool-call
 //! id and pauses the run when a call is deferred.
 //!
 //! ```

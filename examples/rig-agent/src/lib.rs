@@ -57,7 +57,8 @@ fn final_message(tool_result: &str) -> String {
     format!("The person's answer (the tool result) was {tool_result}; I will build the cache accordingly.")
 }
 
-/// The scripted model: it asks [`question`], then replies with [`final_message`].
+/// The scripted model: it asks [`question`], then replies with a sentence that quotes the tool
+/// result.
 #[must_use]
 pub fn script() -> Script {
     Script::new([
