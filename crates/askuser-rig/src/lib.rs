@@ -1,6 +1,6 @@
-//! `ask_user_question` for rig agents: the [`AskUser`] capability as a rig-core 0.44
-//! [`Tool`], and an [`AskUserHook`] that gives it the model's real tool-call
-//! id and pauses the run when a call is deferred.
+//! `ask_user_question` for rig agents: the [`AskUser`] capability as a rig-core 0.44 [`Tool`],
+//! and an [`AskUserHook`] that gives it the model's real tool-call id and pauses the run when a
+//! call is deferred.
 //!
 //! ```
 //! use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
@@ -48,8 +48,8 @@
 //! # Deferred calls: pause, store, resume
 //!
 //! Build the capability without an answerer and every call is deferred. The hook stops the run
-//! with [`PromptError::Cancelled`](rig_agent::run::PromptError::Cancelled) (whose `chat_history` ends with the
-//! model's tool call) and keeps the [`PendingQuestion`]; take it with
+//! with [`PromptError::Cancelled`](rig_agent::run::PromptError::Cancelled) (whose
+//! `chat_history` ends with the model's tool call) and keeps the [`PendingQuestion`]; take it with
 //! [`AskUserHook::take_deferred`], store both (they serialise), and once the person has
 //! answered, possibly in another process, continue the conversation with [`resume_message`] as
 //! the prompt and the stored history. `examples/rig-agent` does this round trip.
