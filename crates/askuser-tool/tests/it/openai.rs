@@ -44,8 +44,16 @@ fn the_tool_serialises_as_a_strict_function_with_the_strict_dialect() {
     assert_eq!(wire["function"]["parameters"], parameters(Dialect::OpenAiStrict));
     assert_eq!(wire["function"]["description"], ask_user.definition(Dialect::OpenAiStrict).description);
     // And async-openai reads the same JSON back into the same value.
-    let back: ChatCompletionTools = serde_json::from_value(wire).expect("reads back");
+    let back: ChatCompletionTools = serde_json::from_value(wire.clone()).expect("reads back");
     assert_eq!(back, tool);
+
+    // The envelope async-openai sends (the parameters are the `openai-strict` snapshot).
+    let mut envelope = wire;
+    envelope["function"]["parameters"] = json!("<Dialect::OpenAiStrict>");
+    envelope["function"]["description"] = json!("<DESCRIPTION>");
+    // The same key order whether or not a build switched on serde_json's `preserve_order`.
+    envelope.sort_all_objects();
+    insta::assert_json_snapshot!("chat_completion_tool", envelope);
 }
 
 #[test]

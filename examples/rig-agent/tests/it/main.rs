@@ -55,6 +55,29 @@ async fn the_answerer_gets_the_models_call_id_the_session_and_the_turn() {
 }
 
 #[tokio::test]
+async fn a_streamed_run_asks_the_same_way() {
+    use rig_agent::agent::MultiTurnStreamItem;
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let answerer = move |_: AskUserRequest, context: AskContext| {
+        record.lock().expect("lock").push(context.tool_call_id);
+        async { Ok::<_, AnswerError>(picks_lru()) }
+    };
+    let tool = askuser_rig::AskUserTool::new(AskUser::builder().answerer(answerer).build().expect("valid"));
+    let mut stream =
+        rig_agent_example::agent(&tool, &rig_agent_example::script()).prompt("go").max_turns(4).stream();
+    let mut output = None;
+    while let Some(item) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        if let MultiTurnStreamItem::FinalResponse(response) = item.expect("no stream error") {
+            output = Some(response.output());
+        }
+    }
+    assert_eq!(output.as_deref(), Some(LRU));
+    assert_eq!(*seen.lock().expect("lock"), [Some(CALL_ID.to_owned())]);
+}
+
+#[tokio::test]
 async fn a_rejected_call_reaches_the_model_as_the_retry_text_and_the_fixed_call_is_answered() {
     let bad = serde_json::json!({"questions": [{"header": "Cache", "question": "Which cache?",
         "options": [{"label": "Redis"}]}]});
