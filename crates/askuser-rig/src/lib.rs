@@ -50,9 +50,9 @@
 //! Build the capability without an answerer and every call is deferred. The hook stops the run
 //! with [`PromptError::Cancelled`](rig_agent::run::PromptError::Cancelled) (whose
 //! `chat_history` ends with the model's tool call) and keeps the [`PendingQuestion`]; take it with
-//! [`AskUserHook::take_deferred`], store both (they serialise), and once the person has
-//! answered, possibly in another process, continue the conversation with [`resume_message`] as
-//! the prompt and the stored history. `examples/rig-agent` does this round trip.
+//! [`AskUserHook::take_deferred_in`] (that run's questions), store both (they serialise), and
+//! once the person has answered, possibly in another process, continue the conversation with
+//! [`resume_message`] as the prompt and the stored history. `examples/rig-agent` does this round trip.
 //!
 //! # Which crate do I need?
 //!
@@ -83,14 +83,16 @@ use askuser_tool::{
     AskUser, CallError, CallOutcome, DESCRIPTION, Dialect, PendingQuestion, Retry, TOOL_NAME, ToolCall,
 };
 use rig_agent::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent};
-use rig_core::message::{CallId, LocalCallId, Message, ToolName};
+use rig_core::message::{AssistantContent, CallId, LocalCallId, Message, ToolName};
 use rig_core::tool::{ContextValue, Tool, ToolContext, ToolExecutionError};
 use serde::{Deserialize, Serialize};
 
 /// The conversation a run belongs to, passed to the answerer as [`AskContext::session_id`].
 ///
 /// Put it in the run's tool context (`agent.prompt(..).tool_context(context)` after
-/// `context.insert(Session::new(id))`); without it the session is empty.
+/// `context.insert(Session::new(id))`); without it the session is empty. An agent that serves
+/// several conversations at once should set it: [`AskUserHook`] files call ids by session, so
+/// runs of different sessions never take each other's ids.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session(String);
 
@@ -194,33 +196,40 @@ struct Dispatched {
     turn_id: String,
 }
 
+/// Where a dispatched call is filed: the run's [`Session`] (if any) and the exact argument text.
+type Key = (Option<String>, String);
+
 #[derive(Default)]
 struct Shared {
-    /// Dispatched calls by their argument text, oldest first. rig hands a tool only its
-    /// arguments and context, not the call id; the hook sees both the id and the exact argument
-    /// text rig passes on, so the tool finds its id by its arguments. Two calls with identical
-    /// arguments in one turn take the ids in dispatch order.
-    dispatched: Mutex<HashMap<String, VecDeque<Dispatched>>>,
+    /// Dispatched calls not yet picked up, oldest first. rig hands a tool only its arguments and
+    /// the run's context, not the call id; the hook sees the id, the same context and the exact
+    /// argument text rig passes on, so the tool finds its id by session and arguments. Identical
+    /// calls in one session at the same time take the ids in dispatch order.
+    dispatched: Mutex<HashMap<Key, VecDeque<Dispatched>>>,
     deferred: Mutex<Vec<PendingQuestion>>,
 }
 
+fn session_of(context: Option<&ToolContext>) -> Option<String> {
+    context.and_then(|context| context.get::<Session>().ok().flatten()).map(|session| session.0)
+}
+
 impl Shared {
-    fn take_dispatched(&self, arguments: &str) -> Option<Dispatched> {
+    fn take_dispatched(&self, key: &Key) -> Option<Dispatched> {
         let mut map = self.dispatched.lock().unwrap_or_else(PoisonError::into_inner);
-        let queue = map.get_mut(arguments)?;
+        let queue = map.get_mut(key)?;
         let first = queue.pop_front();
         if queue.is_empty() {
-            map.remove(arguments);
+            map.remove(key);
         }
         first
     }
 
-    fn forget(&self, arguments: &str, call_id: &str) {
+    fn forget(&self, key: &Key, call_id: &str) {
         let mut map = self.dispatched.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(queue) = map.get_mut(arguments) {
+        if let Some(queue) = map.get_mut(key) {
             queue.retain(|d| d.call_id != call_id);
             if queue.is_empty() {
-                map.remove(arguments);
+                map.remove(key);
             }
         }
     }
@@ -266,7 +275,8 @@ impl AskUserTool {
     }
 
     fn context(&self, context: &ToolContext, arguments: &serde_json::Value) -> (String, AskContext) {
-        let dispatched = self.shared.take_dispatched(&arguments.to_string());
+        let session = session_of(Some(context));
+        let dispatched = self.shared.take_dispatched(&(session.clone(), arguments.to_string()));
         let from_context = context.get::<ToolCallId>().ok().flatten().map(|id| id.0);
         let call_id = dispatched
             .as_ref()
@@ -276,8 +286,8 @@ impl AskUserTool {
             // apart (it becomes the pending question's id).
             .unwrap_or_else(|| CallId::from(LocalCallId::new()).to_string());
         let mut ask_context = AskContext::new().with_tool_call_id(call_id.clone());
-        if let Some(session) = context.get::<Session>().ok().flatten() {
-            ask_context = ask_context.with_session_id(session.0);
+        if let Some(session) = session {
+            ask_context = ask_context.with_session_id(session);
         }
         if let Some(dispatched) = dispatched {
             ask_context = ask_context.with_turn_id(dispatched.turn_id);
@@ -359,10 +369,37 @@ impl fmt::Debug for AskUserHook {
 }
 
 impl AskUserHook {
-    /// The questions deferred since the last call, oldest first; they are removed from the hook.
+    /// Every question deferred and not yet taken, oldest first; they are removed from the hook.
+    /// For an agent that runs one conversation at a time.
     #[must_use]
     pub fn take_deferred(&self) -> Vec<PendingQuestion> {
         std::mem::take(&mut *self.shared.deferred.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The deferred questions of one stopped run: those whose tool calls are in `history` (the
+    /// `chat_history` of its `PromptError::Cancelled`), oldest first; they are removed from the
+    /// hook. Other runs' questions stay, so an agent serving many conversations at once hands
+    /// each run its own.
+    #[must_use]
+    pub fn take_deferred_in(&self, history: &[Message]) -> Vec<PendingQuestion> {
+        let calls: Vec<String> = history
+            .iter()
+            .filter_map(|message| match message {
+                Message::Assistant(turn) => Some(turn.content.iter()),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|content| match content {
+                AssistantContent::ToolCall(call) => Some(call.id.to_string()),
+                _ => None,
+            })
+            .collect();
+        let mut deferred = self.shared.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mine, others) = std::mem::take(&mut *deferred)
+            .into_iter()
+            .partition(|p| calls.iter().any(|c| c == p.tool_call_id()));
+        *deferred = others;
+        mine
     }
 }
 
@@ -387,8 +424,9 @@ impl AgentHook for AskUserHook {
                 call_id: call_id.to_string(),
                 turn_id: format!("{}/{}", ctx.run_id(), ctx.turn()),
             };
+            let key = (session_of(event.context), arguments.to_owned());
             let mut map = self.shared.dispatched.lock().unwrap_or_else(PoisonError::into_inner);
-            map.entry(arguments.to_owned()).or_default().push_back(dispatched);
+            map.entry(key).or_default().push_back(dispatched);
         }
         std::future::ready(DispatchAction::Proceed)
     }
@@ -402,7 +440,8 @@ impl AgentHook for AskUserHook {
         if is_ours(event.tool_name()) {
             // A call that never reached the tool (denied by another hook) leaves its id behind.
             if let (Some(call_id), Some(arguments)) = (event.call_id, event.tool_args()) {
-                self.shared.forget(arguments, &call_id.to_string());
+                let key = (session_of(event.tool_context()), arguments.to_owned());
+                self.shared.forget(&key, &call_id.to_string());
             }
             let pending = event
                 .tool_result()

@@ -127,7 +127,7 @@ pub async fn pause(session: &str) -> Result<Paused, BoxError> {
     let outcome = agent(&tool, &script()).prompt(PROMPT).tool_context(context(session)?).max_turns(4).await;
     match outcome {
         Err(PromptError::Cancelled { chat_history, .. }) => {
-            let pending = hook.take_deferred();
+            let pending = hook.take_deferred_in(&chat_history);
             if pending.is_empty() {
                 return Err("the run was cancelled, but no question is waiting".into());
             }

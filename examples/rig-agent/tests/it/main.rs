@@ -154,6 +154,41 @@ async fn a_deferred_call_stops_the_run_at_the_tool_call_with_the_pending_questio
     assert_eq!(resume(paused, &picks_lru(), "s").await.expect("resumed"), LRU);
 }
 
+#[tokio::test]
+async fn concurrent_runs_of_two_sessions_keep_their_own_call_ids_and_questions() {
+    use askuser_rig::AskUserTool;
+    use rig_agent::run::PromptError;
+    use rig_core::tool::ToolContext;
+
+    let tool = AskUserTool::new(AskUser::builder().build().expect("valid")); // deferred
+    let hook = tool.hook();
+    // One tool shared by two agents whose models ask the same question under different ids.
+    let run = |call_id: &'static str, session: &'static str| {
+        let script = Script::new([
+            Step::Ask { call_id: call_id.to_owned(), arguments: question() },
+            Step::Reply(str::to_owned),
+        ]);
+        let agent = rig_agent_example::agent(&tool, &script);
+        async move {
+            let mut context = ToolContext::new();
+            context.insert(askuser_rig::Session::new(session)).expect("encodes");
+            match agent.prompt("go").tool_context(context).await {
+                Err(PromptError::Cancelled { chat_history, .. }) => chat_history,
+                other => panic!("expected a pause, got {other:?}"),
+            }
+        }
+    };
+    let (history_a, history_b) = tokio::join!(run("call_a", "session-a"), run("call_b", "session-b"));
+    let mine_b = hook.take_deferred_in(&history_b);
+    let mine_a = hook.take_deferred_in(&history_a);
+    let ids = |pending: &[askuser_tool::PendingQuestion]| -> Vec<String> {
+        pending.iter().map(|p| p.tool_call_id().to_owned()).collect()
+    };
+    assert_eq!(ids(&mine_a), ["call_a"]);
+    assert_eq!(ids(&mine_b), ["call_b"]);
+    assert!(hook.take_deferred().is_empty());
+}
+
 fn binary(args: &[&str], stdin: &str) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rig-agent-example"))
         .args(args)
