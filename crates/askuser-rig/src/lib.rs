@@ -39,7 +39,7 @@
 //! | `Completed` | `Ok(text)` | the answers, the declined or timed-out sentence, or the defaults |
 //! | `Retry` | `Err(`[`AskUserToolError::Retry`]`)` | the retry text (an `invalid_args` tool error), so it can fix the call |
 //! | `Deferred` | `Err(`[`AskUserToolError::Deferred`]`)` | nothing: [`AskUserHook`] stops the run and keeps the [`PendingQuestion`] for the host |
-//! | `Failed` | `Err(`[`AskUserToolError::Failed`]`)` | a generic tool failure; the cause stays with the host |
+//! | `Failed` | `Err(`[`AskUserToolError::Failed`]`)` | a generic tool failure; the cause stays with the host; an interrupt stops the run ([`INTERRUPTED`]) |
 //!
 //! The capability's timeout, `on_timeout` policy, sequential gate and event listeners all apply:
 //! every call goes through [`AskUser::call`]. rig cancels a tool by dropping its future, which
@@ -184,6 +184,10 @@ impl AskUserToolError {
         error.downcast_ref::<Self>()
     }
 }
+
+/// The reason of the `PromptError::Cancelled` when the person interrupted the run (Ctrl-C in the
+/// terminal menu, [`AnswerError::interrupted`](askuser_core::AnswerError::interrupted)).
+pub const INTERRUPTED: &str = "the person interrupted the run while asked a question";
 
 /// What the model sees for a deferred call when no [`AskUserHook`] stopped the run.
 const DEFERRED_FEEDBACK: &str =
@@ -356,6 +360,8 @@ impl Tool for AskUserTool {
 ///   which the tool passes to the answerer in [`AskContext`] (rig 0.44 gives a tool neither).
 /// - After a deferred call it keeps the [`PendingQuestion`] and stops the run, so the host gets
 ///   `PromptError::Cancelled` instead of a model that carries on without an answer.
+/// - When the person interrupted (Ctrl-C in the menu) it stops the run with the reason
+///   [`INTERRUPTED`].
 #[derive(Clone)]
 pub struct AskUserHook {
     shared: Arc<Shared>,
@@ -443,18 +449,24 @@ impl AgentHook for AskUserHook {
                 let key = (session_of(event.tool_context()), arguments.to_owned());
                 self.shared.forget(&key, &call_id.to_string());
             }
-            let pending = event
+            let error = event
                 .tool_result()
                 .and_then(|result| result.error())
-                .and_then(AskUserToolError::from_tool_error)
-                .and_then(AskUserToolError::pending);
-            if let Some(pending) = pending {
-                let reason = format!(
-                    "ask_user_question call {} is waiting for the person's answer",
-                    pending.tool_call_id()
-                );
-                self.shared.deferred.lock().unwrap_or_else(PoisonError::into_inner).push(pending.clone());
-                action = OutcomeAction::stop(reason);
+                .and_then(AskUserToolError::from_tool_error);
+            match error {
+                Some(AskUserToolError::Deferred(pending)) => {
+                    let reason = format!(
+                        "ask_user_question call {} is waiting for the person's answer",
+                        pending.tool_call_id()
+                    );
+                    self.shared.deferred.lock().unwrap_or_else(PoisonError::into_inner).push(pending.clone());
+                    action = OutcomeAction::stop(reason);
+                }
+                // Ctrl-C in the menu is the person stopping the agent, not only this question.
+                Some(AskUserToolError::Failed(error)) if error.is_interrupted() => {
+                    action = OutcomeAction::stop(INTERRUPTED);
+                }
+                _ => {}
             }
         }
         std::future::ready(action)

@@ -131,6 +131,22 @@ async fn the_capability_timeout_and_events_apply_inside_the_run() {
 }
 
 #[tokio::test]
+async fn ctrl_c_in_the_menu_stops_the_run() {
+    let ask_user = AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async {
+            Err::<AskUserResponse, _>(AnswerError::interrupted())
+        })
+        .build()
+        .expect("valid");
+    let error = run_with(ask_user, &rig_agent_example::script(), "s").await.expect_err("stopped");
+    let Ok(error) = error.downcast::<rig_agent::run::PromptError>() else { panic!("a prompt error") };
+    let rig_agent::run::PromptError::Cancelled { reason, .. } = *error else {
+        panic!("cancelled: {error:?}")
+    };
+    assert_eq!(reason, askuser_rig::INTERRUPTED);
+}
+
+#[tokio::test]
 async fn a_deferred_call_stops_the_run_at_the_tool_call_with_the_pending_question() {
     let paused = pause("s").await.expect("paused");
     assert_eq!(paused.pending.len(), 1);
