@@ -2,6 +2,8 @@
 
 mod capability;
 mod deferred;
+#[cfg(feature = "async-openai")]
+mod openai;
 mod properties;
 mod router;
 mod schema;
