@@ -3,6 +3,7 @@
 
 mod ask;
 mod check;
+mod mcp;
 mod schema;
 
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  mcp              serve ask_user_question over MCP on stdio (runs askuser-mcp; see askuser mcp --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 ";
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
+        Some("mcp") => mcp::main(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS
