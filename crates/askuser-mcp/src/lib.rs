@@ -26,8 +26,11 @@
 //!
 //! The guide is `docs/mcp.md` in the repository.
 
+mod client;
 mod form;
 mod server;
+
+pub use client::{ElicitationHandler, LEAVE_EMPTY};
 
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 pub use server::{AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM};
