@@ -33,4 +33,6 @@ mod server;
 pub use client::{ElicitationHandler, LEAVE_EMPTY};
 
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
-pub use server::{AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM};
+pub use server::{
+    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM, PROGRESS_EVERY,
+};

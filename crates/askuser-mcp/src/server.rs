@@ -14,9 +14,9 @@ use askuser_tool::{AskUser, CallOutcome, DESCRIPTION, Dialect, TOOL_NAME, ToolCa
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -37,6 +37,10 @@ pub const DEFAULT_STATE_TTL: Duration = Duration::from_hours(1);
 /// How much longer than the server's own timeout an `elicitation/create` request may run, so that
 /// the timeout, not the request, decides when the person is cut off.
 const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
+
+/// How often a call waiting for the person sends a progress notification, when the client gave
+/// a progress token.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 /// Who answers when the client cannot show a form.
 #[derive(Clone)]
@@ -183,6 +187,10 @@ impl AskUserServerBuilder {
         self.timeout = Some(timeout);
         self
     }
+
+    /// How often a call waiting for the person sends a progress notification, when the client gave
+    /// a progress token.
+    pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
     /// Who answers when the client cannot show a form. Default: [`Fallback::decline`].
     pub fn fallback(mut self, fallback: Fallback) -> Self {
@@ -345,10 +353,29 @@ impl AskUserServer {
         let ask_user = builder.build().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let call_id = request_id_text(&context);
         let call = ToolCall::new(&call_id, TOOL_NAME, &arguments);
-        let outcome = tokio::select! {
-            outcome = ask_user.call(call, AskContext::new().with_tool_call_id(call_id.clone())) => outcome,
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
+        let wait = ask_user.call(call, AskContext::new().with_tool_call_id(call_id.clone()));
+        tokio::pin!(wait);
+        // While the person thinks, tell a client that asked for progress that the call is alive:
+        // SDKs that reset their request timeout on progress (the TypeScript SDK's
+        // `resetTimeoutOnProgress`) then do not give up on a long answer.
+        let progress = context.meta.get_progress_token();
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut beats = 0_u32;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut wait => break outcome,
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("the client cancelled the call", None));
+                }
+                _ = beat.tick(), if progress.is_some() => {
+                    beats += 1;
+                    if let Some(token) = &progress {
+                        let note = ProgressNotificationParam::new(token.clone(), f64::from(beats))
+                            .with_message("waiting for the person to answer");
+                        // A lost heartbeat only costs the client's patience, never the answer.
+                        let _ = context.peer.notify_progress(note).await;
+                    }
+                }
             }
         };
         Ok(outcome_result(outcome).into())

@@ -8,9 +8,9 @@ use std::time::Duration;
 use askuser_mcp::AskUserServer;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, InitializeRequestParams, ProtocolVersion,
+    ErrorData, Implementation, InitializeRequestParams, ProgressNotificationParam, ProtocolVersion,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::Value;
 
@@ -37,6 +37,8 @@ pub(crate) struct TestClient {
     elicitation: bool,
     replies: Arc<Mutex<VecDeque<Reply>>>,
     pub(crate) shown: Arc<Mutex<Vec<Shown>>>,
+    /// The progress notifications received, by message.
+    pub(crate) progress: Arc<Mutex<Vec<String>>>,
 }
 
 impl TestClient {
@@ -46,6 +48,7 @@ impl TestClient {
             elicitation,
             replies: Arc::new(Mutex::new(replies.into())),
             shown: Arc::new(Mutex::new(Vec::new())),
+            progress: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -63,6 +66,14 @@ impl ClientHandler for TestClient {
         };
         InitializeRequestParams::new(capabilities, Implementation::new("askuser-test-client", "0.0.0"))
             .with_protocol_version(self.version.clone())
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params.message.unwrap_or_default());
     }
 
     async fn create_elicitation(

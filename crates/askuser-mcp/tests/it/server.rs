@@ -6,7 +6,9 @@ use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, TIMED_OUT,
 };
 use askuser_mcp::{AskUserServer, Fallback, NO_FORM};
-use rmcp::model::{CallToolResponse, InputResponses, ProtocolVersion};
+use rmcp::model::{
+    CallToolResponse, InputResponses, NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject,
+};
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
 
@@ -166,6 +168,28 @@ async fn a_slow_person_within_the_timeout_is_heard() {
         let replies = vec![Reply::Late(Duration::from_secs(90), json!({"q01": "Rust"}))];
         let (text, _, _) = ask(server, version, true, replies, &one()).await;
         assert_eq!(text, r#"{"Lang":["Rust"]}"#, "{version}");
+    }
+}
+
+/// Guards the heartbeat: a client that asked for progress hears every 15 s that the call is
+/// alive, so an SDK that resets its request timeout on progress keeps waiting.
+#[tokio::test(start_paused = true)]
+async fn a_long_wait_sends_progress() {
+    for version in &REVISIONS[..2] {
+        let server = AskUserServer::builder().timeout(Duration::from_mins(10)).build();
+        let replies = vec![Reply::Late(Duration::from_secs(100), json!({"q01": "Rust"}))];
+        let client = TestClient::new(version.clone(), true, replies);
+        let running = connect(server, client.clone()).await;
+        let mut params = call(&one());
+        params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::Number(7))));
+        let result = running.call_tool(params).await.unwrap();
+        assert_eq!(text_of(&result).0, r#"{"Lang":["Rust"]}"#);
+        // Let the client finish handling what arrived before the result.
+        tokio::task::yield_now().await;
+        let progress = client.progress.lock().unwrap().clone();
+        assert!((5..=6).contains(&progress.len()), "{version}: {progress:?}");
+        assert!(progress.iter().all(|m| m == "waiting for the person to answer"));
+        running.cancel().await.unwrap();
     }
 }
 
