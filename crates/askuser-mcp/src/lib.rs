@@ -36,3 +36,8 @@ pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema}
 pub use server::{
     AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM, PROGRESS_EVERY,
 };
+
+/// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp.md")]
+pub struct McpGuideDoctests;
