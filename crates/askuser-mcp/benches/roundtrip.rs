@@ -124,6 +124,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
     });
 
+    // askuser's own share of an elicitation: building the form and reading its answer back.
+    let request = AskUserRequest::new(askuser_core::Questions::from_json(ARGS)?);
+    let form = best_of(|n| {
+        for _ in 0..n {
+            let schema = askuser_mcp::schema(black_box(&request), askuser_mcp::FormStyle::Titled2025);
+            black_box(schema);
+            let answer =
+                askuser_mcp::read_answer(&request, askuser_mcp::FormStyle::Titled2025, Some(&content));
+            black_box(answer.ok());
+        }
+    });
+
     let mut rows = Vec::new();
     let setups = [
         ("tools/call, no form (transport)", ProtocolVersion::V_2025_11_25, false),
@@ -155,6 +167,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("typical 4x4 request ({} bytes), best of {ROUNDS} rounds x {ITERATIONS}", ARGS.len());
     report("bare capability call (no MCP)", bare, bare);
+    report("form built + answer read (no MCP)", form, bare);
     for (name, per_op) in &rows {
         report(name, *per_op, bare);
     }

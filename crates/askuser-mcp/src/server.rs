@@ -1,7 +1,7 @@
 //! The MCP server: `ask_user_question` as a tool, asked through the client's form elicitation in
 //! the shape of the negotiated revision, with a fallback for clients that cannot show a form.
 
-use std::collections::HashMap;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -131,8 +131,8 @@ struct Inner {
     validator: Validator,
     codec: RequestStateCodec,
     state_ttl: Duration,
-    /// Nonces of states already redeemed, with when they may be forgotten (their expiry).
-    redeemed: Mutex<HashMap<String, Instant>>,
+    /// Nonces of states already redeemed, until their states expire.
+    redeemed: Mutex<Redeemed>,
 }
 
 impl fmt::Debug for AskUserServer {
@@ -235,7 +235,7 @@ impl AskUserServerBuilder {
                 validator: self.validator,
                 codec: self.codec.unwrap_or_else(random_codec),
                 state_ttl: self.state_ttl.or(self.timeout).unwrap_or(DEFAULT_STATE_TTL),
-                redeemed: Mutex::new(HashMap::new()),
+                redeemed: Mutex::new(Redeemed::default()),
             }),
         }
     }
@@ -269,6 +269,13 @@ fn random_nonce() -> String {
         let _ = write!(hex, "{b:02x}");
         hex
     })
+}
+
+/// The nonces of redeemed states, oldest first.
+#[derive(Default)]
+struct Redeemed {
+    nonces: HashSet<String>,
+    order: VecDeque<(Instant, String)>,
 }
 
 /// What a 2026-07-28 `requestState` carries (signed, readable by the client: nothing secret).
@@ -463,14 +470,21 @@ impl AskUserServer {
     fn redeem(&self, nonce: &str) -> Result<(), ErrorData> {
         let now = Instant::now();
         let mut redeemed = self.inner.redeemed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A nonce can be forgotten once its state has expired: the codec refuses it by then.
-        redeemed.retain(|_, forget_at| *forget_at > now);
-        if redeemed.insert(nonce.to_owned(), now + self.inner.state_ttl).is_some() {
+        // Every state lives for the same TTL, so redemption order is expiry order: forgetting
+        // from the front is enough, and a nonce is forgotten only once the codec refuses its
+        // state anyway.
+        while redeemed.order.front().is_some_and(|(forget_at, _)| *forget_at <= now) {
+            if let Some((_, old)) = redeemed.order.pop_front() {
+                redeemed.nonces.remove(&old);
+            }
+        }
+        if !redeemed.nonces.insert(nonce.to_owned()) {
             return Err(ErrorData::invalid_params(
                 "requestState was already used: each form answer completes the call once",
                 None,
             ));
         }
+        redeemed.order.push_back((now + self.inner.state_ttl, nonce.to_owned()));
         Ok(())
     }
 }
