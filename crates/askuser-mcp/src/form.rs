@@ -8,8 +8,14 @@
 //! `check_response` the rest.
 
 use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_response};
-use rmcp::model::{ElicitationSchema, ProtocolVersion};
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use rmcp::model::{
+    BooleanSchema, ConstTitle, ElicitationSchema, EnumSchema, LegacyEnumSchema, MultiSelectEnumSchema,
+    PrimitiveSchemaDefinition, ProtocolVersion, SingleSelectEnumSchema, StringSchema, TitledItems,
+    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+};
+use serde_json::{Map, Value};
 
 /// How long an "Other" answer may be, in characters (the terminal's cap, SPEC §6).
 pub const MAX_OTHER_CHARS: u32 = 2000;
@@ -76,76 +82,73 @@ fn option_title(option: &askuser_core::QuestionOption) -> String {
 /// The `requestedSchema` for `request` in `style`.
 #[must_use]
 pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
-    let mut properties = Map::new();
+    // Built from rmcp's types directly: going through `serde_json::Value` cost ten times the
+    // whole capability call (the untagged schema enums buffer and retry every field).
+    let mut properties = BTreeMap::new();
     for (index, question) in request.questions().iter().enumerate() {
         let key = key(index);
-        let header = question.header();
-        let labels: Vec<&str> = question.options().iter().map(askuser_core::QuestionOption::label).collect();
-        match (style, question.multi_select()) {
+        let header = question.header().to_owned();
+        let titled =
+            || question.options().iter().map(|o| ConstTitle::new(o.label(), option_title(o))).collect();
+        let field = match (style, question.multi_select()) {
             (FormStyle::Enums2025, false) => {
-                let names: Vec<String> = question.options().iter().map(option_title).collect();
-                properties.insert(
-                    key.clone(),
-                    json!({"type": "string", "title": header, "description": question.question(),
-                           "enum": labels, "enumNames": names}),
-                );
+                let mut field =
+                    LegacyEnumSchema::new(question.options().iter().map(|o| o.label().to_owned()).collect());
+                field.title = Some(header.clone().into());
+                field.description = Some(question.question().to_owned().into());
+                field.enum_names = Some(question.options().iter().map(option_title).collect());
+                Some(EnumSchema::Legacy(field))
             }
             (FormStyle::Enums2025, true) => {
                 for (n, option) in question.options().iter().enumerate() {
-                    let title = if n == 0 {
-                        format!("{header}: {}", option.label())
+                    let mut field = BooleanSchema::new().with_default(false);
+                    field = if n == 0 {
+                        let description = match option.description() {
+                            Some(d) if !d.is_empty() => format!("{}\n\n{d}", question.question()),
+                            _ => question.question().to_owned(),
+                        };
+                        field.title(format!("{header}: {}", option.label())).description(description)
                     } else {
-                        option.label().to_owned()
+                        let field = field.title(option.label().to_owned());
+                        match option.description() {
+                            Some(d) if !d.is_empty() => field.description(d.to_owned()),
+                            _ => field,
+                        }
                     };
-                    let mut field = json!({"type": "boolean", "title": title, "default": false});
-                    let description = match (n, option.description()) {
-                        (0, Some(d)) if !d.is_empty() => Some(format!("{}\n\n{d}", question.question())),
-                        (0, _) => Some(question.question().to_owned()),
-                        (_, Some(d)) if !d.is_empty() => Some(d.to_owned()),
-                        _ => None,
-                    };
-                    if let Some(description) = description {
-                        field["description"] = Value::String(description);
-                    }
-                    properties.insert(format!("{key}_{}", n + 1), field);
+                    properties.insert(format!("{key}_{}", n + 1), PrimitiveSchemaDefinition::Boolean(field));
                 }
+                None
             }
             (FormStyle::Titled2025, false) => {
-                let one_of: Vec<Value> = question
-                    .options()
-                    .iter()
-                    .map(|o| json!({"const": o.label(), "title": option_title(o)}))
-                    .collect();
-                properties.insert(
-                    key.clone(),
-                    json!({"type": "string", "title": header, "description": question.question(), "oneOf": one_of}),
-                );
+                let mut field = TitledSingleSelectEnumSchema::new(titled());
+                field.title = Some(header.clone().into());
+                field.description = Some(question.question().to_owned().into());
+                Some(EnumSchema::Single(SingleSelectEnumSchema::Titled(field)))
             }
             (FormStyle::Titled2025, true) => {
-                let any_of: Vec<Value> = question
-                    .options()
-                    .iter()
-                    .map(|o| json!({"const": o.label(), "title": option_title(o)}))
-                    .collect();
-                properties.insert(
-                    key.clone(),
-                    json!({"type": "array", "title": header, "description": question.question(),
-                           "minItems": 1, "maxItems": labels.len(), "items": {"anyOf": any_of}}),
-                );
+                let field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
+                    .with_title(header.clone())
+                    .with_description(question.question().to_owned())
+                    .with_min_items(1)
+                    .with_max_items(question.options().len() as u64);
+                Some(EnumSchema::Multi(MultiSelectEnumSchema::Titled(field)))
             }
+        };
+        if let Some(field) = field {
+            properties.insert(key.clone(), PrimitiveSchemaDefinition::Enum(field));
         }
         properties.insert(
             format!("{key}_other"),
-            json!({"type": "string", "title": format!("{header}: other answer"),
-                   "description": "Your own answer instead of the choices above (leave empty to use them).",
-                   "maxLength": MAX_OTHER_CHARS}),
+            PrimitiveSchemaDefinition::String(
+                StringSchema::new()
+                    .title(format!("{header}: other answer"))
+                    .description("Your own answer instead of the choices above (leave empty to use them).")
+                    .max_length(MAX_OTHER_CHARS),
+            ),
         );
     }
-    let schema = json!({"type": "object", "properties": properties});
-    // Every value above is a shape `ElicitationSchema` reads: a failure here is a bug, caught by
-    // the unit tests of every style.
-    serde_json::from_value(schema)
-        .unwrap_or_else(|_| ElicitationSchema::new(std::collections::BTreeMap::new()))
+    // Sorted keys are question order, thanks to the zero padding.
+    ElicitationSchema::new(properties)
 }
 
 /// Why a form answer could not be used. Its text goes back to the person when the question is
@@ -276,6 +279,7 @@ fn picked(
 mod tests {
     use super::*;
     use askuser_core::Questions;
+    use serde_json::json;
 
     fn request() -> AskUserRequest {
         AskUserRequest::new(
