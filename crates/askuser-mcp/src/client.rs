@@ -324,6 +324,7 @@ impl Plan {
                 continue;
             };
             let mut options = field.options;
+            let values: Vec<String> = options.iter().map(|(value, _)| value.clone()).collect();
             if !is_required && options.len() < MAX_OPTIONS {
                 options.push((String::new(), LEAVE_EMPTY.to_owned()));
             }
@@ -373,8 +374,6 @@ impl Plan {
             let question = Question::new(&header, fit(&text, MAX_QUESTION_CHARS, true), built, field.multi)
                 .map_err(|e| format!("field {key:?}: {e}"))?;
             questions.push(question);
-            let values: Vec<String> =
-                options.into_iter().filter(|(_, l)| l != LEAVE_EMPTY).map(|(value, _)| value).collect();
             slots.push(if field.boolean {
                 Slot::Boolean { key: key.clone() }
             } else {
@@ -388,8 +387,8 @@ impl Plan {
         Ok(Self { request: AskUserRequest::new(questions), slots, text_fields })
     }
 
-    /// The form content for `response` (already checked against the request by the answerer's
-    /// caller contract), or what is wrong with it.
+    /// The form content for `response`, or what is wrong with it (for the person, when the
+    /// question is asked again).
     fn content(&self, response: &AskUserResponse) -> Result<Value, String> {
         askuser_core::check_response(&self.request, response).map_err(|e| e.to_string())?;
         let questions = self.request.questions().as_slice();
@@ -405,7 +404,15 @@ impl Plan {
                     if let Some(text) = &answer.custom_answer {
                         return Err(format!("\"{}\" takes yes or no, not {text:?}", answer.header));
                     }
-                    content.insert(key.clone(), Value::Bool(picked.first() == Some(&0)));
+                    // Options: Yes, No, and (leave empty) on an optional field.
+                    let value = match picked.first() {
+                        Some(0) => Some(true),
+                        Some(1) => Some(false),
+                        _ => None,
+                    };
+                    if let Some(value) = value {
+                        content.insert(key.clone(), Value::Bool(value));
+                    }
                 }
                 Slot::Choice { key, values, multi, min, max } => {
                     if let Some(text) = &answer.custom_answer {
@@ -514,6 +521,9 @@ mod tests {
         assert_eq!(plan.request.questions().as_slice()[0].options()[2].label(), LEAVE_EMPTY);
         let content = answers(&plan, &[("Plan", &[LEAVE_EMPTY]), ("Backups", &["Yes"])]).unwrap();
         assert_eq!(content, json!({"q02": true}));
+        // Guards an optional yes/no left empty: it must stay empty, not become false.
+        let content = answers(&plan, &[("Plan", &["Large"]), ("Backups", &[LEAVE_EMPTY])]).unwrap();
+        assert_eq!(content, json!({"q01": "L"}));
         let own = AskUserResponse::answered(vec![
             AskUserAnswer::custom("Plan", "Medium"),
             AskUserAnswer::picked("Backups", ["No"]),

@@ -407,8 +407,8 @@ impl AskUserServer {
         let state: State = self.inner.codec.open_json_with(sealed, &bound).map_err(|error| match error {
             RequestStateError::Expired => ErrorData::invalid_params(
                 format!(
-                    "requestState expired: the form was answered more than {} s after it was shown; call {TOOL_NAME} again",
-                    self.inner.state_ttl.as_secs()
+                    "requestState expired: the form was answered more than {:?} after it was shown; call {TOOL_NAME} again",
+                    self.inner.state_ttl
                 ),
                 None,
             ),
@@ -419,7 +419,6 @@ impl AskUserServer {
                 None,
             ),
         })?;
-        self.redeem(&state.nonce)?;
         let response = params
             .input_responses
             .as_ref()
@@ -433,6 +432,8 @@ impl AskUserServer {
                 None,
             )
         })?;
+        // Redeemed only now, so a malformed retry does not use the state up.
+        self.redeem(&state.nonce)?;
         if result.action != ElicitationAction::Accept {
             return Ok(text_result(DECLINED, false).into());
         }

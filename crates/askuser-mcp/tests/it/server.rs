@@ -303,6 +303,9 @@ async fn a_tampered_state_is_refused() {
     let tampered = String::from_utf8(tampered).unwrap();
     refused(retry(&running, &one(), &tampered, json!({"q01": "Go"})).await, "failed verification");
     refused(retry(&running, &one(), "made-up", json!({"q01": "Go"})).await, "failed verification");
+    // A retry without the form's result is refused.
+    let bare = call(&one()).with_request_state(state.clone());
+    refused(running.call_tool_once(bare).await, "no inputResponses");
     // The state is bound to the arguments: it does not answer other questions.
     let mut other = one();
     other["questions"][0]["header"] = json!("Language");
