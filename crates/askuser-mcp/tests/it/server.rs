@@ -1,15 +1,19 @@
 //! The server against a real rmcp client, for each of the three revisions.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, TIMED_OUT,
 };
 use askuser_mcp::{AskUserServer, Fallback, NO_FORM};
+use rmcp::model::{CallToolRequest, ClientRequest};
 use rmcp::model::{
     CallToolResponse, InputResponses, NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject,
 };
-use rmcp::service::ServiceError;
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
 
 use crate::harness::{Reply, TestClient, call, connect, text_of};
@@ -214,6 +218,40 @@ async fn a_client_without_elicitation_gets_the_fallback() {
         let (text, _, shown) = ask(answerer, version, false, vec![], &one()).await;
         assert_eq!((text.as_str(), shown.len()), (r#"{"Lang":["Go"]}"#, 0), "{version}");
     }
+}
+
+/// Guards cancellation: when the client cancels the call (`notifications/cancelled`), the server
+/// stops waiting and drops whoever was asking, instead of holding a question open forever.
+#[tokio::test]
+async fn a_cancelled_call_stops_the_answerer() {
+    struct Dropped(Arc<Notify>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let dropped = Arc::new(Notify::new());
+    let started = Arc::new(Notify::new());
+    let (on_drop, on_start) = (Arc::clone(&dropped), Arc::clone(&started));
+    let never = move |_: AskUserRequest, _: AskContext| {
+        let guard = Dropped(Arc::clone(&on_drop));
+        on_start.notify_one();
+        async move {
+            let _guard = guard;
+            std::future::pending::<Result<AskUserResponse, AnswerError>>().await
+        }
+    };
+    let server = AskUserServer::builder().fallback(Fallback::answerer(never, "nobody answers")).build();
+    let running = connect(server, TestClient::new(ProtocolVersion::V_2025_11_25, false, vec![])).await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(call(&one())));
+    let handle =
+        running.peer().send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+    started.notified().await;
+    handle.cancel(Some("the user moved on".to_owned())).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), dropped.notified())
+        .await
+        .expect("the answerer was dropped");
+    running.cancel().await.unwrap();
 }
 
 #[tokio::test]
