@@ -56,14 +56,16 @@ const CLOSE: &str = concat!(
 
 /// The sweep never double-expires and never overrides an answer: it claims due rows with
 /// `FOR UPDATE SKIP LOCKED`, so concurrent sweepers take disjoint rows and a row being answered
-/// (locked by the answer's update) is skipped; the outer `state = 'pending'` re-check covers a row
-/// answered between the claim's snapshot and its lock.
+/// (locked by the answer's update) is skipped; the `state = 'pending'` re-check covers a row
+/// answered between the claim's snapshot and its lock. The claim is a CTE so that it runs once
+/// (as an `IN (…)` subquery the planner may run it again per row, and the `LIMIT` no longer holds).
 const SWEEP: &str = concat!(
-    "UPDATE askuser_pending \
+    "WITH due AS (SELECT id AS due_id FROM askuser_pending \
+         WHERE state = 'pending' AND expires_at <= $1 \
+         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+     UPDATE askuser_pending \
      SET state = 'timed_out', closed_at = $1, version = version + 1 \
-     WHERE state = 'pending' AND id IN \
-         (SELECT id FROM askuser_pending WHERE state = 'pending' AND expires_at <= $1 \
-          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+     FROM due WHERE id = due_id AND state = 'pending' \
      RETURNING ",
     columns!()
 );

@@ -227,6 +227,12 @@ impl SqliteStore {
         }
     }
 
+    /// The connection pool (for a host that keeps its own tables beside the store's).
+    #[must_use]
+    pub fn pool(&self) -> &SqlitePool {
+        &self.inner.pool
+    }
+
     /// The file's path.
     #[must_use]
     pub fn path(&self) -> &Path {
