@@ -18,8 +18,9 @@ use crate::store::PendingStore;
 /// How long a question waits by default: five minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A drop this close to the deadline is the deadline: the record is marked `timed_out`, not
-/// `cancelled` (the capability's own timeout, set to the same value, fires a hair earlier).
+/// The answerer's own timer runs this much past the deadline, so that the `AskUser` capability's
+/// timeout, set to the same value, fires first and its own timeout path applies; a drop this close
+/// to the deadline is the deadline: the record is marked `timed_out`, not `cancelled`.
 const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 
 /// Answers by putting the request in a [`PendingStore`] and waiting until someone answers it
@@ -153,7 +154,7 @@ impl Answerer for StoreAnswerer {
         let mut guard = CloseOnDrop { store: Some(Arc::clone(&self.store)), id: record.id().to_owned(), deadline };
         let settled = tokio::select! {
             settled = self.store.watch(record.id()) => settled,
-            () = tokio::time::sleep_until(deadline) => self.store.expire(record.id()).await,
+            () = tokio::time::sleep_until(deadline + DEADLINE_GRACE) => self.store.expire(record.id()).await,
         };
         guard.store = None;
         self.outcome(&request, settled.map_err(store_failure)?)
