@@ -16,7 +16,7 @@ use crate::record::{NewQuestion, PendingRecord, State};
 use crate::store::PendingStore;
 
 /// How long a question waits by default: five minutes.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(5);
 
 /// The answerer's own timer runs this much past the deadline, so that the `AskUser` capability's
 /// timeout, set to the same value, fires first and its own timeout path applies; a drop this close
@@ -126,7 +126,11 @@ impl StoreAnswerer {
         self
     }
 
-    fn outcome(&self, request: &AskUserRequest, record: PendingRecord) -> Result<AskUserResponse, AnswerError> {
+    fn outcome(
+        &self,
+        request: &AskUserRequest,
+        record: &PendingRecord,
+    ) -> Result<AskUserResponse, AnswerError> {
         match (record.state(), record.response()) {
             (State::Answered | State::Declined, Some(response)) => Ok(response.clone()),
             (State::TimedOut, _) => match self.on_timeout {
@@ -144,20 +148,25 @@ fn store_failure(error: StoreError) -> AnswerError {
 
 #[async_trait::async_trait]
 impl Answerer for StoreAnswerer {
-    async fn answer(&self, request: AskUserRequest, context: AskContext) -> Result<AskUserResponse, AnswerError> {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
         let mut question = NewQuestion::new(request.clone(), self.timeout).tool_name(self.tool_name.as_str());
         if let Some(session) = context.session_id {
             question = question.session_id(session);
         }
         let deadline = Instant::now() + self.timeout;
         let record = self.store.put(question).await.map_err(store_failure)?;
-        let mut guard = CloseOnDrop { store: Some(Arc::clone(&self.store)), id: record.id().to_owned(), deadline };
+        let mut guard =
+            CloseOnDrop { store: Some(Arc::clone(&self.store)), id: record.id().to_owned(), deadline };
         let settled = tokio::select! {
             settled = self.store.watch(record.id()) => settled,
             () = tokio::time::sleep_until(deadline + DEADLINE_GRACE) => self.store.expire(record.id()).await,
         };
         guard.store = None;
-        self.outcome(&request, settled.map_err(store_failure)?)
+        self.outcome(&request, &settled.map_err(store_failure)?)
     }
 }
 

@@ -82,7 +82,8 @@ pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{
-    Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, REFERENCE_PROFILE, State, UnknownState,
+    Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, REFERENCE_PROFILE, State,
+    UnknownState,
 };
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
 pub use store::PendingStore;

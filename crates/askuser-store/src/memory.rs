@@ -63,13 +63,7 @@ impl MemoryStore {
     /// An empty store reading `clock`.
     #[must_use]
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                records: Mutex::new(HashMap::new()),
-                wakers: Arc::default(),
-                clock,
-            }),
-        }
+        Self { inner: Arc::new(Inner { records: Mutex::new(HashMap::new()), wakers: Arc::default(), clock }) }
     }
 
     fn records(&self) -> MutexGuard<'_, HashMap<String, PendingRecord>> {

@@ -134,7 +134,9 @@ impl PostgresStoreBuilder {
             let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
             let setup = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
             // The name is quoted as an identifier (inner quotes doubled), so it cannot end the statement.
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))).execute(&setup).await?;
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS {quoted}")))
+                .execute(&setup)
+                .await?;
             setup.close().await;
             options = options.options([("search_path", quoted)]);
         }
@@ -177,7 +179,12 @@ impl PostgresStore {
 
     /// Options for the store in the database at `url`.
     pub fn builder(url: &str) -> PostgresStoreBuilder {
-        PostgresStoreBuilder { url: url.to_owned(), schema: None, clock: Arc::new(SystemClock), max_connections: 8 }
+        PostgresStoreBuilder {
+            url: url.to_owned(),
+            schema: None,
+            clock: Arc::new(SystemClock),
+            max_connections: 8,
+        }
     }
 
     /// The connection pool (for a host that keeps its own tables beside the store's).

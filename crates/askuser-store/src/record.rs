@@ -261,14 +261,7 @@ impl PendingRecord {
     /// The same record in `state`, closed at `now`, one version on.
     pub(crate) fn closed(&self, state: State, now: Timestamp, response: Option<AskUserResponse>) -> Self {
         let answered_by = response.as_ref().map(|r| r.answered_by);
-        Self {
-            state,
-            closed_at: Some(now),
-            answered_by,
-            response,
-            version: self.version + 1,
-            ..self.clone()
-        }
+        Self { state, closed_at: Some(now), answered_by, response, version: self.version + 1, ..self.clone() }
     }
 }
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::AskUserResponse;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 use crate::error::StoreError;
 use crate::record::{ListQuery, Page, PendingRecord, State};
@@ -66,7 +68,8 @@ const SWEEP: &str = concat!(
 );
 
 /// Rows that left 'pending' since the last poll, in order.
-const POLL: &str = "SELECT id, change_seq FROM askuser_pending WHERE change_seq > ?1 ORDER BY change_seq LIMIT 1000";
+const POLL: &str =
+    "SELECT id, change_seq FROM askuser_pending WHERE change_seq > ?1 ORDER BY change_seq LIMIT 1000";
 
 const LAST_CHANGE: &str = "SELECT coalesce(max(change_seq), 0) FROM askuser_pending";
 
@@ -160,14 +163,21 @@ impl SqliteStoreBuilder {
             .filename(&self.path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(if self.synchronous_full { SqliteSynchronous::Full } else { SqliteSynchronous::Normal })
+            .synchronous(if self.synchronous_full {
+                SqliteSynchronous::Full
+            } else {
+                SqliteSynchronous::Normal
+            })
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
+        let pool =
+            SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
         migrate(&pool).await?;
         let wakers = Arc::<Wakers>::default();
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
         let poller = tokio::spawn(poll(pool.clone(), Arc::clone(&wakers), cursor, self.poll_interval));
-        Ok(SqliteStore { inner: Arc::new(Inner { pool, path: self.path, wakers, clock: self.clock, poller }) })
+        Ok(SqliteStore {
+            inner: Arc::new(Inner { pool, path: self.path, wakers, clock: self.clock, poller }),
+        })
     }
 }
 

@@ -211,7 +211,10 @@ pub(crate) async fn close_now(
     backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })
 }
 
-pub(crate) async fn expire_due(backend: &impl Backend, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+pub(crate) async fn expire_due(
+    backend: &impl Backend,
+    limit: usize,
+) -> Result<Vec<PendingRecord>, StoreError> {
     let expired = backend.sweep(backend.clock().now(), limit).await?;
     for record in &expired {
         backend.wakers().wake(record.id());
@@ -275,7 +278,10 @@ impl Row {
             }
         };
         if state.has_response() != response.is_some() {
-            return Err(corrupt(format!("a {state} record {} a response", if response.is_some() { "with" } else { "without" })));
+            return Err(corrupt(format!(
+                "a {state} record {} a response",
+                if response.is_some() { "with" } else { "without" }
+            )));
         }
         let answered_by = response.as_ref().map(|r| r.answered_by);
         if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {

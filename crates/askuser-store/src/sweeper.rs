@@ -70,6 +70,7 @@ impl Sweeper {
     /// # Panics
     ///
     /// Outside a Tokio runtime with its time driver enabled, as `tokio::spawn` does.
+    #[must_use = "dropping the handle stops the sweeper"]
     pub fn spawn(self) -> SweeperHandle {
         let stats = Arc::new(Mutex::new(SweepStats::default()));
         let task = tokio::spawn({

@@ -156,6 +156,7 @@ impl Clock for ManualClock {
 /// `nudge_at = expires_at − min(60 s, ⌈timeout / 5⌉)`. This is the only place the store derives
 /// deadlines; once requests carry their own stamps, a record takes them from there instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[expect(clippy::struct_field_names, reason = "the names SPEC §10 gives the stamps")]
 pub struct Deadlines {
     asked_at: Timestamp,
     nudge_at: Timestamp,
@@ -168,7 +169,8 @@ impl Deadlines {
     pub fn from_timeout(asked_at: Timestamp, timeout: Duration) -> Self {
         let expires_at = asked_at.saturating_add(timeout);
         let fifth = timeout.as_millis().div_ceil(5);
-        let lead = Duration::from_millis(u64::try_from(fifth).unwrap_or(u64::MAX)).min(Duration::from_secs(60));
+        let lead =
+            Duration::from_millis(u64::try_from(fifth).unwrap_or(u64::MAX)).min(Duration::from_mins(1));
         Self { asked_at, nudge_at: expires_at.saturating_sub(lead), expires_at }
     }
 
@@ -222,7 +224,7 @@ mod tests {
         let odd = Deadlines::from_timeout(t, Duration::from_millis(7));
         assert_eq!(odd.nudge_at(), Timestamp::from_millis(1_000_007 - 2));
         // The nudge lead is capped at a minute.
-        let long = Deadlines::from_timeout(t, Duration::from_secs(3_600));
+        let long = Deadlines::from_timeout(t, Duration::from_hours(1));
         assert_eq!(long.expires_at().as_millis() - long.nudge_at().as_millis(), 60_000);
         let zero = Deadlines::from_timeout(t, Duration::ZERO);
         assert_eq!((zero.nudge_at(), zero.expires_at()), (t, t));

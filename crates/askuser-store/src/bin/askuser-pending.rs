@@ -73,7 +73,7 @@ impl From<askuser_store::StoreError> for Failure {
         let mut message = error.to_string();
         let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
-            message.push_str(&format!(": {cause}"));
+            message = format!("{message}: {cause}");
             source = cause.source();
         }
         Self::Store(message)
@@ -119,39 +119,8 @@ async fn run(mut args: Args) -> Result<(), Failure> {
     let command = args.words.remove(0);
     let store = open(&url, schema).await?;
     match command.as_str() {
-        "put" => {
-            let id = args.option("--id").map_err(Failure::Usage)?;
-            let session = args.option("--session").map_err(Failure::Usage)?;
-            let timeout = args.timeout().map_err(Failure::Usage)?;
-            let questions = Questions::from_json(&stdin_text()?)
-                .map_err(|e| Failure::Usage(format!("the arguments on stdin are invalid: {e}")))?;
-            let request = match id {
-                Some(id) => AskUserRequest::with_id(id, questions),
-                None => AskUserRequest::new(questions),
-            };
-            let mut question = NewQuestion::new(request, timeout);
-            if let Some(session) = session {
-                question = question.session_id(session);
-            }
-            print_json(&store.put(question).await?)
-        }
-        "ask" => {
-            let session = args.option("--session").map_err(Failure::Usage)?;
-            let timeout = args.timeout().map_err(Failure::Usage)?;
-            let arguments = stdin_text()?;
-            let answerer = StoreAnswerer::new(Arc::clone(&store)).timeout(timeout);
-            let ask_user = AskUser::builder().answerer(answerer).build().map_err(|e| Failure::Usage(e.to_string()))?;
-            let mut context = AskContext::new();
-            context.session_id = session;
-            let outcome = ask_user.call(ToolCall::new("call_cli", "ask_user_question", arguments.as_str()), context).await;
-            match outcome.model_text() {
-                Some(text) => {
-                    println!("{text}");
-                    Ok(())
-                }
-                None => Err(Failure::Store(format!("the call did not complete: {outcome:?}"))),
-            }
-        }
+        "put" => put(&*store, args).await,
+        "ask" => ask(store, args).await,
         "get" => match store.get(one_id(&args)?).await? {
             Some(record) => print_json(&record),
             None => Err(Failure::Store(format!("no pending question has id {:?}", one_id(&args)?))),
@@ -179,38 +148,21 @@ async fn run(mut args: Args) -> Result<(), Failure> {
         }
         "result" => {
             let id = one_id(&args)?;
-            let record = store.get(id).await?.ok_or_else(|| Failure::Store(format!("no pending question has id {id:?}")))?;
+            let record = store
+                .get(id)
+                .await?
+                .ok_or_else(|| Failure::Store(format!("no pending question has id {id:?}")))?;
             match record.result().map_err(|e| Failure::Store(e.to_string()))? {
                 Some(result) => {
                     println!("{}", result.text());
                     Ok(())
                 }
-                None => Err(Failure::Store(format!("question {id:?} is {} and has no result", record.state()))),
+                None => {
+                    Err(Failure::Store(format!("question {id:?} is {} and has no result", record.state())))
+                }
             }
         }
-        "list" => {
-            let mut query = ListQuery::new();
-            if let Some(session) = args.option("--session").map_err(Failure::Usage)? {
-                query = query.session_id(session);
-            }
-            if let Some(state) = args.option("--state").map_err(Failure::Usage)? {
-                query = query.state(state.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
-            }
-            if let Some(limit) = args.option("--limit").map_err(Failure::Usage)? {
-                query = query.limit(limit.parse().map_err(|_| Failure::Usage(format!("--limit {limit:?}")))?);
-            }
-            if let Some(after) = args.option("--after").map_err(Failure::Usage)? {
-                query = query.after(after.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
-            }
-            let page = store.list(&query).await?;
-            for record in &page.records {
-                print_json(record)?;
-            }
-            if let Some(next) = page.next {
-                eprintln!("more: --after {next}");
-            }
-            Ok(())
-        }
+        "list" => list(&*store, args).await,
         "sweep" => {
             for record in store.expire_due(10_000).await? {
                 println!("{}", record.id());
@@ -219,6 +171,67 @@ async fn run(mut args: Args) -> Result<(), Failure> {
         }
         other => Err(Failure::Usage(format!("unknown command {other:?}"))),
     }
+}
+
+async fn put(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
+    let id = args.option("--id").map_err(Failure::Usage)?;
+    let session = args.option("--session").map_err(Failure::Usage)?;
+    let timeout = args.timeout().map_err(Failure::Usage)?;
+    let questions = Questions::from_json(&stdin_text()?)
+        .map_err(|e| Failure::Usage(format!("the arguments on stdin are invalid: {e}")))?;
+    let request = match id {
+        Some(id) => AskUserRequest::with_id(id, questions),
+        None => AskUserRequest::new(questions),
+    };
+    let mut question = NewQuestion::new(request, timeout);
+    if let Some(session) = session {
+        question = question.session_id(session);
+    }
+    print_json(&store.put(question).await?)
+}
+
+async fn ask(store: Arc<dyn PendingStore>, mut args: Args) -> Result<(), Failure> {
+    let session = args.option("--session").map_err(Failure::Usage)?;
+    let timeout = args.timeout().map_err(Failure::Usage)?;
+    let arguments = stdin_text()?;
+    let answerer = StoreAnswerer::new(store).timeout(timeout);
+    let ask_user =
+        AskUser::builder().answerer(answerer).build().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut context = AskContext::new();
+    context.session_id = session;
+    let outcome =
+        ask_user.call(ToolCall::new("call_cli", "ask_user_question", arguments.as_str()), context).await;
+    match outcome.model_text() {
+        Some(text) => {
+            println!("{text}");
+            Ok(())
+        }
+        None => Err(Failure::Store(format!("the call did not complete: {outcome:?}"))),
+    }
+}
+
+async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
+    let mut query = ListQuery::new();
+    if let Some(session) = args.option("--session").map_err(Failure::Usage)? {
+        query = query.session_id(session);
+    }
+    if let Some(state) = args.option("--state").map_err(Failure::Usage)? {
+        query = query.state(state.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
+    }
+    if let Some(limit) = args.option("--limit").map_err(Failure::Usage)? {
+        query = query.limit(limit.parse().map_err(|_| Failure::Usage(format!("--limit {limit:?}")))?);
+    }
+    if let Some(after) = args.option("--after").map_err(Failure::Usage)? {
+        query = query.after(after.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
+    }
+    let page = store.list(&query).await?;
+    for record in &page.records {
+        print_json(record)?;
+    }
+    if let Some(next) = page.next {
+        eprintln!("more: --after {next}");
+    }
+    Ok(())
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -40,7 +40,8 @@ async fn settled(store: &MemoryStore, id: &str) -> PendingRecord {
 #[tokio::test(start_paused = true)]
 async fn answered_elsewhere() {
     let store = store();
-    let ask_user = AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
+    let ask_user =
+        AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
     let person = async {
         let record = put_record(&store).await;
         assert_eq!((record.state(), record.session_id()), (State::Pending, Some("s-answerer")));
@@ -50,14 +51,18 @@ async fn answered_elsewhere() {
         store.answer(record.id(), &answer_large()).await.expect("answer")
     };
     let (outcome, answered) = tokio::join!(ask_user.call(call(), context()), person);
-    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Large"],"Targets":["only the 中文 docs\nand tests"]}"#));
+    assert_eq!(
+        outcome.model_text(),
+        Some(r#"{"Plan":["Large"],"Targets":["only the 中文 docs\nand tests"]}"#)
+    );
     assert_eq!(settled(&store, answered.id()).await.state(), State::Answered);
 }
 
 #[tokio::test(start_paused = true)]
 async fn declined_elsewhere() {
     let store = store();
-    let ask_user = AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
+    let ask_user =
+        AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
     let person = async {
         let record = put_record(&store).await;
         store.answer(record.id(), &AskUserResponse::declined()).await.expect("decline")
@@ -112,7 +117,8 @@ async fn the_capability_timeout_marks_timed_out() {
 #[tokio::test(start_paused = true)]
 async fn dropping_the_call_cancels() {
     let store = store();
-    let ask_user = AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
+    let ask_user =
+        AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
     let cancelled = tokio::time::timeout(Duration::from_secs(10), ask_user.call(call(), context())).await;
     assert!(cancelled.is_err(), "nobody answered");
     let record = put_record(&store).await;
@@ -122,7 +128,8 @@ async fn dropping_the_call_cancels() {
 #[tokio::test(start_paused = true)]
 async fn cancelled_by_someone_else_fails_the_call() {
     let store = store();
-    let ask_user = AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
+    let ask_user =
+        AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
     let host = async {
         let record = put_record(&store).await;
         store.cancel(record.id()).await.expect("cancel")

@@ -13,7 +13,9 @@ use askuser_store::{
 };
 use proptest::prelude::*;
 
-use crate::support::{answer_large, clock, drop_schema, misfit, postgres_url, request, sqlite_path, temp_dir, unique_schema};
+use crate::support::{
+    answer_large, clock, drop_schema, misfit, postgres_url, request, sqlite_path, temp_dir, unique_schema,
+};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -56,7 +58,11 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
                 let expected = *model
                     .entry(key)
                     .or_insert(Modelled { state: State::Pending, expires_at: now.saturating_add(timeout) });
-                assert_eq!((record.state(), record.deadlines().expires_at()), (expected.state, expected.expires_at), "{at}");
+                assert_eq!(
+                    (record.state(), record.deadlines().expires_at()),
+                    (expected.state, expected.expires_at),
+                    "{at}"
+                );
             }
             Op::Answer { key, kind } => {
                 let response = match kind {
@@ -74,10 +80,16 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
                         assert!(matches!(result, Err(StoreError::Closed { .. })), "{at}: {result:?}");
                     }
                     Some(_) if kind == 2 => {
-                        assert!(matches!(result, Err(StoreError::InvalidResponse { .. })), "{at}: {result:?}");
+                        assert!(
+                            matches!(result, Err(StoreError::InvalidResponse { .. })),
+                            "{at}: {result:?}"
+                        );
                     }
                     Some(m) if now >= m.expires_at => {
-                        assert!(matches!(&result, Err(StoreError::Closed { record }) if record.state() == State::TimedOut), "{at}: {result:?}");
+                        assert!(
+                            matches!(&result, Err(StoreError::Closed { record }) if record.state() == State::TimedOut),
+                            "{at}: {result:?}"
+                        );
                         m.state = State::TimedOut;
                     }
                     Some(m) => {
@@ -103,25 +115,7 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
                 }
             }
             Op::Advance { secs } => clock.advance(Duration::from_secs(secs.into())),
-            Op::Sweep { limit } => {
-                let swept = store.expire_due(limit.into()).await.expect(&at);
-                let mut due: Vec<(Timestamp, u8)> = model
-                    .iter()
-                    .filter(|(_, m)| m.state == State::Pending && now >= m.expires_at)
-                    .map(|(k, m)| (m.expires_at, *k))
-                    .collect();
-                due.sort_unstable();
-                assert_eq!(swept.len(), due.len().min(limit.into()), "{at}");
-                // The earliest deadlines go first (which of equal deadlines is not specified).
-                let cutoff = due.get(swept.len().saturating_sub(1)).map(|d| d.0);
-                for record in &swept {
-                    let key = model.keys().copied().find(|k| id(*k) == record.id()).expect("a modelled id");
-                    let m = model.get_mut(&key).expect("modelled");
-                    assert!(m.state == State::Pending && now >= m.expires_at, "{at}: swept {}", record.id());
-                    assert!(cutoff.is_some_and(|c| m.expires_at <= c), "{at}: {} is not among the earliest", record.id());
-                    m.state = State::TimedOut;
-                }
-            }
+            Op::Sweep { limit } => check_sweep(store, &mut model, &id, now, limit, &at).await,
         }
         for (key, m) in &model {
             let record = store.get(&id(*key)).await.expect(&at).expect("stored");
@@ -136,12 +130,45 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
     assert!(store.list(&ListQuery::new().state(State::Pending)).await.expect("list").records.is_empty());
 }
 
-fn check_backend(cases: u32, store: Arc<dyn PendingStore>, clock: &ManualClock, runtime: &tokio::runtime::Runtime) {
+/// A sweep expires the earliest-due pending questions, as many as `limit` allows.
+async fn check_sweep(
+    store: &dyn PendingStore,
+    model: &mut HashMap<u8, Modelled>,
+    id: &impl Fn(u8) -> String,
+    now: Timestamp,
+    limit: u8,
+    at: &str,
+) {
+    let swept = store.expire_due(limit.into()).await.expect(at);
+    let mut due: Vec<(Timestamp, u8)> = model
+        .iter()
+        .filter(|(_, m)| m.state == State::Pending && now >= m.expires_at)
+        .map(|(k, m)| (m.expires_at, *k))
+        .collect();
+    due.sort_unstable();
+    assert_eq!(swept.len(), due.len().min(limit.into()), "{at}");
+    // The earliest deadlines go first (which of equal deadlines is not specified).
+    let cutoff = due.get(swept.len().saturating_sub(1)).map(|d| d.0);
+    for record in &swept {
+        let key = model.keys().copied().find(|k| id(*k) == record.id()).expect("a modelled id");
+        let m = model.get_mut(&key).expect("modelled");
+        assert!(m.state == State::Pending && now >= m.expires_at, "{at}: swept {}", record.id());
+        assert!(cutoff.is_some_and(|c| m.expires_at <= c), "{at}: {} is not among the earliest", record.id());
+        m.state = State::TimedOut;
+    }
+}
+
+fn check_backend(
+    cases: u32,
+    store: &dyn PendingStore,
+    clock: &ManualClock,
+    runtime: &tokio::runtime::Runtime,
+) {
     static CASE: AtomicU32 = AtomicU32::new(0);
     let config = ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() };
     proptest!(config, |(ops in proptest::collection::vec(op(), 1..40))| {
         let prefix = format!("case{}", CASE.fetch_add(1, Ordering::Relaxed));
-        runtime.block_on(run(&*store, clock, &prefix, &ops));
+        runtime.block_on(run(store, clock, &prefix, &ops));
     });
 }
 
@@ -152,7 +179,7 @@ fn runtime() -> tokio::runtime::Runtime {
 #[test]
 fn memory_follows_the_model() {
     let clock = clock();
-    check_backend(256, Arc::new(MemoryStore::with_clock(Arc::new(clock.clone()))), &clock, &runtime());
+    check_backend(256, &MemoryStore::with_clock(Arc::new(clock.clone())), &clock, &runtime());
 }
 
 #[test]
@@ -163,7 +190,7 @@ fn sqlite_follows_the_model() {
     let store = runtime
         .block_on(SqliteStore::builder(sqlite_path(&dir)).clock(Arc::new(clock.clone())).open())
         .expect("open");
-    check_backend(64, Arc::new(store), &clock, &runtime);
+    check_backend(64, &store, &clock, &runtime);
 }
 
 #[test]
@@ -175,6 +202,6 @@ fn postgres_follows_the_model() {
     let store = runtime
         .block_on(PostgresStore::builder(&url).schema(&schema).clock(Arc::new(clock.clone())).open())
         .expect("open");
-    check_backend(32, Arc::new(store.clone()), &clock, &runtime);
+    check_backend(32, &store, &clock, &runtime);
     runtime.block_on(drop_schema(&store, &schema));
 }

@@ -47,7 +47,10 @@ impl Target {
 
 /// Waits for a child and returns its stdout, failing with its stderr when it failed.
 async fn output(child: Child) -> String {
-    let out = tokio::time::timeout(PATIENCE, child.wait_with_output()).await.expect("finished in time").expect("ran");
+    let out = tokio::time::timeout(PATIENCE, child.wait_with_output())
+        .await
+        .expect("finished in time")
+        .expect("ran");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "askuser-pending failed ({}): {stderr}", out.status);
     String::from_utf8(out.stdout).expect("UTF-8")
@@ -88,14 +91,15 @@ async fn ask_in_one_answer_in_another(store: &dyn PendingStore, target: &Target)
 /// Process 3 waits; process 2 answers and is killed with SIGKILL right after printing the
 /// committed record; the answer is in the store and process 3 gets it.
 async fn kill_the_answerer(store: &dyn PendingStore, target: &Target) {
-    store.put(NewQuestion::new(request("kill-1"), Duration::from_secs(60))).await.expect("put");
+    store.put(NewQuestion::new(request("kill-1"), Duration::from_mins(1))).await.expect("put");
     let mut waiter = target.spawn(&["wait", "kill-1"], "").await;
     let mut waiting = BufReader::new(waiter.stderr.take().expect("piped stderr")).lines();
     let said = tokio::time::timeout(PATIENCE, waiting.next_line()).await.expect("in time").expect("read");
     assert_eq!(said.as_deref(), Some("waiting for kill-1"), "the waiter is waiting before the answer");
     let mut answerer = target.spawn(&["answer", "kill-1", "--hold"], &response_text()).await;
     let mut lines = BufReader::new(answerer.stdout.take().expect("piped stdout")).lines();
-    let line = tokio::time::timeout(PATIENCE, lines.next_line()).await.expect("answered in time").expect("read");
+    let line =
+        tokio::time::timeout(PATIENCE, lines.next_line()).await.expect("answered in time").expect("read");
     let line = line.unwrap_or_else(|| panic!("the answerer printed nothing"));
     assert_eq!(record_json(&line)["state"], "answered");
     answerer.start_kill().expect("SIGKILL");
@@ -104,9 +108,9 @@ async fn kill_the_answerer(store: &dyn PendingStore, target: &Target) {
 
     let record = store.get("kill-1").await.expect("get").expect("exists");
     assert_eq!((record.state(), record.response()), (State::Answered, Some(&answer_large())));
-    let waited = record_json(&output(waiter).await);
-    assert_eq!(waited["state"], "answered");
-    assert_eq!(waited["response"], serde_json::to_value(answer_large()).expect("serialises"));
+    let from_waiter = record_json(&output(waiter).await);
+    assert_eq!(from_waiter["state"], "answered");
+    assert_eq!(from_waiter["response"], serde_json::to_value(answer_large()).expect("serialises"));
     // A deferred call resumes from the record in yet another process, with the exact tool result.
     assert_eq!(
         output(target.spawn(&["result", "kill-1"], "").await).await.trim_end(),

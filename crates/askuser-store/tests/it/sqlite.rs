@@ -10,7 +10,8 @@ use crate::support::{answer_large, clock, sqlite_path, temp_dir};
 async fn conformance() {
     let dir = temp_dir();
     let clock = clock();
-    let store = SqliteStore::builder(sqlite_path(&dir)).clock(Arc::new(clock.clone())).open().await.expect("open");
+    let store =
+        SqliteStore::builder(sqlite_path(&dir)).clock(Arc::new(clock.clone())).open().await.expect("open");
     crate::suite::conformance(store, clock).await;
 }
 
@@ -21,7 +22,10 @@ async fn reopen_keeps_records() {
     let path = sqlite_path(&dir);
     let store = SqliteStore::open(&path).await.expect("open");
     store
-        .put(askuser_store::NewQuestion::new(crate::support::request("keep-1"), std::time::Duration::from_secs(60)))
+        .put(askuser_store::NewQuestion::new(
+            crate::support::request("keep-1"),
+            std::time::Duration::from_mins(1),
+        ))
         .await
         .expect("put");
     store.answer("keep-1", &answer_large()).await.expect("answer");
@@ -31,7 +35,8 @@ async fn reopen_keeps_records() {
     let store = SqliteStore::open(&path).await.expect("reopen");
     let record = store.get("keep-1").await.expect("get").expect("kept");
     assert_eq!((record.state(), record.response()), (State::Answered, Some(&answer_large())));
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(store.pool()).await.expect("pragma");
+    let mode: String =
+        sqlx::query_scalar("PRAGMA journal_mode").fetch_one(store.pool()).await.expect("pragma");
     assert_eq!(mode, "wal");
 }
 
@@ -43,8 +48,11 @@ async fn concurrent_first_opens() {
     let path = sqlite_path(&dir);
     let (a, b) = tokio::join!(SqliteStore::open(&path), SqliteStore::open(&path));
     let (a, b) = (a.expect("first open"), b.expect("second open"));
-    a.put(askuser_store::NewQuestion::new(crate::support::request("both-1"), std::time::Duration::from_secs(60)))
-        .await
-        .expect("put");
+    a.put(askuser_store::NewQuestion::new(
+        crate::support::request("both-1"),
+        std::time::Duration::from_mins(1),
+    ))
+    .await
+    .expect("put");
     assert!(b.get("both-1").await.expect("get").is_some());
 }

@@ -42,7 +42,10 @@ async fn put_and_get(store: &dyn PendingStore, clock: &ManualClock) {
     assert_eq!(put.deadlines().asked_at(), asked_at);
     assert_eq!(put.deadlines().expires_at(), asked_at.saturating_add(Duration::from_secs(100)));
     assert_eq!(put.deadlines().nudge_at(), asked_at.saturating_add(Duration::from_secs(80)));
-    assert_eq!((put.closed_at(), put.answered_at(), put.answered_by(), put.response()), (None, None, None, None));
+    assert_eq!(
+        (put.closed_at(), put.answered_at(), put.answered_by(), put.response()),
+        (None, None, None, None)
+    );
     assert_eq!(put.result().expect("renders"), None);
     assert_eq!(store.get("put-1").await.expect("get").as_ref(), Some(&put));
     assert!(store.get("nobody").await.expect("get").is_none());
@@ -75,7 +78,7 @@ async fn first_answer_wins(store: &dyn PendingStore) {
     assert_eq!(answered.version(), 2);
     assert!(answered.answered_at().is_some());
     assert_eq!(
-        answered.result().expect("renders").map(|r| r.into_text()).as_deref(),
+        answered.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
         Some(r#"{"Plan":["Large"],"Targets":["only the 中文 docs\nand tests"]}"#)
     );
     assert_eq!(store.get("win-1").await.expect("get").as_ref(), Some(&answered));
@@ -116,7 +119,10 @@ async fn declined(store: &dyn PendingStore) {
     store.put(question("decline-1", 100)).await.expect("put");
     let declined = store.answer("decline-1", &AskUserResponse::declined()).await.expect("decline");
     assert_eq!(declined.state(), State::Declined);
-    assert_eq!(declined.result().expect("renders").map(|r| r.into_text()).as_deref(), Some(DECLINED));
+    assert_eq!(
+        declined.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
+        Some(DECLINED)
+    );
     match store.answer("decline-1", &answer_large()).await {
         Err(StoreError::Conflict { first }) => assert_eq!(first.state(), State::Declined),
         other => panic!("expected a conflict, got {other:?}"),
@@ -141,7 +147,10 @@ async fn expire(store: &dyn PendingStore) {
     store.put(question("expire-1", 100)).await.expect("put");
     let expired = store.expire("expire-1").await.expect("expire");
     assert_eq!(expired.state(), State::TimedOut);
-    assert_eq!(expired.result().expect("renders").map(|r| r.into_text()).as_deref(), Some(TIMED_OUT));
+    assert_eq!(
+        expired.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
+        Some(TIMED_OUT)
+    );
     match store.answer("expire-1", &answer_large()).await {
         Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::TimedOut),
         other => panic!("expected closed, got {other:?}"),
@@ -165,7 +174,10 @@ async fn sweep_expires_only_overdue(store: &dyn PendingStore, clock: &ManualCloc
     assert_eq!(store.expire_due(100).await.expect("sweep"), []);
     clock.advance(Duration::from_secs(1));
     let swept = store.expire_due(100).await.expect("sweep");
-    assert_eq!(swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(), [("sweep-short", State::TimedOut)]);
+    assert_eq!(
+        swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(),
+        [("sweep-short", State::TimedOut)]
+    );
     assert_eq!(store.get("sweep-short").await.expect("get").map(|r| r.state()), Some(State::TimedOut));
     // A second sweep finds nothing more; the other question is still answerable.
     assert_eq!(store.expire_due(100).await.expect("sweep"), []);
@@ -248,9 +260,14 @@ async fn watch(store: &Arc<dyn PendingStore>) {
 async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
     // Five questions in one session, two asked at the same millisecond (ordered by id then), one
     // in another session.
-    for (id, session, tick) in
-        [("l-a", "s-list", true), ("l-c", "s-list", false), ("l-b", "s-list", true), ("l-d", "s-list", true), ("l-x", "s-else", true), ("l-e", "s-list", true)]
-    {
+    for (id, session, tick) in [
+        ("l-a", "s-list", true),
+        ("l-c", "s-list", false),
+        ("l-b", "s-list", true),
+        ("l-d", "s-list", true),
+        ("l-x", "s-else", true),
+        ("l-e", "s-list", true),
+    ] {
         store.put(question(id, 1000).session_id(session)).await.expect("put");
         if tick {
             clock.advance(Duration::from_millis(1));
@@ -277,17 +294,19 @@ async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
     assert_eq!(pages, 3);
 
     store.answer("l-c", &answer_small()).await.expect("answer");
-    let pending = store.list(&ListQuery::new().session_id("s-list").state(State::Pending)).await.expect("list");
-    let ids: Vec<_> = pending.records.iter().map(|r| r.id()).collect();
+    let pending =
+        store.list(&ListQuery::new().session_id("s-list").state(State::Pending)).await.expect("list");
+    let ids: Vec<_> = pending.records.iter().map(askuser_store::PendingRecord::id).collect();
     assert_eq!(ids, ["l-a", "l-b", "l-d", "l-e"]);
     assert!(pending.next.is_none());
-    let answered = store.list(&ListQuery::new().session_id("s-list").state(State::Answered)).await.expect("list");
-    assert_eq!(answered.records.iter().map(|r| r.id()).collect::<Vec<_>>(), ["l-c"]);
+    let answered =
+        store.list(&ListQuery::new().session_id("s-list").state(State::Answered)).await.expect("list");
+    assert_eq!(answered.records.iter().map(askuser_store::PendingRecord::id).collect::<Vec<_>>(), ["l-c"]);
     let elsewhere = store.list(&ListQuery::new().session_id("s-else")).await.expect("list");
-    assert_eq!(elsewhere.records.iter().map(|r| r.id()).collect::<Vec<_>>(), ["l-x"]);
+    assert_eq!(elsewhere.records.iter().map(askuser_store::PendingRecord::id).collect::<Vec<_>>(), ["l-x"]);
     // Without a session filter every record is listed, each once.
     let all = store.list(&ListQuery::new().limit(1000)).await.expect("list");
-    let mut ids: Vec<_> = all.records.iter().map(|r| r.id()).collect();
+    let mut ids: Vec<_> = all.records.iter().map(askuser_store::PendingRecord::id).collect();
     let count = ids.len();
     ids.dedup();
     assert_eq!(ids.len(), count);
@@ -308,8 +327,20 @@ async fn stored_json(store: &dyn PendingStore) {
     let json = serde_json::to_value(&answered).expect("serialises");
     let keys: Vec<_> = json.as_object().expect("an object").keys().cloned().collect();
     let mut expected = [
-        "answered_at", "answered_by", "asked_at", "closed_at", "expires_at", "id", "nudge_at", "profile",
-        "request", "response", "session_id", "state", "tool_name", "version",
+        "answered_at",
+        "answered_by",
+        "asked_at",
+        "closed_at",
+        "expires_at",
+        "id",
+        "nudge_at",
+        "profile",
+        "request",
+        "response",
+        "session_id",
+        "state",
+        "tool_name",
+        "version",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);

@@ -73,7 +73,9 @@ pub(crate) fn postgres_url(test: &str) -> Option<String> {
                 std::env::var("CI").as_deref() != Ok("true"),
                 "ASKUSER_TEST_POSTGRES_URL is not set under CI=true: CI must provide PostgreSQL for {test}"
             );
-            eprintln!("SKIPPED {test}: ASKUSER_TEST_POSTGRES_URL is not set (e.g. postgres://root@127.0.0.1:5432/test)");
+            eprintln!(
+                "SKIPPED {test}: ASKUSER_TEST_POSTGRES_URL is not set (e.g. postgres://root@127.0.0.1:5432/test)"
+            );
             None
         }
     }
@@ -82,13 +84,17 @@ pub(crate) fn postgres_url(test: &str) -> Option<String> {
 /// A schema name no other test run uses.
 pub(crate) fn unique_schema() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("askuser_test_{}_{}_{nanos}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Drops a test's schema (with its tables) once the test is done with it.
 pub(crate) async fn drop_schema(store: &PostgresStore, schema: &str) {
     let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-    sqlx::query(sqlx::AssertSqlSafe(statement)).execute(store.pool()).await.expect("dropping the test schema");
+    sqlx::query(sqlx::AssertSqlSafe(statement))
+        .execute(store.pool())
+        .await
+        .expect("dropping the test schema");
     store.close().await;
 }
