@@ -29,4 +29,6 @@ CREATE INDEX askuser_pending_due ON askuser_pending (expires_at) WHERE state = '
 CREATE INDEX askuser_pending_asked ON askuser_pending (asked_at, id);
 CREATE INDEX askuser_pending_session ON askuser_pending (session_id, asked_at, id);
 -- The cross-process poll.
-CREATE INDEX askuser_pending_change ON askuser_pending (change_seq) WHERE change_seq IS NOT NULL;
+-- Not partial: `max(change_seq)` when a row closes must use it too (a partial index would not
+-- serve that query, and every close would scan the table).
+CREATE INDEX askuser_pending_change ON askuser_pending (change_seq);
