@@ -77,6 +77,11 @@ mod wake;
 
 use std::sync::Arc;
 
+/// `docs/store.md`'s examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/store.md")]
+pub struct StoreGuideDoctests;
+
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
 pub use error::StoreError;
 pub use memory::MemoryStore;
