@@ -102,7 +102,6 @@ impl Backend for MemoryStore {
         &self,
         id: &str,
         state: State,
-        response: Option<&AskUserResponse>,
         due: Due,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
@@ -111,8 +110,24 @@ impl Backend for MemoryStore {
         if record.state() != State::Pending || !due.admits(record.deadlines().expires_at(), now) {
             return Ok(None);
         }
-        *record = record.closed(state, now, response.cloned());
+        *record = record.closed(state, now, None);
         Ok(Some(record.clone()))
+    }
+
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
+        if stored.state() != State::Pending || now >= stored.deadlines().expires_at() {
+            return Ok(None);
+        }
+        *stored = stored.closed(state, now, Some(response.clone()));
+        Ok(Some(stored.clone()))
     }
 
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {

@@ -23,10 +23,11 @@ macro_rules! columns {
 /// The channel the `askuser_pending_closed` trigger notifies (see the migration).
 const CHANNEL: &str = "askuser_pending";
 
-/// Idempotent put: an existing id is left alone (the caller compares what is stored).
+/// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
+/// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
      (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version) \
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, 1) ON CONFLICT (id) DO NOTHING";
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = $1");
 
@@ -42,14 +43,19 @@ const LIST: &str = concat!(
 
 /// First change wins: the update takes the row lock, and a second writer waiting on it re-checks
 /// `state = 'pending'` once the first commits (READ COMMITTED re-evaluates the WHERE clause on the
-/// new row version), so it updates nothing. `$6` says which deadlines qualify (`Due`): an answer
-/// only before `expires_at`, so an expired question is never answerable. The trigger notifies
-/// the waiters when this commits.
+/// new row version), so it updates nothing. An answer commits only before `expires_at`, so an
+/// expired question is never answerable. The trigger notifies the waiters when this commits.
+const ANSWER: &str = "UPDATE askuser_pending \
+     SET state = $2, response = $3, answered_by = $4, closed_at = $5, version = version + 1 \
+     WHERE id = $1 AND state = 'pending' AND expires_at > $5 \
+     RETURNING version";
+
+/// Cancel or time out one pending row, by the same first-change-wins rule; `$4` says which
+/// deadlines qualify (`Due`: any, or only overdue).
 const CLOSE: &str = concat!(
     "UPDATE askuser_pending \
-     SET state = $2, response = $3, answered_by = $4, closed_at = $5, version = version + 1 \
-     WHERE id = $1 AND state = 'pending' \
-     AND ($6 = 0 OR ($6 = 1 AND expires_at > $5) OR ($6 = 2 AND expires_at <= $5)) \
+     SET state = $2, closed_at = $3, version = version + 1 \
+     WHERE id = $1 AND state = 'pending' AND ($4 = 0 OR expires_at <= $3) \
      RETURNING ",
     columns!()
 );
@@ -213,7 +219,7 @@ impl Backend for PostgresStore {
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
         let deadlines = record.deadlines();
-        sqlx::query(INSERT)
+        let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
             .bind(record.tool_name())
@@ -222,8 +228,11 @@ impl Backend for PostgresStore {
             .bind(deadlines.asked_at().as_millis())
             .bind(deadlines.nudge_at().as_millis())
             .bind(deadlines.expires_at().as_millis())
-            .execute(&self.inner.pool)
+            .fetch_optional(&self.inner.pool)
             .await?;
+        if inserted.is_some() {
+            return Ok(record.clone());
+        }
         self.fetch(record.id()).await?.ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })
     }
 
@@ -249,20 +258,35 @@ impl Backend for PostgresStore {
         &self,
         id: &str,
         state: State,
-        response: Option<&AskUserResponse>,
         due: Due,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let row: Option<Row> = sqlx::query_as(CLOSE)
             .bind(id)
             .bind(state.as_str())
-            .bind(response.map(store::response_json))
-            .bind(response.map(|r| r.answered_by.as_str()))
             .bind(now.as_millis())
             .bind(due.code())
             .fetch_optional(&self.inner.pool)
             .await?;
         row.map(Row::into_record).transpose()
+    }
+
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let version: Option<i64> = sqlx::query_scalar(ANSWER)
+            .bind(record.id())
+            .bind(state.as_str())
+            .bind(store::response_json(response))
+            .bind(response.answered_by.as_str())
+            .bind(now.as_millis())
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
     }
 
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {

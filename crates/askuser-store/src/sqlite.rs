@@ -23,10 +23,11 @@ macro_rules! columns {
     };
 }
 
-/// Idempotent put: an existing id is left alone (the caller compares what is stored).
+/// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
+/// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
      (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version) \
-     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1) ON CONFLICT (id) DO NOTHING";
+     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = ?1");
 
@@ -41,16 +42,22 @@ const LIST: &str = concat!(
 );
 
 /// First change wins: the row changes only while it is 'pending', in one statement, and SQLite
-/// runs one writer at a time, so of two racing closes (two answers, an answer and a sweep) exactly
-/// one updates the row. `?6` says which deadlines qualify (`Due`): an answer only before
-/// `expires_at`, so an expired question is never answerable. `change_seq` records the order for
-/// other processes' pollers.
-const CLOSE: &str = concat!(
-    "UPDATE askuser_pending \
+/// runs one writer at a time, so of two racing changes (two answers, an answer and a sweep)
+/// exactly one updates the row. An answer commits only before `expires_at`, so an expired question
+/// is never answerable. `change_seq` records the order for other processes' pollers.
+const ANSWER: &str = "UPDATE askuser_pending \
      SET state = ?2, response = ?3, answered_by = ?4, closed_at = ?5, version = version + 1, \
          change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
-     WHERE id = ?1 AND state = 'pending' \
-     AND (?6 = 0 OR (?6 = 1 AND expires_at > ?5) OR (?6 = 2 AND expires_at <= ?5)) \
+     WHERE id = ?1 AND state = 'pending' AND expires_at > ?5 \
+     RETURNING version";
+
+/// Cancel or time out one pending row, by the same first-change-wins rule; `?4` says which
+/// deadlines qualify (`Due`: any, or only overdue).
+const CLOSE: &str = concat!(
+    "UPDATE askuser_pending \
+     SET state = ?2, closed_at = ?3, version = version + 1, \
+         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
+     WHERE id = ?1 AND state = 'pending' AND (?4 = 0 OR expires_at <= ?3) \
      RETURNING ",
     columns!()
 );
@@ -275,7 +282,7 @@ impl Backend for SqliteStore {
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
         let deadlines = record.deadlines();
-        sqlx::query(INSERT)
+        let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
             .bind(record.tool_name())
@@ -284,8 +291,11 @@ impl Backend for SqliteStore {
             .bind(deadlines.asked_at().as_millis())
             .bind(deadlines.nudge_at().as_millis())
             .bind(deadlines.expires_at().as_millis())
-            .execute(&self.inner.writer)
+            .fetch_optional(&self.inner.writer)
             .await?;
+        if inserted.is_some() {
+            return Ok(record.clone());
+        }
         self.fetch(record.id()).await?.ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })
     }
 
@@ -311,20 +321,35 @@ impl Backend for SqliteStore {
         &self,
         id: &str,
         state: State,
-        response: Option<&AskUserResponse>,
         due: Due,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let row: Option<Row> = sqlx::query_as(CLOSE)
             .bind(id)
             .bind(state.as_str())
-            .bind(response.map(store::response_json))
-            .bind(response.map(|r| r.answered_by.as_str()))
             .bind(now.as_millis())
             .bind(due.code())
             .fetch_optional(&self.inner.writer)
             .await?;
         row.map(Row::into_record).transpose()
+    }
+
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let version: Option<i64> = sqlx::query_scalar(ANSWER)
+            .bind(record.id())
+            .bind(state.as_str())
+            .bind(store::response_json(response))
+            .bind(response.answered_by.as_str())
+            .bind(now.as_millis())
+            .fetch_optional(&self.inner.writer)
+            .await?;
+        Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
     }
 
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {

@@ -95,8 +95,6 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
 pub(crate) enum Due {
     /// Any pending record.
     Any,
-    /// Only one still before its `expires_at` (an answer).
-    NotYet,
     /// Only one at or past its `expires_at` (an overdue question met by an answer).
     Overdue,
 }
@@ -105,15 +103,13 @@ impl Due {
     pub(crate) fn code(self) -> i64 {
         match self {
             Self::Any => 0,
-            Self::NotYet => 1,
-            Self::Overdue => 2,
+            Self::Overdue => 1,
         }
     }
 
     pub(crate) fn admits(self, expires_at: Timestamp, now: Timestamp) -> bool {
         match self {
             Self::Any => true,
-            Self::NotYet => now < expires_at,
             Self::Overdue => now >= expires_at,
         }
     }
@@ -133,14 +129,25 @@ pub(crate) trait Backend: Send + Sync {
 
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError>;
 
-    /// `pending` → `state` (with the response, for an answer) if the record is pending and `due`
-    /// admits it at `now`; returns the changed record, or `None` when nothing changed.
+    /// `pending` → `state` (`timed_out` or `cancelled`) if the record is pending and `due` admits
+    /// it at `now`; returns the changed record, or `None` when nothing changed.
     async fn close(
         &self,
         id: &str,
         state: State,
-        response: Option<&AskUserResponse>,
         due: Due,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError>;
+
+    /// `pending` → `state` (`answered` or `declined`) with `response`, if `record` (as read) is
+    /// still pending and before its `expires_at` at `now`; returns the changed record, or `None`
+    /// when nothing changed. A pending record never changes but by leaving `pending`, so the
+    /// record read before is the one that was changed.
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError>;
 
@@ -184,13 +191,13 @@ pub(crate) async fn answer(
         .map_err(|source| StoreError::InvalidResponse { id: id.to_owned(), source })?;
     let state = if response.cancelled { State::Declined } else { State::Answered };
     let now = backend.clock().now();
-    if let Some(answered) = backend.close(id, state, Some(response), Due::NotYet, now).await? {
+    if let Some(answered) = backend.commit_answer(&record, state, response, now).await? {
         backend.wakers().wake(id);
         return Ok(answered);
     }
     // Either another change committed first, or the question is overdue: then it times out now,
     // as the next sweep would have done.
-    if let Some(expired) = backend.close(id, State::TimedOut, None, Due::Overdue, now).await? {
+    if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now).await? {
         backend.wakers().wake(id);
         return Err(settled(expired));
     }
@@ -204,7 +211,7 @@ pub(crate) async fn close_now(
     state: State,
 ) -> Result<PendingRecord, StoreError> {
     let now = backend.clock().now();
-    if let Some(closed) = backend.close(id, state, None, Due::Any, now).await? {
+    if let Some(closed) = backend.close(id, state, Due::Any, now).await? {
         backend.wakers().wake(id);
         return Ok(closed);
     }
