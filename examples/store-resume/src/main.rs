@@ -30,7 +30,8 @@ async fn ask(db: &str) -> Result<(), Error> {
     let CallOutcome::Deferred(pending) = ask_user.call(call, AskContext::new()).await else {
         return Err("a capability without an answerer defers every call".into());
     };
-    let record = store.put(NewQuestion::from_pending(&pending, Duration::from_hours(1)).session_id("demo")).await?;
+    let record =
+        store.put(NewQuestion::from_pending(&pending, Duration::from_hours(1)).session_id("demo")).await?;
     println!("{}", record.id());
     Ok(())
 }
@@ -40,7 +41,8 @@ async fn answer(db: &str, id: &str, label: &str) -> Result<(), Error> {
     let store = SqliteStore::open(db).await?;
     let record = store.get(id).await?.ok_or("no such question")?;
     let header = record.request().questions().as_slice()[0].header().to_owned();
-    let answered = store.answer(id, &AskUserResponse::answered(vec![AskUserAnswer::picked(header, [label])])).await?;
+    let answered =
+        store.answer(id, &AskUserResponse::answered(vec![AskUserAnswer::picked(header, [label])])).await?;
     println!("{} at {}", answered.state(), answered.answered_at().map(|t| t.to_string()).unwrap_or_default());
     Ok(())
 }
