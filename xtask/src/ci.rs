@@ -40,9 +40,9 @@ fn postgres_notice() -> Result<(), String> {
         return Ok(());
     }
     let what = "ASKUSER_TEST_POSTGRES_URL is not set, so askuser-store's PostgreSQL tests \
-                (postgres::conformance, processes::postgres_processes, race::postgres_races, \
-                model::postgres_follows_the_model) will skip; set it to a server's URL, e.g. \
-                postgres://root@127.0.0.1:5432/test";
+                (postgres::conformance, postgres::a_lost_listener_is_replaced, processes::postgres_processes, \
+                race::postgres_races, model::postgres_follows_the_model) will skip; set it to a \
+                server's URL, e.g. postgres://root@127.0.0.1:5432/test";
     if std::env::var("CI").as_deref() == Ok("true") {
         return Err(format!("{what} (CI=true: CI must provide PostgreSQL)"));
     }

@@ -107,6 +107,7 @@ pub struct PostgresStoreBuilder {
     schema: Option<String>,
     clock: Arc<dyn Clock>,
     max_connections: u32,
+    application_name: String,
 }
 
 impl PostgresStoreBuilder {
@@ -129,13 +130,20 @@ impl PostgresStoreBuilder {
         self
     }
 
+    /// The `application_name` its connections show in `pg_stat_activity`. Default:
+    /// `askuser-store`.
+    pub fn application_name(mut self, name: impl Into<String>) -> Self {
+        self.application_name = name.into();
+        self
+    }
+
     /// Connects, brings the schema up to date and starts listening.
     ///
     /// # Errors
     ///
     /// The URL is invalid, the server cannot be reached, or a migration fails.
     pub async fn open(self) -> Result<PostgresStore, StoreError> {
-        let mut options = PgConnectOptions::from_str(&self.url)?;
+        let mut options = PgConnectOptions::from_str(&self.url)?.application_name(&self.application_name);
         if let Some(schema) = &self.schema {
             let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
             let setup = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
@@ -149,27 +157,36 @@ impl PostgresStoreBuilder {
         let pool = PgPoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
         // The migrator holds an advisory lock, so concurrent opens apply each migration once.
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        let mut listener = PgListener::connect_with(&pool).await?;
-        listener.listen(CHANNEL).await?;
+        let listening = start_listening(&pool).await?;
         let wakers = Arc::<Wakers>::default();
-        let listener = tokio::spawn(listen(listener, Arc::clone(&wakers)));
+        let listener = tokio::spawn(listen(pool.clone(), listening, Arc::clone(&wakers)));
         Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, clock: self.clock, listener }) })
     }
 }
 
+async fn start_listening(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
 /// Wakes this process's watchers of the ids notified. When the connection drops, notifications
-/// may have been missed: every watcher is woken to read its record again, and the listener
-/// reconnects and listens again on the next receive.
-async fn listen(mut listener: PgListener, wakers: Arc<Wakers>) {
+/// sent meanwhile are lost: listen again on a new connection first, and only then wake every
+/// watcher to read its record again, so that a change is either seen by that read or notified
+/// on the new connection.
+async fn listen(pool: PgPool, mut listener: PgListener, wakers: Arc<Wakers>) {
     loop {
-        match listener.try_recv().await {
-            Ok(Some(notification)) => wakers.wake(notification.payload()),
-            Ok(None) => wakers.wake_all(),
-            Err(_) => {
-                wakers.wake_all();
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        if let Ok(Some(notification)) = listener.try_recv().await {
+            wakers.wake(notification.payload());
+            continue;
         }
+        listener = loop {
+            match start_listening(&pool).await {
+                Ok(listener) => break listener,
+                Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+            }
+        };
+        wakers.wake_all();
     }
 }
 
@@ -190,6 +207,7 @@ impl PostgresStore {
             schema: None,
             clock: Arc::new(SystemClock),
             max_connections: 8,
+            application_name: "askuser-store".to_owned(),
         }
     }
 
