@@ -158,9 +158,10 @@ impl Answerer for StoreAnswerer {
             question = question.session_id(session);
         }
         let deadline = Instant::now() + self.timeout;
-        let record = self.store.put(question).await.map_err(store_failure)?;
+        // Armed before the put: a call dropped while its put is in flight still closes the record.
         let mut guard =
-            CloseOnDrop { store: Some(Arc::clone(&self.store)), id: record.id().to_owned(), deadline };
+            CloseOnDrop { store: Some(Arc::clone(&self.store)), id: request.id().to_owned(), deadline };
+        let record = self.store.put(question).await.map_err(store_failure)?;
         let settled = tokio::select! {
             settled = self.store.watch(record.id()) => settled,
             () = tokio::time::sleep_until(deadline + DEADLINE_GRACE) => self.store.expire(record.id()).await,

@@ -181,8 +181,7 @@ impl SqliteStoreBuilder {
                 SqliteSynchronous::Normal
             })
             .busy_timeout(Duration::from_secs(10));
-        let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
-        migrate(&writer).await?;
+        let writer = open_writer(&options).await?;
         let pool =
             SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
         let wakers = Arc::<Wakers>::default();
@@ -194,20 +193,25 @@ impl SqliteStoreBuilder {
     }
 }
 
-/// Runs the embedded migrations. SQLite's migrator takes no lock, so two processes opening a new
-/// file at once can race: the loser's migration transaction fails and rolls back, and running
-/// again finds the winner's work applied.
-async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
-    let migrator = sqlx::migrate!("migrations/sqlite");
+/// Connects the writer and runs the embedded migrations. Two processes opening a new file at
+/// once can race: switching a new file to WAL mode, and the migrations (SQLite's migrator takes no
+/// lock), may fail with "database is locked" for the loser, whose migration transaction rolls
+/// back. Trying again finds the winner's work done.
+async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, StoreError> {
     let mut attempt = 0;
     loop {
-        match migrator.run(pool).await {
-            Ok(()) => return Ok(()),
-            Err(_) if attempt < 3 => {
+        let opened = async {
+            let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+            sqlx::migrate!("migrations/sqlite").run(&writer).await?;
+            Ok::<_, StoreError>(writer)
+        };
+        match opened.await {
+            Ok(writer) => return Ok(writer),
+            Err(_) if attempt < 5 => {
                 attempt += 1;
-                tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+                tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(error),
         }
     }
 }
