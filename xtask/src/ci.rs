@@ -31,6 +31,7 @@ pub(crate) fn run() -> Result<(), String> {
     cargo(&["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     eprintln!("xtask: schema --check");
     crate::schema::run(&["--check".to_owned()])?;
+    postgres_notice()?;
     cargo(&["test", "--workspace", "--locked"], &[])
 }
 
@@ -55,6 +56,22 @@ fn demo_builds_without_rmcp() -> Result<(), String> {
     } else {
         Err(format!("`cargo tree -i rmcp` failed: {stderr}"))
     }
+}
+
+/// Says which tests will skip for want of PostgreSQL; under `CI=true` a missing server is an error.
+fn postgres_notice() -> Result<(), String> {
+    if std::env::var("ASKUSER_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty()) {
+        return Ok(());
+    }
+    let what = "ASKUSER_TEST_POSTGRES_URL is not set, so askuser-store's PostgreSQL tests \
+                (postgres::conformance, postgres::a_lost_listener_is_replaced, processes::postgres_processes, \
+                race::postgres_races, model::postgres_follows_the_model) will skip; set it to a \
+                server's URL, e.g. postgres://root@127.0.0.1:5432/test";
+    if std::env::var("CI").as_deref() == Ok("true") {
+        return Err(format!("{what} (CI=true: CI must provide PostgreSQL)"));
+    }
+    eprintln!("xtask: SKIPPING: {what}");
+    Ok(())
 }
 
 /// Fails on placeholders that must never land: `todo!`, `unimplemented!`, ignored tests, bare `allow`s.

@@ -1,0 +1,274 @@
+//! Store benchmarks (SPEC §15), all in one run so the figures sit side by side:
+//!
+//! - answer → waiting `StoreAnswerer` wakes, one process, SQLite: 1,000 questions, percentiles;
+//! - answer in this process → `watch` in another process wakes: PostgreSQL (`LISTEN`/`NOTIFY`)
+//!   and, for comparison, SQLite (polling);
+//! - ask + answer pairs per second on a SQLite file, one task and four;
+//! - resident memory of 10,000 questions held by waiting `StoreAnswerer`s in one process.
+//!
+//! A hand-written harness (no benchmark framework), like the workspace's other benches. Run with
+//! `cargo bench -p askuser-store`; the PostgreSQL figures need `ASKUSER_TEST_POSTGRES_URL` and
+//! are skipped, saying so, without it. The second process is this binary run again with
+//! `--child-wait`.
+
+use std::io::{BufRead, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, Questions};
+use askuser_store::{NewQuestion, PendingStore, PostgresStore, SqliteStore, StoreAnswerer};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+const ARGS: &str = include_str!("../../askuser-core/tests/data/typical-4x4.args.json");
+const RESPONSE: &str = include_str!("../../askuser-core/tests/data/typical-4x4.response.json");
+const WAKES: usize = 1_000;
+const HELD: usize = 10_000;
+
+fn request(id: &str) -> Result<AskUserRequest, Error> {
+    Ok(AskUserRequest::with_id(id, Questions::from_json(ARGS)?))
+}
+
+fn response() -> Result<AskUserResponse, Error> {
+    Ok(serde_json::from_str(RESPONSE)?)
+}
+
+fn wall_micros() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros())
+}
+
+/// p50, p99 and max of `samples`, in milliseconds.
+fn percentiles(mut samples: Vec<Duration>) -> String {
+    samples.sort_unstable();
+    let at = |q: f64| {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "an index into a short list"
+        )]
+        let i = ((samples.len() - 1) as f64 * q).round() as usize;
+        samples[i].as_secs_f64() * 1e3
+    };
+    format!(
+        "p50 {:>7.3} ms   p99 {:>7.3} ms   max {:>7.3} ms   (n = {})",
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        samples.len()
+    )
+}
+
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// Answer → the `StoreAnswerer` waiting on the question returns, one process.
+async fn wake_in_process(store: &SqliteStore) -> Result<Vec<Duration>, Error> {
+    let shared: Arc<dyn PendingStore> = Arc::new(store.clone());
+    let answerer = StoreAnswerer::new(Arc::clone(&shared)).timeout(Duration::from_mins(10));
+    let answer = response()?;
+    let mut samples = Vec::with_capacity(WAKES);
+    for i in 0..WAKES {
+        let id = format!("wake-{i}");
+        let waiting = tokio::spawn({
+            let (answerer, request) = (answerer.clone(), request(&id)?);
+            async move {
+                let result = answerer.answer(request, AskContext::new()).await;
+                (Instant::now(), result)
+            }
+        });
+        // The answerer is waiting once its question is stored (and a moment later, subscribed).
+        while shared.get(&id).await?.is_none() {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let start = Instant::now();
+        shared.answer(&id, &answer).await?;
+        let (woke, result) = waiting.await?;
+        result.map_err(|e: AnswerError| e.to_string())?;
+        samples.push(woke - start);
+    }
+    Ok(samples)
+}
+
+/// Answer here → `watch` in a child process wakes. The child prints `ready I` before each watch
+/// and `woke I MICROS` (wall clock) after it; both processes read the same clock.
+async fn wake_across_processes(
+    store: &dyn PendingStore,
+    n: usize,
+    spread: Duration,
+    child_args: &[String],
+) -> Result<Vec<Duration>, Error> {
+    let answer = response()?;
+    for i in 0..n {
+        store.put(NewQuestion::new(request(&format!("cross-{i}"))?, Duration::from_mins(10))).await?;
+    }
+    let mut child = Command::new(std::env::current_exe()?)
+        .arg("--child-wait")
+        .arg(n.to_string())
+        .args(child_args)
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut lines = std::io::BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let ready = lines.next().ok_or("child ended")??;
+        if ready != format!("ready {i}") {
+            return Err(format!("child said {ready:?}").into());
+        }
+        // Let the child subscribe and read the record as pending; then, when the child polls,
+        // answer at a different point of its polling period each time (a fixed pause would lock
+        // onto one phase and measure one point of the period only).
+        let phase = u32::try_from(i * 37 % 100).unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(3) + spread * phase / 100).await;
+        let start = wall_micros();
+        store.answer(&format!("cross-{i}"), &answer).await?;
+        let woke = lines.next().ok_or("child ended")??;
+        let micros: u128 = woke.rsplit(' ').next().and_then(|m| m.parse().ok()).ok_or("bad line")?;
+        samples.push(Duration::from_micros(u64::try_from(micros.saturating_sub(start))?));
+    }
+    child.wait()?;
+    Ok(samples)
+}
+
+async fn child_wait(args: &[String]) -> Result<(), Error> {
+    let (n, store): (usize, Arc<dyn PendingStore>) = match args {
+        [n, url, schema] => (n.parse()?, Arc::new(PostgresStore::builder(url).schema(schema).open().await?)),
+        [n, url] => (n.parse()?, askuser_store::open(url).await?),
+        _ => return Err("usage: --child-wait N URL [SCHEMA]".into()),
+    };
+    let mut out = std::io::stdout().lock();
+    for i in 0..n {
+        writeln!(out, "ready {i}")?;
+        out.flush()?;
+        store.watch(&format!("cross-{i}")).await?;
+        writeln!(out, "woke {i} {}", wall_micros())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Ask + answer pairs per second, `tasks` at a time, for `total` pairs.
+async fn pairs_per_second(
+    store: &SqliteStore,
+    tasks: usize,
+    total: usize,
+    prefix: &str,
+) -> Result<f64, Error> {
+    let answer = Arc::new(response()?);
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let (store, answer, prefix) = (store.clone(), Arc::clone(&answer), prefix.to_owned());
+        handles.push(tokio::spawn(async move {
+            for i in (t..total).step_by(tasks) {
+                let id = format!("{prefix}-{i}");
+                store.put(NewQuestion::new(request(&id)?, Duration::from_mins(10))).await?;
+                store.answer(&id, &answer).await?;
+            }
+            Ok::<_, Error>(())
+        }));
+    }
+    for handle in handles {
+        handle.await??;
+    }
+    #[expect(clippy::cast_precision_loss, reason = "a count of thousands")]
+    Ok(total as f64 / start.elapsed().as_secs_f64())
+}
+
+/// Counted in SQL, so that counting allocates nothing that would blur the memory figure.
+async fn count_pending(store: &SqliteStore) -> Result<usize, Error> {
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM askuser_pending WHERE state = 'pending'")
+        .fetch_one(store.pool())
+        .await?;
+    Ok(usize::try_from(count)?)
+}
+
+/// Resident memory added by `HELD` waiting `StoreAnswerer`s (their futures, records' wakers and
+/// the store's connections), in bytes.
+async fn held_memory(store: &SqliteStore) -> Result<(u64, Duration), Error> {
+    let shared: Arc<dyn PendingStore> = Arc::new(store.clone());
+    let answerer = StoreAnswerer::new(Arc::clone(&shared)).timeout(Duration::from_mins(10));
+    let before = resident_bytes();
+    let start = Instant::now();
+    let mut waiting = Vec::with_capacity(HELD);
+    for i in 0..HELD {
+        let (answerer, request) = (answerer.clone(), request(&format!("held-{i}"))?);
+        waiting.push(tokio::spawn(async move { answerer.answer(request, AskContext::new()).await }));
+    }
+    // Wait until every one has put its question.
+    while count_pending(store).await? < HELD {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let elapsed = start.elapsed();
+    let grown = resident_bytes().saturating_sub(before);
+    for handle in &waiting {
+        handle.abort();
+    }
+    Ok((grown, elapsed))
+}
+
+async fn bench() -> Result<(), Error> {
+    let dir = std::env::temp_dir().join(format!("askuser-store-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("bench.db");
+    let store = SqliteStore::open(&path).await?;
+
+    println!("answer → waiting StoreAnswerer wakes, one process, SQLite (target p50 ≤ 1 ms, p99 ≤ 5 ms)");
+    println!("  {}", percentiles(wake_in_process(&store).await?));
+
+    match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => {
+            let schema = format!("askuser_bench_{}", std::process::id());
+            let pg = PostgresStore::builder(&url).schema(&schema).open().await?;
+            println!("answer → watch in another process wakes, PostgreSQL (target p50 ≤ 5 ms, p99 ≤ 25 ms)");
+            println!(
+                "  {}",
+                percentiles(
+                    wake_across_processes(&pg, WAKES, Duration::ZERO, &[url.clone(), schema.clone()]).await?
+                )
+            );
+            let drop = format!("DROP SCHEMA \"{schema}\" CASCADE");
+            sqlx::query(sqlx::AssertSqlSafe(drop)).execute(pg.pool()).await?;
+        }
+        _ => println!("SKIPPED the PostgreSQL figure: ASKUSER_TEST_POSTGRES_URL is not set"),
+    }
+    println!("answer → watch in another process wakes, SQLite (polling every 50 ms)");
+    let url = format!("sqlite:{}", path.display());
+    // Fewer samples: each waits for a poll.
+    println!(
+        "  {}",
+        percentiles(wake_across_processes(&store, WAKES / 5, Duration::from_millis(50), &[url]).await?)
+    );
+
+    println!("ask + answer pairs, SQLite file (target ≥ 2,000/s)");
+    println!("  1 task:  {:>8.0} pairs/s", pairs_per_second(&store, 1, 5_000, "pairs1").await?);
+    println!("  4 tasks: {:>8.0} pairs/s", pairs_per_second(&store, 4, 5_000, "pairs4").await?);
+
+    let (grown, elapsed) = held_memory(&store).await?;
+    #[expect(clippy::cast_precision_loss, reason = "megabytes")]
+    let mb = grown as f64 / 1e6;
+    println!("{HELD} questions held by waiting StoreAnswerers, one process, SQLite");
+    println!(
+        "  resident memory +{mb:.1} MB ({} bytes each); all put and waiting after {elapsed:.2?}",
+        grown / HELD as u64
+    );
+
+    store.close().await;
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    match args.iter().position(|a| a == "--child-wait") {
+        Some(at) => runtime.block_on(child_wait(&args[at + 1..])),
+        // `cargo bench` passes `--bench`; anything else is a filter this harness does not use.
+        None => runtime.block_on(bench()),
+    }
+}

@@ -1,0 +1,250 @@
+//! `askuser-pending`: look at and act on the pending questions in a store, from a shell.
+//!
+//! See [`USAGE`].
+//!
+//! `URL` is `sqlite:PATH`, `postgres://…` or `memory:` (also read from `ASKUSER_STORE`);
+//! `--schema` keeps PostgreSQL tables in a schema of their own. Records print as one JSON line.
+//! `answer --hold` stays alive after printing until killed (crash tests kill it there).
+//! Exit status: 0 done, 1 the store refused or failed, 2 bad usage.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{AskContext, AskUserRequest, AskUserResponse, Questions};
+use askuser_store::{ListQuery, NewQuestion, PendingStore, PostgresStore, State, StoreAnswerer};
+use askuser_tool::{AskUser, ToolCall};
+
+/// Printed on a usage error.
+const USAGE: &str = "\
+askuser-pending --store URL [--schema NAME] COMMAND
+  put [--id ID] [--session S] [--timeout SECS]   tool-call arguments on stdin → the record
+  ask [--session S] [--timeout SECS]              ask through a StoreAnswerer; → the tool result
+  get ID | wait ID | cancel ID | expire ID        → the record (wait: once settled)
+  answer ID [--hold]                              an AskUserResponse on stdin → the record
+  result ID                                       → the tool result of a settled record
+  list [--session S] [--state STATE] [--limit N] [--after CURSOR]
+  sweep                                           → the ids expired
+";
+
+struct Args {
+    words: Vec<String>,
+}
+
+impl Args {
+    /// Removes `--name VALUE` and returns the value.
+    fn option(&mut self, name: &str) -> Result<Option<String>, String> {
+        let Some(at) = self.words.iter().position(|w| w == name) else { return Ok(None) };
+        if at + 1 >= self.words.len() {
+            return Err(format!("{name} needs a value"));
+        }
+        let value = self.words.remove(at + 1);
+        self.words.remove(at);
+        Ok(Some(value))
+    }
+
+    /// Removes `--name` and says whether it was there.
+    fn flag(&mut self, name: &str) -> bool {
+        let found = self.words.iter().position(|w| w == name);
+        found.map(|at| self.words.remove(at)).is_some()
+    }
+
+    fn timeout(&mut self) -> Result<Duration, String> {
+        match self.option("--timeout")? {
+            None => Ok(askuser_store::DEFAULT_TIMEOUT),
+            Some(secs) => secs
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| format!("--timeout must be a positive number of seconds, not {secs:?}")),
+        }
+    }
+}
+
+enum Failure {
+    Usage(String),
+    Store(String),
+}
+
+impl From<askuser_store::StoreError> for Failure {
+    fn from(error: askuser_store::StoreError) -> Self {
+        let mut message = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            message = format!("{message}: {cause}");
+            source = cause.source();
+        }
+        Self::Store(message)
+    }
+}
+
+fn stdin_text() -> Result<String, Failure> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| Failure::Usage(format!("reading stdin: {e}")))?;
+    Ok(text)
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let line = serde_json::to_string(value).map_err(|e| Failure::Store(e.to_string()))?;
+    println!("{line}");
+    Ok(())
+}
+
+fn one_id(args: &Args) -> Result<&str, Failure> {
+    match args.words.as_slice() {
+        [id] => Ok(id),
+        _ => Err(Failure::Usage("expected exactly one ID".to_owned())),
+    }
+}
+
+async fn open(url: &str, schema: Option<String>) -> Result<Arc<dyn PendingStore>, Failure> {
+    match schema {
+        Some(schema) => Ok(Arc::new(PostgresStore::builder(url).schema(schema).open().await?)),
+        None => Ok(askuser_store::open(url).await?),
+    }
+}
+
+async fn run(mut args: Args) -> Result<(), Failure> {
+    let url = match args.option("--store").map_err(Failure::Usage)? {
+        Some(url) => url,
+        None => std::env::var("ASKUSER_STORE")
+            .map_err(|_| Failure::Usage("--store URL (or ASKUSER_STORE) is required".to_owned()))?,
+    };
+    let schema = args.option("--schema").map_err(Failure::Usage)?;
+    if args.words.is_empty() {
+        return Err(Failure::Usage("a command is required".to_owned()));
+    }
+    let command = args.words.remove(0);
+    let store = open(&url, schema).await?;
+    match command.as_str() {
+        "put" => put(&*store, args).await,
+        "ask" => ask(store, args).await,
+        "get" => match store.get(one_id(&args)?).await? {
+            Some(record) => print_json(&record),
+            None => Err(Failure::Store(format!("no pending question has id {:?}", one_id(&args)?))),
+        },
+        "wait" => {
+            let id = one_id(&args)?;
+            if store.get(id).await?.is_some_and(|r| r.state() == State::Pending) {
+                // Tells a script (and the crash test) that this process is waiting, not finding an
+                // answer that was already there.
+                eprintln!("waiting for {id}");
+            }
+            print_json(&store.watch(id).await?)
+        }
+        "cancel" => print_json(&store.cancel(one_id(&args)?).await?),
+        "expire" => print_json(&store.expire(one_id(&args)?).await?),
+        "answer" => {
+            let hold = args.flag("--hold");
+            let response: AskUserResponse = serde_json::from_str(&stdin_text()?)
+                .map_err(|e| Failure::Usage(format!("the response on stdin is invalid: {e}")))?;
+            print_json(&store.answer(one_id(&args)?, &response).await?)?;
+            if hold {
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        }
+        "result" => {
+            let id = one_id(&args)?;
+            let record = store
+                .get(id)
+                .await?
+                .ok_or_else(|| Failure::Store(format!("no pending question has id {id:?}")))?;
+            match record.result().map_err(|e| Failure::Store(e.to_string()))? {
+                Some(result) => {
+                    println!("{}", result.text());
+                    Ok(())
+                }
+                None => {
+                    Err(Failure::Store(format!("question {id:?} is {} and has no result", record.state())))
+                }
+            }
+        }
+        "list" => list(&*store, args).await,
+        "sweep" => {
+            for record in store.expire_due(10_000).await? {
+                println!("{}", record.id());
+            }
+            Ok(())
+        }
+        other => Err(Failure::Usage(format!("unknown command {other:?}"))),
+    }
+}
+
+async fn put(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
+    let id = args.option("--id").map_err(Failure::Usage)?;
+    let session = args.option("--session").map_err(Failure::Usage)?;
+    let timeout = args.timeout().map_err(Failure::Usage)?;
+    let questions = Questions::from_json(&stdin_text()?)
+        .map_err(|e| Failure::Usage(format!("the arguments on stdin are invalid: {e}")))?;
+    let request = match id {
+        Some(id) => AskUserRequest::with_id(id, questions),
+        None => AskUserRequest::new(questions),
+    };
+    let mut question = NewQuestion::new(request, timeout);
+    if let Some(session) = session {
+        question = question.session_id(session);
+    }
+    print_json(&store.put(question).await?)
+}
+
+async fn ask(store: Arc<dyn PendingStore>, mut args: Args) -> Result<(), Failure> {
+    let session = args.option("--session").map_err(Failure::Usage)?;
+    let timeout = args.timeout().map_err(Failure::Usage)?;
+    let arguments = stdin_text()?;
+    let answerer = StoreAnswerer::new(store).timeout(timeout);
+    let ask_user =
+        AskUser::builder().answerer(answerer).build().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut context = AskContext::new();
+    context.session_id = session;
+    let outcome = ask_user.call(ToolCall::new("call_cli", arguments.as_str()), context).await;
+    match outcome.model_text() {
+        Some(text) => {
+            println!("{text}");
+            Ok(())
+        }
+        None => Err(Failure::Store(format!("the call did not complete: {outcome:?}"))),
+    }
+}
+
+async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
+    let mut query = ListQuery::new();
+    if let Some(session) = args.option("--session").map_err(Failure::Usage)? {
+        query = query.session_id(session);
+    }
+    if let Some(state) = args.option("--state").map_err(Failure::Usage)? {
+        query = query.state(state.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
+    }
+    if let Some(limit) = args.option("--limit").map_err(Failure::Usage)? {
+        query = query.limit(limit.parse().map_err(|_| Failure::Usage(format!("--limit {limit:?}")))?);
+    }
+    if let Some(after) = args.option("--after").map_err(Failure::Usage)? {
+        query = query.after(after.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
+    }
+    let page = store.list(&query).await?;
+    for record in &page.records {
+        print_json(record)?;
+    }
+    if let Some(next) = page.next {
+        eprintln!("more: --after {next}");
+    }
+    Ok(())
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args = Args { words: std::env::args().skip(1).collect() };
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("askuser-pending: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Store(message)) => {
+            eprintln!("askuser-pending: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Durable pending `ask_user_question` calls: questions that wait in a store until someone
+//! answers them, from any process, surviving restarts.
+//!
+//! A host that cannot hold a run open (a web server, a fleet of agent workers, a process that
+//! restarts) keeps its pending questions in a [`PendingStore`]: put the question, and whoever
+//! answers it (a web form, a chat bot, another process) commits the answer there; the first answer
+//! wins, checked against the request before it is written. Waiters wake in every process.
+//!
+//! | backend | for | wake-ups across processes |
+//! | --- | --- | --- |
+//! | [`MemoryStore`] | tests, one process | — |
+//! | [`SqliteStore`] — **the embedded default** | one host, one or more processes | polling (50 ms) |
+//! | [`PostgresStore`] | a fleet: many workers and servers, many hosts | `LISTEN`/`NOTIFY` |
+//!
+//! [`StoreAnswerer`] is an `Answerer` for the `AskUser` capability that waits in a store;
+//! [`Sweeper`] expires overdue questions. A deferred call (no answerer) is put with
+//! [`NewQuestion::from_pending`] and resumed anywhere with [`PendingRecord::result`]. See
+//! `docs/store.md`.
+//!
+//! ```
+//! use std::time::Duration;
+//! use askuser_core::{AskContext, AskUserAnswer, AskUserResponse};
+//! use askuser_store::{NewQuestion, PendingStore, SqliteStore};
+//! use askuser_tool::{AskUser, CallOutcome, ToolCall};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("askuser-lib-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let store = SqliteStore::open(dir.join("pending.db")).await?;
+//!
+//! // The agent process: a deferred call is put in the store, and the run pauses.
+//! let ask_user = AskUser::builder().build()?;
+//! let args = r#"{"questions":[{"header":"Plan","question":"Which plan?",
+//!     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
+//! let CallOutcome::Deferred(pending) =
+//!     ask_user.call(ToolCall::new("call_1", args), AskContext::new()).await
+//! else { unreachable!("no answerer: deferred") };
+//! store.put(NewQuestion::from_pending(&pending, Duration::from_secs(3600)).session_id("s1")).await?;
+//!
+//! // Any process: the person answers.
+//! let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]);
+//! store.answer("call_1", &answer).await?;
+//!
+//! // Any process: the run resumes with the exact tool result an inline call would have produced.
+//! let record = store.watch("call_1").await?;
+//! assert_eq!(record.result()?.map(|r| r.into_text()).as_deref(), Some(r#"{"Plan":["Large"]}"#));
+//! # drop(store);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Which crate do I need?
+//!
+//! | crate | for |
+//! | --- | --- |
+//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
+//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
+//! | `askuser-store` (this one) | pending questions in a database, shared by processes |
+//!
+//! # Feature flags
+//!
+//! None. The crate always builds the SQLite (bundled) and PostgreSQL drivers of `sqlx`, without
+//! TLS: connect to PostgreSQL over loopback, a Unix socket or a private network.
+
+mod answerer;
+mod error;
+mod memory;
+mod postgres;
+mod record;
+mod sqlite;
+mod store;
+mod sweeper;
+mod time;
+mod wake;
+
+use std::sync::Arc;
+
+/// `docs/store.md`'s examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/store.md")]
+pub struct StoreGuideDoctests;
+
+pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
+pub use error::StoreError;
+pub use memory::MemoryStore;
+pub use postgres::{PostgresStore, PostgresStoreBuilder};
+pub use record::{
+    Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, REFERENCE_PROFILE, State,
+    UnknownState,
+};
+pub use sqlite::{SqliteStore, SqliteStoreBuilder};
+pub use store::PendingStore;
+pub use sweeper::{SweepStats, Sweeper, SweeperHandle};
+pub use time::{Clock, Deadlines, ManualClock, SystemClock, Timestamp};
+
+/// Opens the store a URL names: `memory:` (a new, empty in-memory store), `sqlite:PATH` (a file,
+/// created when missing) or `postgres://…` / `postgresql://…`.
+///
+/// # Errors
+///
+/// [`StoreError::UnsupportedUrl`] for another scheme; the backend's own errors.
+pub async fn open(url: &str) -> Result<Arc<dyn PendingStore>, StoreError> {
+    if url == "memory:" {
+        Ok(Arc::new(MemoryStore::new()))
+    } else if let Some(path) = url.strip_prefix("sqlite:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        Ok(Arc::new(SqliteStore::open(path).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::open(url).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl { url: redact(url) })
+    }
+}
+
+/// `url` without the password of its user-info part, for an error message.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((user_info, host)) if user_info.contains(':') => {
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(super::redact("mysql://u:secret@h/db"), "mysql://u:***@h/db");
+        assert_eq!(super::redact("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(super::redact("file.db"), "file.db");
+    }
+}

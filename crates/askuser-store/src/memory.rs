@@ -1,0 +1,148 @@
+//! [`MemoryStore`]: records in a map, for tests and for a single process that need not survive a
+//! restart.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use askuser_core::AskUserResponse;
+
+use crate::error::StoreError;
+use crate::record::{ListQuery, Page, PendingRecord, State};
+use crate::store::{Backend, Due};
+use crate::time::{Clock, SystemClock, Timestamp};
+use crate::wake::Wakers;
+
+/// A store in this process's memory. Cheap to clone: clones share the records.
+///
+/// ```
+/// use std::time::Duration;
+/// use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Questions};
+/// use askuser_store::{MemoryStore, NewQuestion, PendingStore, State};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = MemoryStore::new();
+/// let args = r#"{"questions":[{"header":"Plan","question":"Which plan?",
+///     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
+/// let request = AskUserRequest::with_id("call_1", Questions::from_json(args)?);
+/// store.put(NewQuestion::new(request, Duration::from_secs(300))).await?;
+///
+/// let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]);
+/// store.answer("call_1", &answer).await?;
+/// let record = store.watch("call_1").await?;
+/// assert_eq!(record.state(), State::Answered);
+/// assert_eq!(record.result()?.unwrap().text(), r#"{"Plan":["Large"]}"#);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemoryStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    records: Mutex<HashMap<String, PendingRecord>>,
+    wakers: Arc<Wakers>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store on the system clock.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// An empty store reading `clock`.
+    #[must_use]
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Self { inner: Arc::new(Inner { records: Mutex::new(HashMap::new()), wakers: Arc::default(), clock }) }
+    }
+
+    fn records(&self) -> MutexGuard<'_, HashMap<String, PendingRecord>> {
+        // Every change under the lock is a single insert, so a panic cannot leave it half done.
+        self.inner.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for MemoryStore {
+    fn clock(&self) -> &dyn Clock {
+        &*self.inner.clock
+    }
+
+    fn wakers(&self) -> &Arc<Wakers> {
+        &self.inner.wakers
+    }
+
+    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
+        Ok(self.records().entry(record.id().to_owned()).or_insert_with(|| record.clone()).clone())
+    }
+
+    async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {
+        Ok(self.records().get(id).cloned())
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
+        let mut matching: Vec<PendingRecord> =
+            self.records().values().filter(|r| query.admits(r)).cloned().collect();
+        matching.sort_by(|a, b| (a.deadlines().asked_at(), a.id()).cmp(&(b.deadlines().asked_at(), b.id())));
+        matching.truncate(query.limit + 1);
+        Ok(Page::from_overfetch(matching, query.limit))
+    }
+
+    async fn close(
+        &self,
+        id: &str,
+        state: State,
+        due: Due,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let Some(record) = records.get_mut(id) else { return Ok(None) };
+        if record.state() != State::Pending || !due.admits(record.deadlines().expires_at(), now) {
+            return Ok(None);
+        }
+        *record = record.closed(state, now, None);
+        Ok(Some(record.clone()))
+    }
+
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
+        if stored.state() != State::Pending || now >= stored.deadlines().expires_at() {
+            return Ok(None);
+        }
+        *stored = stored.closed(state, now, Some(response.clone()));
+        Ok(Some(stored.clone()))
+    }
+
+    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let mut due: Vec<&mut PendingRecord> = records.values_mut().filter(|r| r.is_overdue(now)).collect();
+        due.sort_by_key(|r| r.deadlines().expires_at());
+        Ok(due
+            .into_iter()
+            .take(limit)
+            .map(|record| {
+                *record = record.closed(State::TimedOut, now, None);
+                record.clone()
+            })
+            .collect())
+    }
+}
+
+crate::store::pending_store_via_backend!(MemoryStore);

@@ -1,0 +1,431 @@
+//! What a store holds: [`PendingRecord`]s in a [`State`], put as [`NewQuestion`]s, listed in
+//! [`Page`]s.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, AskUserResult, ResponseError};
+use askuser_tool::PendingQuestion;
+use serde::Serialize;
+
+use crate::time::{Deadlines, Timestamp};
+
+/// The profile of every record today: the reference contract (SPEC §2–§3).
+pub const REFERENCE_PROFILE: &str = "reference";
+
+/// Where a pending question stands. Only `pending` ever changes, and only once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum State {
+    /// Waiting for an answer.
+    Pending,
+    /// A person (or a defaults responder) answered.
+    Answered,
+    /// The person declined.
+    Declined,
+    /// Nobody answered before `expires_at`.
+    TimedOut,
+    /// The asker stopped waiting (its future was dropped, or a host cancelled it).
+    Cancelled,
+}
+
+impl State {
+    /// The name stored and shown: `pending`, `answered`, `declined`, `timed_out`, `cancelled`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Answered => "answered",
+            Self::Declined => "declined",
+            Self::TimedOut => "timed_out",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the question has been answered or declined (the states that carry a response).
+    #[must_use]
+    pub fn has_response(self) -> bool {
+        matches!(self, Self::Answered | Self::Declined)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A state name that is not one of [`State`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown state {0:?} (expected pending, answered, declined, timed_out or cancelled)")]
+pub struct UnknownState(pub String);
+
+impl FromStr for State {
+    type Err = UnknownState;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "pending" => Self::Pending,
+            "answered" => Self::Answered,
+            "declined" => Self::Declined,
+            "timed_out" => Self::TimedOut,
+            "cancelled" => Self::Cancelled,
+            other => return Err(UnknownState(other.to_owned())),
+        })
+    }
+}
+
+/// A question to put in a store: the validated request and who asked it, with its timeout.
+///
+/// The record's id is the request's id: the tool-call id for a deferred call
+/// ([`from_pending`](Self::from_pending)), a fresh random id for an inline one.
+#[derive(Debug, Clone)]
+pub struct NewQuestion {
+    pub(crate) request: AskUserRequest,
+    pub(crate) session_id: Option<String>,
+    pub(crate) tool_name: String,
+    pub(crate) timeout: Duration,
+}
+
+impl NewQuestion {
+    /// A question that waits at most `timeout` for its answer. A zero timeout makes a question
+    /// that is expired as soon as it is put.
+    #[must_use]
+    pub fn new(request: AskUserRequest, timeout: Duration) -> Self {
+        Self { request, session_id: None, tool_name: askuser_tool::TOOL_NAME.to_owned(), timeout }
+    }
+
+    /// A deferred call of the `AskUser` capability, under its tool-call id and tool name.
+    #[must_use]
+    pub fn from_pending(pending: &PendingQuestion, timeout: Duration) -> Self {
+        Self::new(pending.request().clone(), timeout).tool_name(pending.tool_name())
+    }
+
+    /// With the session (conversation or client) it belongs to. Default: none.
+    #[must_use]
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// With the tool name the model called. Default: `ask_user_question`.
+    #[must_use]
+    pub fn tool_name(mut self, tool_name: impl Into<String>) -> Self {
+        self.tool_name = tool_name.into();
+        self
+    }
+
+    /// The id the record will have.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        self.request.id()
+    }
+
+    /// The record as first stored: pending, version 1.
+    pub(crate) fn into_record(self, now: Timestamp) -> PendingRecord {
+        PendingRecord {
+            session_id: self.session_id,
+            tool_name: self.tool_name,
+            profile: REFERENCE_PROFILE.to_owned(),
+            request: self.request,
+            state: State::Pending,
+            deadlines: Deadlines::from_timeout(now, self.timeout),
+            closed_at: None,
+            answered_by: None,
+            response: None,
+            version: 1,
+        }
+    }
+}
+
+/// One question in a store, as read back.
+///
+/// Serialises (for logs, the `askuser-store` tool and HTTP APIs) as `{"id", "session_id",
+/// "tool_name", "profile", "state", "asked_at", "nudge_at", "expires_at", "closed_at",
+/// "answered_at", "answered_by", "version", "request", "response"}` with RFC 3339 times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRecord {
+    pub(crate) session_id: Option<String>,
+    pub(crate) tool_name: String,
+    pub(crate) profile: String,
+    pub(crate) request: AskUserRequest,
+    pub(crate) state: State,
+    pub(crate) deadlines: Deadlines,
+    pub(crate) closed_at: Option<Timestamp>,
+    pub(crate) answered_by: Option<AnsweredBy>,
+    pub(crate) response: Option<AskUserResponse>,
+    pub(crate) version: i64,
+}
+
+impl PendingRecord {
+    /// The id: the request's id (for a deferred call, the tool-call id).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        self.request.id()
+    }
+
+    /// The session it belongs to, when the asker said.
+    #[must_use]
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The tool name the model called.
+    #[must_use]
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// The contract the request was validated under ([`REFERENCE_PROFILE`] today).
+    #[must_use]
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The validated request.
+    #[must_use]
+    pub fn request(&self) -> &AskUserRequest {
+        &self.request
+    }
+
+    /// Where it stands.
+    #[must_use]
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// When it was asked, when to nudge, when it expires.
+    #[must_use]
+    pub fn deadlines(&self) -> Deadlines {
+        self.deadlines
+    }
+
+    /// When it left `pending` (answered, declined, timed out or cancelled).
+    #[must_use]
+    pub fn closed_at(&self) -> Option<Timestamp> {
+        self.closed_at
+    }
+
+    /// When it was answered or declined.
+    #[must_use]
+    pub fn answered_at(&self) -> Option<Timestamp> {
+        self.closed_at.filter(|_| self.state.has_response())
+    }
+
+    /// Who answered, for an answered or declined record.
+    #[must_use]
+    pub fn answered_by(&self) -> Option<AnsweredBy> {
+        self.answered_by
+    }
+
+    /// The response that was committed: the first answer, checked against the request.
+    #[must_use]
+    pub fn response(&self) -> Option<&AskUserResponse> {
+        self.response.as_ref()
+    }
+
+    /// Starts at 1; each change adds one (a record changes at most once).
+    #[must_use]
+    pub fn version(&self) -> i64 {
+        self.version
+    }
+
+    /// Whether it is still waiting but past its deadline at `now`: never answerable, expired by
+    /// the next sweep.
+    #[must_use]
+    pub fn is_overdue(&self, now: Timestamp) -> bool {
+        self.state == State::Pending && now >= self.deadlines.expires_at()
+    }
+
+    /// The tool result to hand the model for this record, byte-identical to what an inline call
+    /// would have returned: the rendered answer, the declined sentence, or the timed-out sentence
+    /// (the `decline` timeout policy). `None` while pending and for a cancelled record (whose
+    /// asker stopped waiting).
+    ///
+    /// # Errors
+    ///
+    /// The stored response does not fit the request; a store checks both when it reads a record,
+    /// so this only happens to a record built by hand.
+    pub fn result(&self) -> Result<Option<AskUserResult>, ResponseError> {
+        match (self.state, &self.response) {
+            (State::TimedOut, _) => Ok(Some(AskUserResult::timed_out())),
+            (State::Answered | State::Declined, Some(response)) => {
+                askuser_core::ask_user_result(&self.request, response).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The same record in `state`, closed at `now`, one version on.
+    pub(crate) fn closed(&self, state: State, now: Timestamp, response: Option<AskUserResponse>) -> Self {
+        let answered_by = response.as_ref().map(|r| r.answered_by);
+        Self { state, closed_at: Some(now), answered_by, response, version: self.version + 1, ..self.clone() }
+    }
+}
+
+impl Serialize for PendingRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            id: &'a str,
+            session_id: Option<&'a str>,
+            tool_name: &'a str,
+            profile: &'a str,
+            state: State,
+            asked_at: Timestamp,
+            nudge_at: Timestamp,
+            expires_at: Timestamp,
+            closed_at: Option<Timestamp>,
+            answered_at: Option<Timestamp>,
+            answered_by: Option<AnsweredBy>,
+            version: i64,
+            request: &'a AskUserRequest,
+            response: Option<&'a AskUserResponse>,
+        }
+        Wire {
+            id: self.id(),
+            session_id: self.session_id(),
+            tool_name: &self.tool_name,
+            profile: &self.profile,
+            state: self.state,
+            asked_at: self.deadlines.asked_at(),
+            nudge_at: self.deadlines.nudge_at(),
+            expires_at: self.deadlines.expires_at(),
+            closed_at: self.closed_at,
+            answered_at: self.answered_at(),
+            answered_by: self.answered_by,
+            version: self.version,
+            request: &self.request,
+            response: self.response.as_ref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Which records to list, and from where. Records are listed in the order they were asked
+/// (`asked_at`, then id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    pub(crate) session_id: Option<String>,
+    pub(crate) state: Option<State>,
+    pub(crate) after: Option<Cursor>,
+    pub(crate) limit: usize,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ListQuery {
+    /// The largest page a store returns.
+    pub const MAX_LIMIT: usize = 1_000;
+
+    /// Every record, 100 a page.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { session_id: None, state: None, after: None, limit: 100 }
+    }
+
+    /// Only this session's records. Default: every session.
+    #[must_use]
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Only records in this state. Default: every state.
+    #[must_use]
+    pub fn state(mut self, state: State) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// At most `limit` records a page, clamped to 1..=[`MAX_LIMIT`](Self::MAX_LIMIT). Default: 100.
+    #[must_use]
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit.clamp(1, Self::MAX_LIMIT);
+        self
+    }
+
+    /// The page after `cursor` (a previous page's [`Page::next`]). Default: the first page.
+    #[must_use]
+    pub fn after(mut self, cursor: Cursor) -> Self {
+        self.after = Some(cursor);
+        self
+    }
+
+    /// Whether `record` matches the filters and comes after the cursor.
+    pub(crate) fn admits(&self, record: &PendingRecord) -> bool {
+        self.session_id.as_deref().is_none_or(|s| record.session_id() == Some(s))
+            && self.state.is_none_or(|s| record.state() == s)
+            && self.after.as_ref().is_none_or(|c| c.precedes(record))
+    }
+}
+
+/// Where a page ended: the asking time and id of its last record. Shown as `MILLIS:ID` so that it
+/// can travel in a URL; [`FromStr`] reads it back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cursor {
+    pub(crate) asked_at: Timestamp,
+    pub(crate) id: String,
+}
+
+impl Cursor {
+    pub(crate) fn of(record: &PendingRecord) -> Self {
+        Self { asked_at: record.deadlines.asked_at(), id: record.id().to_owned() }
+    }
+
+    /// Whether `record` comes after this cursor in listing order.
+    pub(crate) fn precedes(&self, record: &PendingRecord) -> bool {
+        (record.deadlines.asked_at(), record.id()) > (self.asked_at, self.id.as_str())
+    }
+}
+
+impl fmt::Display for Cursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.asked_at.as_millis(), self.id)
+    }
+}
+
+/// A cursor that is not `MILLIS:ID`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid page cursor {0:?} (expected MILLIS:ID)")]
+pub struct InvalidCursor(pub String);
+
+impl FromStr for Cursor {
+    type Err = InvalidCursor;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (millis, id) = s.split_once(':').ok_or_else(|| InvalidCursor(s.to_owned()))?;
+        let millis = millis.parse().map_err(|_| InvalidCursor(s.to_owned()))?;
+        Ok(Self { asked_at: Timestamp::from_millis(millis), id: id.to_owned() })
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Page {
+    /// The records, in listing order.
+    pub records: Vec<PendingRecord>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<Cursor>,
+}
+
+impl Page {
+    /// A page from up to `limit + 1` records read in listing order: the extra one only says that
+    /// there is a next page.
+    pub(crate) fn from_overfetch(mut records: Vec<PendingRecord>, limit: usize) -> Self {
+        let next = if records.len() > limit {
+            records.truncate(limit);
+            records.last().map(Cursor::of)
+        } else {
+            None
+        };
+        Self { records, next }
+    }
+}

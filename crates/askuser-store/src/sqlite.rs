@@ -1,0 +1,369 @@
+//! [`SqliteStore`]: one file in WAL mode, shared by every process on the host. The embedded
+//! default.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::AskUserResponse;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::error::StoreError;
+use crate::record::{ListQuery, Page, PendingRecord, State};
+use crate::store::{self, Backend, Due, Row};
+use crate::time::{Clock, SystemClock, Timestamp};
+use crate::wake::Wakers;
+
+macro_rules! columns {
+    () => {
+        "id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
+         closed_at, answered_by, response, version"
+    };
+}
+
+/// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
+/// back only when this statement inserted it.
+const INSERT: &str = "INSERT INTO askuser_pending \
+     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version) \
+     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
+
+const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = ?1");
+
+/// Keyset paging in asking order; one row more than the page says whether another page follows.
+const LIST: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM askuser_pending \
+     WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR state = ?2) \
+     AND (?3 IS NULL OR asked_at > ?3 OR (asked_at = ?3 AND id > ?4)) \
+     ORDER BY asked_at, id LIMIT ?5"
+);
+
+/// First change wins: the row changes only while it is 'pending', in one statement, and SQLite
+/// runs one writer at a time, so of two racing changes (two answers, an answer and a sweep)
+/// exactly one updates the row. An answer commits only before `expires_at`, so an expired question
+/// is never answerable. `change_seq` records the order for other processes' pollers.
+const ANSWER: &str = "UPDATE askuser_pending \
+     SET state = ?2, response = ?3, answered_by = ?4, closed_at = ?5, version = version + 1, \
+         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
+     WHERE id = ?1 AND state = 'pending' AND expires_at > ?5 \
+     RETURNING version";
+
+/// Cancel or time out one pending row, by the same first-change-wins rule; `?4` says which
+/// deadlines qualify (`Due`: any, or only overdue).
+const CLOSE: &str = concat!(
+    "UPDATE askuser_pending \
+     SET state = ?2, closed_at = ?3, version = version + 1, \
+         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
+     WHERE id = ?1 AND state = 'pending' AND (?4 = 0 OR expires_at <= ?3) \
+     RETURNING ",
+    columns!()
+);
+
+/// The sweep never double-expires: one statement, one writer at a time, and only 'pending' rows.
+const SWEEP: &str = concat!(
+    "UPDATE askuser_pending \
+     SET state = 'timed_out', closed_at = ?1, version = version + 1, \
+         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
+     WHERE state = 'pending' AND id IN \
+         (SELECT id FROM askuser_pending WHERE state = 'pending' AND expires_at <= ?1 \
+          ORDER BY expires_at LIMIT ?2) \
+     RETURNING ",
+    columns!()
+);
+
+/// Rows that left 'pending' since the last poll, in order.
+const POLL: &str =
+    "SELECT id, change_seq FROM askuser_pending WHERE change_seq > ?1 ORDER BY change_seq LIMIT 1000";
+
+const LAST_CHANGE: &str = "SELECT coalesce(max(change_seq), 0) FROM askuser_pending";
+
+/// A store in one SQLite file (WAL mode), shared by every process that opens the same path.
+///
+/// Watchers in this process wake as soon as a change commits here; changes made by another
+/// process are found by polling (every 50 ms by default, one indexed query per store, whatever the
+/// number of watchers). Commits use `synchronous = NORMAL`: a committed answer survives the crash
+/// of any process (`kill -9`); only a power failure may lose the last commits (use
+/// [`SqliteStoreBuilder::synchronous_full`] to also survive that). Cheap to clone.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = std::env::temp_dir().join(format!("askuser-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// use askuser_store::{PendingStore, SqliteStore, ListQuery};
+///
+/// let store = SqliteStore::open(dir.join("pending.db")).await?;
+/// assert!(store.list(&ListQuery::new()).await?.records.is_empty());
+/// # drop(store);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Reads.
+    pool: SqlitePool,
+    /// Writes, one at a time: SQLite runs one writer at a time anyway, and a second connection of
+    /// this process that found the file locked would sleep in the busy handler (milliseconds)
+    /// instead of queueing here (microseconds). Other processes still meet the busy handler.
+    writer: SqlitePool,
+    path: PathBuf,
+    wakers: Arc<Wakers>,
+    clock: Arc<dyn Clock>,
+    poller: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.poller.abort();
+    }
+}
+
+/// Options for [`SqliteStore`]; from [`SqliteStore::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct SqliteStoreBuilder {
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+    poll_interval: Duration,
+    max_connections: u32,
+    synchronous_full: bool,
+}
+
+impl SqliteStoreBuilder {
+    /// The clock deadlines are read from. Default: the system clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How often to look for changes made by other processes. Default: 50 ms.
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The most connections to hold open for reading (writes use one more). Default: 4.
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// Sync the WAL on every commit (`synchronous = FULL`), so commits also survive a power
+    /// failure; about twice as slow to commit. Default: off (`NORMAL`: commits survive any
+    /// process crash).
+    pub fn synchronous_full(mut self, full: bool) -> Self {
+        self.synchronous_full = full;
+        self
+    }
+
+    /// Opens (creating it when missing) the file and brings its schema up to date.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened or created, or a migration fails.
+    pub async fn open(self) -> Result<SqliteStore, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(&self.path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(if self.synchronous_full {
+                SqliteSynchronous::Full
+            } else {
+                SqliteSynchronous::Normal
+            })
+            .busy_timeout(Duration::from_secs(10));
+        let writer = open_writer(&options).await?;
+        let pool =
+            SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
+        let wakers = Arc::<Wakers>::default();
+        let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
+        let poller = tokio::spawn(poll(pool.clone(), Arc::clone(&wakers), cursor, self.poll_interval));
+        Ok(SqliteStore {
+            inner: Arc::new(Inner { pool, writer, path: self.path, wakers, clock: self.clock, poller }),
+        })
+    }
+}
+
+/// Connects the writer and runs the embedded migrations. Two processes opening a new file at
+/// once can race: switching a new file to WAL mode, and the migrations (SQLite's migrator takes no
+/// lock), may fail with "database is locked" for the loser, whose migration transaction rolls
+/// back. Trying again finds the winner's work done.
+async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, StoreError> {
+    let mut attempt = 0;
+    loop {
+        let opened = async {
+            let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+            sqlx::migrate!("migrations/sqlite").run(&writer).await?;
+            Ok::<_, StoreError>(writer)
+        };
+        match opened.await {
+            Ok(writer) => return Ok(writer),
+            Err(_) if attempt < 5 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Wakes this process's watchers of rows that other processes closed.
+async fn poll(pool: SqlitePool, wakers: Arc<Wakers>, mut cursor: i64, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        // A failed poll (the file busy for longer than the timeout) is retried on the next tick.
+        let Ok(changed) = sqlx::query_as::<_, (String, i64)>(POLL).bind(cursor).fetch_all(&pool).await else {
+            continue;
+        };
+        for (id, seq) in changed {
+            wakers.wake(&id);
+            cursor = cursor.max(seq);
+        }
+    }
+}
+
+impl SqliteStore {
+    /// Opens the store in the file at `path` with the default options.
+    ///
+    /// # Errors
+    ///
+    /// See [`SqliteStoreBuilder::open`].
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::builder(path).open().await
+    }
+
+    /// Options for the store in the file at `path`.
+    pub fn builder(path: impl AsRef<Path>) -> SqliteStoreBuilder {
+        SqliteStoreBuilder {
+            path: path.as_ref().to_owned(),
+            clock: Arc::new(SystemClock),
+            poll_interval: Duration::from_millis(50),
+            max_connections: 4,
+            synchronous_full: false,
+        }
+    }
+
+    /// The connection pool (for a host that keeps its own tables beside the store's).
+    #[must_use]
+    pub fn pool(&self) -> &SqlitePool {
+        &self.inner.pool
+    }
+
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Closes the connections (after the current operations). Dropping the last clone also does.
+    pub async fn close(&self) {
+        self.inner.poller.abort();
+        self.inner.pool.close().await;
+        self.inner.writer.close().await;
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for SqliteStore {
+    fn clock(&self) -> &dyn Clock {
+        &*self.inner.clock
+    }
+
+    fn wakers(&self) -> &Arc<Wakers> {
+        &self.inner.wakers
+    }
+
+    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
+        let deadlines = record.deadlines();
+        let inserted: Option<i64> = sqlx::query_scalar(INSERT)
+            .bind(record.id())
+            .bind(record.session_id())
+            .bind(record.tool_name())
+            .bind(record.profile())
+            .bind(store::request_json(record))
+            .bind(deadlines.asked_at().as_millis())
+            .bind(deadlines.nudge_at().as_millis())
+            .bind(deadlines.expires_at().as_millis())
+            .fetch_optional(&self.inner.writer)
+            .await?;
+        if inserted.is_some() {
+            return Ok(record.clone());
+        }
+        self.fetch(record.id()).await?.ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })
+    }
+
+    async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {
+        let row: Option<Row> = sqlx::query_as(FETCH).bind(id).fetch_optional(&self.inner.pool).await?;
+        row.map(Row::into_record).transpose()
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
+        let rows: Vec<Row> = sqlx::query_as(LIST)
+            .bind(query.session_id.as_deref())
+            .bind(query.state.map(State::as_str))
+            .bind(query.after.as_ref().map(|c| c.asked_at.as_millis()))
+            .bind(query.after.as_ref().map(|c| c.id.as_str()))
+            .bind(i64::try_from(query.limit + 1).unwrap_or(i64::MAX))
+            .fetch_all(&self.inner.pool)
+            .await?;
+        let records = rows.into_iter().map(Row::into_record).collect::<Result<_, _>>()?;
+        Ok(Page::from_overfetch(records, query.limit))
+    }
+
+    async fn close(
+        &self,
+        id: &str,
+        state: State,
+        due: Due,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let row: Option<Row> = sqlx::query_as(CLOSE)
+            .bind(id)
+            .bind(state.as_str())
+            .bind(now.as_millis())
+            .bind(due.code())
+            .fetch_optional(&self.inner.writer)
+            .await?;
+        row.map(Row::into_record).transpose()
+    }
+
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let version: Option<i64> = sqlx::query_scalar(ANSWER)
+            .bind(record.id())
+            .bind(state.as_str())
+            .bind(store::response_json(response))
+            .bind(response.answered_by.as_str())
+            .bind(now.as_millis())
+            .fetch_optional(&self.inner.writer)
+            .await?;
+        Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
+    }
+
+    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let rows: Vec<Row> = sqlx::query_as(SWEEP)
+            .bind(now.as_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.inner.writer)
+            .await?;
+        rows.into_iter().map(Row::into_record).collect()
+    }
+}
+
+store::pending_store_via_backend!(SqliteStore);

@@ -1,0 +1,392 @@
+//! The [`PendingStore`] trait, and the logic every backend shares: a backend supplies a few
+//! primitive statements ([`Backend`]); the rules (first answer wins, checked before commit,
+//! expired questions are never answerable, wake the waiters) live here once.
+
+use std::fmt;
+use std::sync::Arc;
+
+use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse};
+
+use crate::error::StoreError;
+use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
+use crate::time::{Clock, Deadlines, Timestamp};
+use crate::wake::Wakers;
+
+/// Where pending questions live while someone answers them: one trait, three backends
+/// ([`MemoryStore`](crate::MemoryStore), [`SqliteStore`](crate::SqliteStore),
+/// [`PostgresStore`](crate::PostgresStore)) that pass one shared test suite.
+///
+/// A record changes state at most once, from `pending` to `answered`, `declined`, `timed_out` or
+/// `cancelled`; whichever change commits first wins, in every backend, across processes.
+#[async_trait::async_trait]
+pub trait PendingStore: Send + Sync + fmt::Debug {
+    /// Stores a new pending question, or returns the one already stored under its id (a put is
+    /// idempotent: a retried put after a lost reply changes nothing).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::IdTaken`] when the id holds a different request, session or tool name; a
+    /// database error.
+    async fn put(&self, question: NewQuestion) -> Result<PendingRecord, StoreError>;
+
+    /// The record with this id, if any.
+    ///
+    /// # Errors
+    ///
+    /// A database error, or [`StoreError::Corrupt`].
+    async fn get(&self, id: &str) -> Result<Option<PendingRecord>, StoreError>;
+
+    /// One page of records, oldest asked first.
+    ///
+    /// # Errors
+    ///
+    /// A database error, or [`StoreError::Corrupt`].
+    async fn list(&self, query: &ListQuery) -> Result<Page, StoreError>;
+
+    /// Commits the answer to a pending question and wakes its watchers: `answered`, or `declined`
+    /// for a declining response. The response is checked against the request first; the first
+    /// answer to commit wins.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidResponse`] (nothing written); [`StoreError::Conflict`] holding the
+    /// first answer; [`StoreError::Closed`] when the question timed out (also when it is past
+    /// `expires_at` and no sweep has run yet: it is marked `timed_out` now) or was cancelled;
+    /// [`StoreError::NotFound`]; a database error.
+    async fn answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError>;
+
+    /// Marks a pending question `cancelled` (its asker stopped waiting) and wakes its watchers.
+    /// A record that is no longer pending is returned unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`]; a database error.
+    async fn cancel(&self, id: &str) -> Result<PendingRecord, StoreError>;
+
+    /// Marks a pending question `timed_out` now, whatever its deadline (its asker's own timer
+    /// ran out), and wakes its watchers. A record that is no longer pending is returned unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`]; a database error.
+    async fn expire(&self, id: &str) -> Result<PendingRecord, StoreError>;
+
+    /// The sweep: marks up to `limit` pending questions past their `expires_at` as `timed_out`
+    /// and wakes their watchers; returns them. Safe to run from many processes at once: each
+    /// question is expired by exactly one sweep, and never after an answer committed.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn expire_due(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+
+    /// Resolves when the record leaves `pending` (at once if it already has), with the record.
+    /// Across processes: at once in this process; polling on SQLite; `LISTEN`/`NOTIFY` on
+    /// PostgreSQL. Dropping the future stops watching and changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`]; a database error.
+    async fn watch(&self, id: &str) -> Result<PendingRecord, StoreError>;
+}
+
+/// Which pending records a [`Backend::close`] may change, by deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Any pending record.
+    Any,
+    /// Only one at or past its `expires_at` (an overdue question met by an answer).
+    Overdue,
+}
+
+impl Due {
+    pub(crate) fn code(self) -> i64 {
+        match self {
+            Self::Any => 0,
+            Self::Overdue => 1,
+        }
+    }
+
+    pub(crate) fn admits(self, expires_at: Timestamp, now: Timestamp) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Overdue => now >= expires_at,
+        }
+    }
+}
+
+/// The primitive statements a backend runs; each one is a single atomic statement.
+#[async_trait::async_trait]
+pub(crate) trait Backend: Send + Sync {
+    fn clock(&self) -> &dyn Clock;
+
+    fn wakers(&self) -> &Arc<Wakers>;
+
+    /// Inserts the record unless its id exists; returns what is stored under the id.
+    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError>;
+
+    async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError>;
+
+    async fn list(&self, query: &ListQuery) -> Result<Page, StoreError>;
+
+    /// `pending` → `state` (`timed_out` or `cancelled`) if the record is pending and `due` admits
+    /// it at `now`; returns the changed record, or `None` when nothing changed.
+    async fn close(
+        &self,
+        id: &str,
+        state: State,
+        due: Due,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError>;
+
+    /// `pending` → `state` (`answered` or `declined`) with `response`, if `record` (as read) is
+    /// still pending and before its `expires_at` at `now`; returns the changed record, or `None`
+    /// when nothing changed. A pending record never changes but by leaving `pending`, so the
+    /// record read before is the one that was changed.
+    async fn commit_answer(
+        &self,
+        record: &PendingRecord,
+        state: State,
+        response: &AskUserResponse,
+        now: Timestamp,
+    ) -> Result<Option<PendingRecord>, StoreError>;
+
+    /// Up to `limit` pending records past `expires_at` at `now` → `timed_out`, each by one caller.
+    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+}
+
+pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result<PendingRecord, StoreError> {
+    let record = question.into_record(backend.clock().now());
+    let stored = backend.insert(&record).await?;
+    if stored.request != record.request
+        || stored.session_id != record.session_id
+        || stored.tool_name != record.tool_name
+    {
+        return Err(StoreError::IdTaken { id: record.id().to_owned() });
+    }
+    Ok(stored)
+}
+
+/// The error for an answer to a record that is no longer pending.
+fn settled(record: PendingRecord) -> StoreError {
+    if record.state().has_response() {
+        StoreError::Conflict { first: Box::new(record) }
+    } else {
+        StoreError::Closed { record: Box::new(record) }
+    }
+}
+
+pub(crate) async fn answer(
+    backend: &impl Backend,
+    id: &str,
+    response: &AskUserResponse,
+) -> Result<PendingRecord, StoreError> {
+    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+    if record.state() != State::Pending {
+        return Err(settled(record));
+    }
+    // The request never changes, so checking against the record read above is checking against
+    // the one the update below commits to.
+    askuser_core::check_response(record.request(), response)
+        .map_err(|source| StoreError::InvalidResponse { id: id.to_owned(), source })?;
+    let state = if response.cancelled { State::Declined } else { State::Answered };
+    let now = backend.clock().now();
+    if let Some(answered) = backend.commit_answer(&record, state, response, now).await? {
+        backend.wakers().wake(id);
+        return Ok(answered);
+    }
+    // Either another change committed first, or the question is overdue: then it times out now,
+    // as the next sweep would have done.
+    if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now).await? {
+        backend.wakers().wake(id);
+        return Err(settled(expired));
+    }
+    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+    Err(settled(record))
+}
+
+pub(crate) async fn close_now(
+    backend: &impl Backend,
+    id: &str,
+    state: State,
+) -> Result<PendingRecord, StoreError> {
+    let now = backend.clock().now();
+    if let Some(closed) = backend.close(id, state, Due::Any, now).await? {
+        backend.wakers().wake(id);
+        return Ok(closed);
+    }
+    backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })
+}
+
+pub(crate) async fn expire_due(
+    backend: &impl Backend,
+    limit: usize,
+) -> Result<Vec<PendingRecord>, StoreError> {
+    let expired = backend.sweep(backend.clock().now(), limit).await?;
+    for record in &expired {
+        backend.wakers().wake(record.id());
+    }
+    Ok(expired)
+}
+
+pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
+    let subscription = backend.wakers().subscribe(id);
+    loop {
+        let notified = subscription.notify().notified();
+        tokio::pin!(notified);
+        // Enabled before the read: a change committed after the read still wakes this wait.
+        notified.as_mut().enable();
+        let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+        if record.state() != State::Pending {
+            return Ok(record);
+        }
+        notified.await;
+    }
+}
+
+/// A record's columns as both SQL backends store them.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct Row {
+    pub(crate) id: String,
+    pub(crate) session_id: Option<String>,
+    pub(crate) tool_name: String,
+    pub(crate) profile: String,
+    pub(crate) request: String,
+    pub(crate) state: String,
+    pub(crate) asked_at: i64,
+    pub(crate) nudge_at: i64,
+    pub(crate) expires_at: i64,
+    pub(crate) closed_at: Option<i64>,
+    pub(crate) answered_by: Option<String>,
+    pub(crate) response: Option<String>,
+    pub(crate) version: i64,
+}
+
+impl Row {
+    /// Reads a stored row back, validating the request again and checking the response against
+    /// it: a row edited by hand or by a buggy writer is reported, not trusted.
+    pub(crate) fn into_record(self) -> Result<PendingRecord, StoreError> {
+        let id = self.id;
+        let corrupt = |reason: String| StoreError::Corrupt { id: id.clone(), reason };
+        let request: AskUserRequest =
+            serde_json::from_str(&self.request).map_err(|e| corrupt(format!("request: {e}")))?;
+        if request.id() != id {
+            return Err(corrupt(format!("request id {:?} differs from the record's", request.id())));
+        }
+        let state: State = self.state.parse().map_err(|e| corrupt(format!("{e}")))?;
+        let response = match &self.response {
+            None => None,
+            Some(text) => {
+                let response: AskUserResponse =
+                    serde_json::from_str(text).map_err(|e| corrupt(format!("response: {e}")))?;
+                askuser_core::check_response(&request, &response)
+                    .map_err(|e| corrupt(format!("response: {e}")))?;
+                Some(response)
+            }
+        };
+        if state.has_response() != response.is_some() {
+            return Err(corrupt(format!(
+                "a {state} record {} a response",
+                if response.is_some() { "with" } else { "without" }
+            )));
+        }
+        let answered_by = response.as_ref().map(|r| r.answered_by);
+        if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {
+            return Err(corrupt("answered_by differs from the response's".to_owned()));
+        }
+        Ok(PendingRecord {
+            session_id: self.session_id,
+            tool_name: self.tool_name,
+            profile: self.profile,
+            request,
+            state,
+            deadlines: Deadlines::from_parts(
+                Timestamp::from_millis(self.asked_at),
+                Timestamp::from_millis(self.nudge_at),
+                Timestamp::from_millis(self.expires_at),
+            ),
+            closed_at: self.closed_at.map(Timestamp::from_millis),
+            answered_by,
+            response,
+            version: self.version,
+        })
+    }
+}
+
+/// A record's request as stored: `{"id":…,"questions":[…]}`, the normalised arguments.
+pub(crate) fn request_json(record: &PendingRecord) -> String {
+    // Serialising validated values into a string cannot fail.
+    serde_json::to_string(record.request()).unwrap_or_default()
+}
+
+/// A response as stored: exactly the value `check_response` accepted. Secret values never reach
+/// it: responses carry references only.
+pub(crate) fn response_json(response: &AskUserResponse) -> String {
+    serde_json::to_string(response).unwrap_or_default()
+}
+
+/// Implements [`PendingStore`] for a [`Backend`] through the shared rules above.
+macro_rules! pending_store_via_backend {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::PendingStore for $store {
+            async fn put(
+                &self,
+                question: $crate::record::NewQuestion,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::put(self, question).await
+            }
+
+            async fn get(
+                &self,
+                id: &str,
+            ) -> Result<Option<$crate::record::PendingRecord>, $crate::error::StoreError> {
+                $crate::store::Backend::fetch(self, id).await
+            }
+
+            async fn list(
+                &self,
+                query: &$crate::record::ListQuery,
+            ) -> Result<$crate::record::Page, $crate::error::StoreError> {
+                $crate::store::Backend::list(self, query).await
+            }
+
+            async fn answer(
+                &self,
+                id: &str,
+                response: &askuser_core::AskUserResponse,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::answer(self, id, response).await
+            }
+
+            async fn cancel(
+                &self,
+                id: &str,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::close_now(self, id, $crate::record::State::Cancelled).await
+            }
+
+            async fn expire(
+                &self,
+                id: &str,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::close_now(self, id, $crate::record::State::TimedOut).await
+            }
+
+            async fn expire_due(
+                &self,
+                limit: usize,
+            ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
+                $crate::store::expire_due(self, limit).await
+            }
+
+            async fn watch(
+                &self,
+                id: &str,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::watch(self, id).await
+            }
+        }
+    };
+}
+pub(crate) use pending_store_via_backend;

@@ -1,0 +1,144 @@
+//! Several processes on one store (`askuser-pending` as the other processes): one waits, another
+//! answers; an answering process killed with SIGKILL right after its answer returned loses nothing.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use askuser_core::AskUserResponse;
+use askuser_store::{ListQuery, NewQuestion, PendingStore, PostgresStore, SqliteStore, State};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::support::{
+    ARGS, PATIENCE, answer_large, drop_schema, postgres_url, request, sqlite_path, temp_dir, unique_schema,
+};
+
+/// How to reach the store from another process.
+struct Target {
+    args: Vec<String>,
+}
+
+impl Target {
+    fn sqlite(path: &std::path::Path) -> Self {
+        Self { args: vec!["--store".to_owned(), format!("sqlite:{}", path.display())] }
+    }
+
+    fn postgres(url: &str, schema: &str) -> Self {
+        Self { args: vec!["--store".to_owned(), url.to_owned(), "--schema".to_owned(), schema.to_owned()] }
+    }
+
+    /// Starts `askuser-pending … COMMAND ARGS` with `stdin` written to it.
+    async fn spawn(&self, command: &[&str], stdin: &str) -> Child {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_askuser-pending"))
+            .args(&self.args)
+            .args(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn askuser-pending");
+        let mut input = child.stdin.take().expect("piped stdin");
+        input.write_all(stdin.as_bytes()).await.expect("write stdin");
+        drop(input);
+        child
+    }
+}
+
+/// Waits for a child and returns its stdout, failing with its stderr when it failed.
+async fn output(child: Child) -> String {
+    let out = tokio::time::timeout(PATIENCE, child.wait_with_output())
+        .await
+        .expect("finished in time")
+        .expect("ran");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "askuser-pending failed ({}): {stderr}", out.status);
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+fn record_json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not a record ({e}): {stdout}"))
+}
+
+fn response_text() -> String {
+    serde_json::to_string(&answer_large()).expect("serialises")
+}
+
+/// Process 2 asks through a `StoreAnswerer` and waits; process 3 answers; process 2 prints the tool
+/// result. This process (1) only finds the id in between.
+async fn ask_in_one_answer_in_another(store: &dyn PendingStore, target: &Target) {
+    let asker = target.spawn(&["ask", "--session", "procs", "--timeout", "60"], ARGS).await;
+    let id = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let page = store.list(&ListQuery::new().session_id("procs")).await.expect("list");
+            if let Some(record) = page.records.first() {
+                return record.id().to_owned();
+            }
+            // Polling another process's progress: there is no event to await across processes.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the asker put its question");
+    let answered = record_json(&output(target.spawn(&["answer", &id], &response_text()).await).await);
+    assert_eq!(answered["state"], "answered");
+    assert_eq!(
+        output(asker).await.trim_end(),
+        r#"{"Plan":["Large"],"Targets":["only the 中文 docs\nand tests"]}"#
+    );
+}
+
+/// Process 3 waits; process 2 answers and is killed with SIGKILL right after printing the
+/// committed record; the answer is in the store and process 3 gets it.
+async fn kill_the_answerer(store: &dyn PendingStore, target: &Target) {
+    store.put(NewQuestion::new(request("kill-1"), Duration::from_mins(1))).await.expect("put");
+    let mut waiter = target.spawn(&["wait", "kill-1"], "").await;
+    let mut waiting = BufReader::new(waiter.stderr.take().expect("piped stderr")).lines();
+    let said = tokio::time::timeout(PATIENCE, waiting.next_line()).await.expect("in time").expect("read");
+    assert_eq!(said.as_deref(), Some("waiting for kill-1"), "the waiter is waiting before the answer");
+    let mut answerer = target.spawn(&["answer", "kill-1", "--hold"], &response_text()).await;
+    let mut lines = BufReader::new(answerer.stdout.take().expect("piped stdout")).lines();
+    let line =
+        tokio::time::timeout(PATIENCE, lines.next_line()).await.expect("answered in time").expect("read");
+    let line = line.unwrap_or_else(|| panic!("the answerer printed nothing"));
+    assert_eq!(record_json(&line)["state"], "answered");
+    answerer.start_kill().expect("SIGKILL");
+    let status = answerer.wait().await.expect("reaped");
+    assert!(!status.success(), "killed, not exited: {status}");
+
+    let record = store.get("kill-1").await.expect("get").expect("exists");
+    assert_eq!((record.state(), record.response()), (State::Answered, Some(&answer_large())));
+    let from_waiter = record_json(&output(waiter).await);
+    assert_eq!(from_waiter["state"], "answered");
+    assert_eq!(from_waiter["response"], serde_json::to_value(answer_large()).expect("serialises"));
+    // A deferred call resumes from the record in yet another process, with the exact tool result.
+    assert_eq!(
+        output(target.spawn(&["result", "kill-1"], "").await).await.trim_end(),
+        record.result().expect("renders").expect("settled").text()
+    );
+    let declined = serde_json::to_string(&AskUserResponse::declined()).expect("serialises");
+    let refused = target.spawn(&["answer", "kill-1"], &declined).await.wait_with_output().await.expect("ran");
+    assert_eq!(refused.status.code(), Some(1), "a second answer is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("already answered"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_processes() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::open(&path).await.expect("open");
+    let target = Target::sqlite(&path);
+    ask_in_one_answer_in_another(&store, &target).await;
+    kill_the_answerer(&store, &target).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_processes() {
+    let Some(url) = postgres_url("processes::postgres_processes") else { return };
+    let schema = unique_schema();
+    let store = PostgresStore::builder(&url).schema(&schema).open().await.expect("open");
+    let target = Target::postgres(&url, &schema);
+    ask_in_one_answer_in_another(&store, &target).await;
+    kill_the_answerer(&store, &target).await;
+    drop_schema(&store, &schema).await;
+}

@@ -1,0 +1,103 @@
+//! The SQLite backend passes the shared suite, and keeps its file's promises.
+
+use std::sync::Arc;
+
+use askuser_store::{PendingStore, SqliteStore, State};
+
+use crate::support::{answer_large, clock, sqlite_path, temp_dir};
+
+#[tokio::test]
+async fn conformance() {
+    let dir = temp_dir();
+    let clock = clock();
+    let store =
+        SqliteStore::builder(sqlite_path(&dir)).clock(Arc::new(clock.clone())).open().await.expect("open");
+    crate::suite::conformance(store, clock).await;
+}
+
+/// Reopening a file keeps its records and does not migrate twice; the file is in WAL mode.
+#[tokio::test]
+async fn reopen_keeps_records() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::open(&path).await.expect("open");
+    store
+        .put(askuser_store::NewQuestion::new(
+            crate::support::request("keep-1"),
+            std::time::Duration::from_mins(1),
+        ))
+        .await
+        .expect("put");
+    store.answer("keep-1", &answer_large()).await.expect("answer");
+    store.close().await;
+    drop(store);
+
+    let store = SqliteStore::open(&path).await.expect("reopen");
+    let record = store.get("keep-1").await.expect("get").expect("kept");
+    assert_eq!((record.state(), record.response()), (State::Answered, Some(&answer_large())));
+    let mode: String =
+        sqlx::query_scalar("PRAGMA journal_mode").fetch_one(store.pool()).await.expect("pragma");
+    assert_eq!(mode, "wal");
+}
+
+/// Two stores opening one new file at the same moment (two processes starting together) both
+/// come up: the migration race is retried, not reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_opens() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let (a, b) = tokio::join!(SqliteStore::open(&path), SqliteStore::open(&path));
+    let (a, b) = (a.expect("first open"), b.expect("second open"));
+    a.put(askuser_store::NewQuestion::new(
+        crate::support::request("both-1"),
+        std::time::Duration::from_mins(1),
+    ))
+    .await
+    .expect("put");
+    assert!(b.get("both-1").await.expect("get").is_some());
+}
+
+/// A row edited by hand so that its response no longer fits its request is reported, not trusted.
+#[tokio::test]
+async fn a_corrupt_row_is_reported() {
+    let dir = temp_dir();
+    let store = SqliteStore::open(sqlite_path(&dir)).await.expect("open");
+    store
+        .put(askuser_store::NewQuestion::new(
+            crate::support::request("bad-row"),
+            std::time::Duration::from_mins(1),
+        ))
+        .await
+        .expect("put");
+    store.answer("bad-row", &answer_large()).await.expect("answer");
+    let misfit = serde_json::to_string(&crate::support::misfit()).expect("serialises");
+    sqlx::query("UPDATE askuser_pending SET response = ?1 WHERE id = 'bad-row'")
+        .bind(misfit)
+        .execute(store.pool())
+        .await
+        .expect("edit by hand");
+    match store.get("bad-row").await {
+        Err(askuser_store::StoreError::Corrupt { id, reason }) => {
+            assert_eq!(id, "bad-row");
+            assert!(reason.starts_with("response: ") && reason.contains("Medium"), "{reason}");
+        }
+        other => panic!("expected a corrupt record, got {other:?}"),
+    }
+}
+
+/// `open(url)` picks the backend from the URL, and names what it cannot open without a password.
+#[tokio::test]
+async fn open_by_url() {
+    let dir = temp_dir();
+    let url = format!("sqlite:{}", sqlite_path(&dir).display());
+    let store = askuser_store::open(&url).await.expect("sqlite: opens");
+    assert!(store.get("nothing").await.expect("get").is_none());
+    assert!(askuser_store::open("memory:").await.is_ok());
+    match askuser_store::open("mysql://me:hunter2@db/app").await {
+        Err(error @ askuser_store::StoreError::UnsupportedUrl { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains("mysql://me:***@db/app") && !message.contains("hunter2"), "{message}");
+        }
+        other => panic!("expected an unsupported URL, got {other:?}"),
+    }
+}

@@ -1,0 +1,363 @@
+//! The suite every backend passes: each backend's module calls [`conformance`] with a fresh store
+//! reading `clock`, so a new backend gets every test for free.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{AnsweredBy, AskUserResponse, DECLINED, TIMED_OUT};
+use askuser_store::{ListQuery, ManualClock, NewQuestion, PendingStore, State, StoreError};
+
+use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
+
+pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: ManualClock) {
+    let store: Arc<dyn PendingStore> = Arc::new(store);
+    put_and_get(&*store, &clock).await;
+    first_answer_wins(&*store).await;
+    invalid_response_writes_nothing(&*store).await;
+    declined(&*store).await;
+    cancel(&*store).await;
+    expire(&*store).await;
+    sweep_expires_only_overdue(&*store, &clock).await;
+    sweep_in_batches(&*store, &clock).await;
+    overdue_is_never_answerable(&*store, &clock).await;
+    watch(&store).await;
+    list_pages(&*store, &clock).await;
+    stored_json(&*store).await;
+}
+
+fn question(id: &str, timeout_secs: u64) -> NewQuestion {
+    NewQuestion::new(request(id), Duration::from_secs(timeout_secs))
+}
+
+async fn put_and_get(store: &dyn PendingStore, clock: &ManualClock) {
+    let asked_at = clock.now_at();
+    let put = store.put(question("put-1", 100).session_id("s-put")).await.expect("put");
+    assert_eq!(put.id(), "put-1");
+    assert_eq!(put.state(), State::Pending);
+    assert_eq!(put.version(), 1);
+    assert_eq!(put.session_id(), Some("s-put"));
+    assert_eq!(put.tool_name(), "ask_user_question");
+    assert_eq!(put.profile(), "reference");
+    assert_eq!(put.request(), &request("put-1"));
+    assert_eq!(put.deadlines().asked_at(), asked_at);
+    assert_eq!(put.deadlines().expires_at(), asked_at.saturating_add(Duration::from_secs(100)));
+    assert_eq!(put.deadlines().nudge_at(), asked_at.saturating_add(Duration::from_secs(80)));
+    assert_eq!(
+        (put.closed_at(), put.answered_at(), put.answered_by(), put.response()),
+        (None, None, None, None)
+    );
+    assert_eq!(put.result().expect("renders"), None);
+    assert_eq!(store.get("put-1").await.expect("get").as_ref(), Some(&put));
+    assert!(store.get("nobody").await.expect("get").is_none());
+
+    // Idempotent: a retried put, later, changes nothing (not even the asking time).
+    clock.advance(Duration::from_secs(5));
+    let again = store.put(question("put-1", 100).session_id("s-put")).await.expect("put again");
+    assert_eq!(again, put);
+
+    // The same id for something else is refused, and the stored question stays.
+    for clash in [
+        NewQuestion::new(other_request("put-1"), Duration::from_secs(100)).session_id("s-put"),
+        question("put-1", 100).session_id("another session"),
+        question("put-1", 100).session_id("s-put").tool_name("ask_other"),
+    ] {
+        match store.put(clash).await {
+            Err(StoreError::IdTaken { id }) => assert_eq!(id, "put-1"),
+            other => panic!("expected IdTaken, got {other:?}"),
+        }
+    }
+    assert_eq!(store.get("put-1").await.expect("get").as_ref(), Some(&put));
+}
+
+async fn first_answer_wins(store: &dyn PendingStore) {
+    store.put(question("win-1", 100)).await.expect("put");
+    let answered = store.answer("win-1", &answer_large()).await.expect("first answer");
+    assert_eq!(answered.state(), State::Answered);
+    assert_eq!(answered.response(), Some(&answer_large()));
+    assert_eq!(answered.answered_by(), Some(AnsweredBy::User));
+    assert_eq!(answered.version(), 2);
+    assert!(answered.answered_at().is_some());
+    assert_eq!(
+        answered.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
+        Some(r#"{"Plan":["Large"],"Targets":["only the 中文 docs\nand tests"]}"#)
+    );
+    assert_eq!(store.get("win-1").await.expect("get").as_ref(), Some(&answered));
+
+    // A second answer, a decline, a cancel and an expiry all leave the first answer in place.
+    for second in [answer_small(), AskUserResponse::declined()] {
+        match store.answer("win-1", &second).await {
+            Err(StoreError::Conflict { first }) => assert_eq!(*first, answered),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+    }
+    assert_eq!(store.cancel("win-1").await.expect("cancel"), answered);
+    assert_eq!(store.expire("win-1").await.expect("expire"), answered);
+    assert_eq!(store.get("win-1").await.expect("get").as_ref(), Some(&answered));
+
+    match store.answer("nobody", &answer_large()).await {
+        Err(StoreError::NotFound { id }) => assert_eq!(id, "nobody"),
+        other => panic!("expected not found, got {other:?}"),
+    }
+}
+
+async fn invalid_response_writes_nothing(store: &dyn PendingStore) {
+    let put = store.put(question("bad-1", 100)).await.expect("put");
+    match store.answer("bad-1", &misfit()).await {
+        Err(error @ StoreError::InvalidResponse { .. }) => {
+            assert_eq!(error.to_string(), r#"the response does not fit question "bad-1""#);
+            let source = std::error::Error::source(&error).expect("has a source").to_string();
+            assert!(source.contains("Medium"), "{source}");
+        }
+        other => panic!("expected an invalid response, got {other:?}"),
+    }
+    assert_eq!(store.get("bad-1").await.expect("get").as_ref(), Some(&put));
+    // …and the question can still be answered properly.
+    assert_eq!(store.answer("bad-1", &answer_small()).await.expect("answer").state(), State::Answered);
+}
+
+async fn declined(store: &dyn PendingStore) {
+    store.put(question("decline-1", 100)).await.expect("put");
+    let declined = store.answer("decline-1", &AskUserResponse::declined()).await.expect("decline");
+    assert_eq!(declined.state(), State::Declined);
+    assert_eq!(
+        declined.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
+        Some(DECLINED)
+    );
+    match store.answer("decline-1", &answer_large()).await {
+        Err(StoreError::Conflict { first }) => assert_eq!(first.state(), State::Declined),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+async fn cancel(store: &dyn PendingStore) {
+    store.put(question("cancel-1", 100)).await.expect("put");
+    let cancelled = store.cancel("cancel-1").await.expect("cancel");
+    assert_eq!((cancelled.state(), cancelled.version()), (State::Cancelled, 2));
+    assert!(cancelled.closed_at().is_some() && cancelled.answered_at().is_none());
+    assert_eq!(cancelled.result().expect("renders"), None);
+    assert_eq!(store.cancel("cancel-1").await.expect("cancel again"), cancelled);
+    match store.answer("cancel-1", &answer_large()).await {
+        Err(StoreError::Closed { record }) => assert_eq!(*record, cancelled),
+        other => panic!("expected closed, got {other:?}"),
+    }
+    assert!(matches!(store.cancel("nobody").await, Err(StoreError::NotFound { .. })));
+}
+
+async fn expire(store: &dyn PendingStore) {
+    store.put(question("expire-1", 100)).await.expect("put");
+    let expired = store.expire("expire-1").await.expect("expire");
+    assert_eq!(expired.state(), State::TimedOut);
+    assert_eq!(
+        expired.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
+        Some(TIMED_OUT)
+    );
+    match store.answer("expire-1", &answer_large()).await {
+        Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::TimedOut),
+        other => panic!("expected closed, got {other:?}"),
+    }
+    assert!(matches!(store.expire("nobody").await, Err(StoreError::NotFound { .. })));
+}
+
+/// Closes whatever earlier steps left pending, so a sweep below only meets its own questions.
+async fn settle_everything(store: &dyn PendingStore) {
+    let page = store.list(&ListQuery::new().state(State::Pending).limit(1000)).await.expect("list");
+    for record in page.records {
+        store.cancel(record.id()).await.expect("cancel");
+    }
+}
+
+async fn sweep_expires_only_overdue(store: &dyn PendingStore, clock: &ManualClock) {
+    settle_everything(store).await;
+    store.put(question("sweep-short", 10)).await.expect("put");
+    store.put(question("sweep-long", 60)).await.expect("put");
+    clock.advance(Duration::from_secs(9));
+    assert_eq!(store.expire_due(100).await.expect("sweep"), []);
+    clock.advance(Duration::from_secs(1));
+    let swept = store.expire_due(100).await.expect("sweep");
+    assert_eq!(
+        swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(),
+        [("sweep-short", State::TimedOut)]
+    );
+    assert_eq!(store.get("sweep-short").await.expect("get").map(|r| r.state()), Some(State::TimedOut));
+    // A second sweep finds nothing more; the other question is still answerable.
+    assert_eq!(store.expire_due(100).await.expect("sweep"), []);
+    assert_eq!(store.answer("sweep-long", &answer_large()).await.expect("answer").state(), State::Answered);
+}
+
+async fn sweep_in_batches(store: &dyn PendingStore, clock: &ManualClock) {
+    for i in 0..5 {
+        store.put(question(&format!("batch-{i}"), 1)).await.expect("put");
+    }
+    clock.advance(Duration::from_secs(2));
+    let first = store.expire_due(3).await.expect("sweep");
+    let second = store.expire_due(3).await.expect("sweep");
+    assert_eq!((first.len(), second.len()), (3, 2));
+    let mut ids: Vec<_> = first.iter().chain(&second).map(|r| r.id().to_owned()).collect();
+    ids.sort();
+    assert_eq!(ids, ["batch-0", "batch-1", "batch-2", "batch-3", "batch-4"]);
+}
+
+async fn overdue_is_never_answerable(store: &dyn PendingStore, clock: &ManualClock) {
+    store.put(question("late-1", 10)).await.expect("put");
+    clock.advance(Duration::from_secs(10));
+    // No sweep has run: the answer finds it overdue, and marks it timed out itself.
+    match store.answer("late-1", &answer_large()).await {
+        Err(StoreError::Closed { record }) => {
+            assert_eq!((record.state(), record.response()), (State::TimedOut, None));
+        }
+        other => panic!("expected closed, got {other:?}"),
+    }
+    assert_eq!(store.get("late-1").await.expect("get").map(|r| r.state()), Some(State::TimedOut));
+}
+
+async fn watch(store: &Arc<dyn PendingStore>) {
+    // Resolves at once for a settled record; fails for a missing one.
+    assert_eq!(store.watch("win-1").await.expect("watch").state(), State::Answered);
+    assert!(matches!(store.watch("nobody").await, Err(StoreError::NotFound { .. })));
+
+    // Woken by an answer, a cancel and an expiry.
+    for (id, close) in [("watch-answer", 0), ("watch-cancel", 1), ("watch-expire", 2)] {
+        store.put(question(id, 100)).await.expect("put");
+        let watcher = tokio::spawn({
+            let store = Arc::clone(store);
+            async move { store.watch(id).await }
+        });
+        // Let the watcher subscribe and find the record pending first.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!watcher.is_finished(), "{id}: the watch resolved while the record was pending");
+        let closed = match close {
+            0 => store.answer(id, &answer_large()).await,
+            1 => store.cancel(id).await,
+            _ => store.expire(id).await,
+        }
+        .expect("close");
+        let woken = tokio::time::timeout(super::support::PATIENCE, watcher)
+            .await
+            .expect("the watcher woke")
+            .expect("no panic")
+            .expect("watch");
+        assert_eq!(woken, closed, "{id}");
+    }
+
+    // Many watchers of one record all wake; a dropped watch changes nothing.
+    store.put(question("watch-many", 100)).await.expect("put");
+    let watchers: Vec<_> = (0..8)
+        .map(|_| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move { store.watch("watch-many").await })
+        })
+        .collect();
+    let dropped = tokio::time::timeout(Duration::from_millis(10), store.watch("watch-many")).await;
+    assert!(dropped.is_err(), "still pending");
+    assert_eq!(store.get("watch-many").await.expect("get").map(|r| r.state()), Some(State::Pending));
+    store.answer("watch-many", &answer_small()).await.expect("answer");
+    for watcher in watchers {
+        let woken = tokio::time::timeout(PATIENCE, watcher).await.expect("woke").expect("no panic");
+        assert_eq!(woken.expect("watch").state(), State::Answered);
+    }
+}
+
+async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
+    // Five questions in one session, two asked at the same millisecond (ordered by id then), one
+    // in another session.
+    for (id, session, tick) in [
+        ("l-a", "s-list", true),
+        ("l-c", "s-list", false),
+        ("l-b", "s-list", true),
+        ("l-d", "s-list", true),
+        ("l-x", "s-else", true),
+        ("l-e", "s-list", true),
+    ] {
+        store.put(question(id, 1000).session_id(session)).await.expect("put");
+        if tick {
+            clock.advance(Duration::from_millis(1));
+        }
+    }
+    let mut seen = Vec::new();
+    let mut query = ListQuery::new().session_id("s-list").limit(2);
+    let mut pages = 0;
+    loop {
+        let page = store.list(&query).await.expect("list");
+        pages += 1;
+        assert!(page.records.len() <= 2);
+        seen.extend(page.records.iter().map(|r| r.id().to_owned()));
+        match page.next {
+            Some(cursor) => {
+                // The cursor survives a trip through text (a URL).
+                let cursor = cursor.to_string().parse().expect("cursor parses");
+                query = ListQuery::new().session_id("s-list").limit(2).after(cursor);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["l-a", "l-b", "l-c", "l-d", "l-e"]);
+    assert_eq!(pages, 3);
+
+    store.answer("l-c", &answer_small()).await.expect("answer");
+    let pending =
+        store.list(&ListQuery::new().session_id("s-list").state(State::Pending)).await.expect("list");
+    let ids: Vec<_> = pending.records.iter().map(askuser_store::PendingRecord::id).collect();
+    assert_eq!(ids, ["l-a", "l-b", "l-d", "l-e"]);
+    assert!(pending.next.is_none());
+    let answered =
+        store.list(&ListQuery::new().session_id("s-list").state(State::Answered)).await.expect("list");
+    assert_eq!(answered.records.iter().map(askuser_store::PendingRecord::id).collect::<Vec<_>>(), ["l-c"]);
+    let elsewhere = store.list(&ListQuery::new().session_id("s-else")).await.expect("list");
+    assert_eq!(elsewhere.records.iter().map(askuser_store::PendingRecord::id).collect::<Vec<_>>(), ["l-x"]);
+    // Without a session filter every record is listed, each once.
+    let all = store.list(&ListQuery::new().limit(1000)).await.expect("list");
+    let mut ids: Vec<_> = all.records.iter().map(askuser_store::PendingRecord::id).collect();
+    let count = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), count);
+    assert!(ids.contains(&"put-1") && ids.contains(&"l-x"));
+}
+
+/// What a store keeps of a response is exactly what `check_response` accepted (secret values
+/// never get there: responses carry references only), and a record serialises to its documented
+/// shape.
+async fn stored_json(store: &dyn PendingStore) {
+    store.put(question("json-1", 100).session_id("s-json")).await.expect("put");
+    let answered = store.answer("json-1", &answer_large()).await.expect("answer");
+    let reread = store.get("json-1").await.expect("get").expect("exists");
+    assert_eq!(
+        serde_json::to_string(reread.response().expect("a response")).expect("serialises"),
+        serde_json::to_string(&answer_large()).expect("serialises")
+    );
+    let json = serde_json::to_value(&answered).expect("serialises");
+    let keys: Vec<_> = json.as_object().expect("an object").keys().cloned().collect();
+    let mut expected = [
+        "answered_at",
+        "answered_by",
+        "asked_at",
+        "closed_at",
+        "expires_at",
+        "id",
+        "nudge_at",
+        "profile",
+        "request",
+        "response",
+        "session_id",
+        "state",
+        "tool_name",
+        "version",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(json["state"], "answered");
+    assert_eq!(json["answered_by"], "user");
+    assert_eq!(json["request"]["id"], "json-1");
+    assert_eq!(json["response"], serde_json::to_value(answer_large()).expect("serialises"));
+    assert!(json["asked_at"].as_str().is_some_and(|t| t.ends_with('Z') && t.len() == 24), "{json}");
+}
+
+/// `ManualClock::now` through the `Clock` trait, without importing it at every call.
+trait NowAt {
+    fn now_at(&self) -> askuser_store::Timestamp;
+}
+
+impl NowAt for ManualClock {
+    fn now_at(&self) -> askuser_store::Timestamp {
+        askuser_store::Clock::now(self)
+    }
+}
