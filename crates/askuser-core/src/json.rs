@@ -15,7 +15,7 @@
 use std::fmt;
 
 use crate::error::JsonType;
-use crate::raw::{LaxBool, Raw, RawArgs, RawOption, RawQuestion, Slot, Span};
+use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -32,16 +32,17 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`.
-pub(crate) fn read_args(text: &str, arena: &mut String) -> Result<Slot<RawArgs>, JsonError> {
-    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena };
+/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`. The
+/// extended profile's keys are read only when `extended`; otherwise they are unknown keys.
+pub(crate) fn read_args(text: &str, arena: &mut String, extended: bool) -> Result<Slot<RawArgs>, JsonError> {
+    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena, extended };
     let args = reader.object(|r, key, args: &mut RawArgs| {
-        if key == "questions" {
-            args.questions = r.list(|r| r.object(read_question))?;
-            Ok(true)
-        } else {
-            Ok(false)
+        match key {
+            "questions" => args.questions = r.list(|r| r.object(read_question))?,
+            "timeout_seconds" if r.extended => args.timeout_seconds = r.number_slot()?,
+            _ => return Ok(false),
         }
+        Ok(true)
     })?;
     reader.skip_ws();
     if reader.pos < text.len() {
@@ -56,6 +57,12 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "question" => q.question = r.string_slot()?,
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
+        _ if !r.extended => return Ok(false),
+        "kind" => q.ext.kind = r.string_slot()?,
+        "id" => q.ext.id = r.string_slot()?,
+        "allow_other" => q.ext.allow_other = r.bool_slot()?,
+        "secret_name" => q.ext.secret_name = r.string_slot()?,
+        "purpose" => q.ext.purpose = r.string_slot()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -65,6 +72,7 @@ fn read_option(r: &mut Reader<'_, '_>, key: &str, o: &mut RawOption) -> Result<b
     match key {
         "label" => o.label = r.string_slot()?,
         "description" => o.description = r.string_slot()?,
+        "default" if r.extended => o.default = r.bool_slot()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -100,6 +108,8 @@ struct Reader<'s, 'a> {
     /// Decoded strings that contain escapes.
     scratch: String,
     arena: &'a mut String,
+    /// Whether the extended profile's keys are known.
+    extended: bool,
 }
 
 /// The bytes that end the plain run of a string: `"`, `\` and the controls below U+0020.
@@ -195,6 +205,35 @@ impl<'s> Reader<'s, '_> {
         });
         self.arena.push_str(trimmed);
         Ok(Slot::Present(start..self.arena.len()))
+    }
+
+    /// A strict boolean (`allow_other`, `default`); any other value is skipped and its type kept.
+    fn bool_slot(&mut self) -> Result<Slot<bool>, JsonError> {
+        match self.start_value()? {
+            b't' => self.literal("true").map(|()| Slot::Present(true)),
+            b'f' => self.literal("false").map(|()| Slot::Present(false)),
+            _ => self.skip_value().map(Slot::Wrong),
+        }
+    }
+
+    /// A number (`timeout_seconds`): an integer literal exactly, any other number as a float;
+    /// any other value is skipped and its type kept.
+    fn number_slot(&mut self) -> Result<Slot<RawNumber>, JsonError> {
+        let number = match self.start_value()? {
+            b'N' | b'I' => RawNumber::Other(self.special_float()?),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => RawNumber::Other(self.special_float()?),
+            b'-' | b'0'..=b'9' => {
+                let n = self.number()?;
+                match n.literal.parse::<i128>() {
+                    // serde_json reads `-0` as a float; so does this reader, for the same verdict.
+                    Ok(0) if n.literal.starts_with('-') => RawNumber::Other(-0.0),
+                    Ok(v) if n.integer => RawNumber::Integer(v),
+                    _ => RawNumber::Other(self.float(&n)?),
+                }
+            }
+            _ => return self.skip_value().map(Slot::Wrong),
+        };
+        Ok(Slot::Present(number))
     }
 
     /// `multi_select`: booleans, numbers and strings go to the lax coercion; the rest is wrong.
@@ -618,7 +657,8 @@ mod tests {
     /// Reads any JSON value, as the reader skips unknown fields.
     fn check(text: &str) -> Result<(), JsonError> {
         let mut arena = String::new();
-        let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena };
+        let mut reader =
+            Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena, extended: false };
         reader.skip_value()?;
         reader.skip_ws();
         if reader.pos < text.len() {
