@@ -5,7 +5,9 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 
-use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind, QuestionOption};
+use crate::model::{
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind, QuestionOption,
+};
 
 /// Puts a validated request in front of whoever answers and returns their response.
 ///

@@ -5,7 +5,8 @@ use serde::ser::SerializeMap;
 
 use crate::error::ResponseError;
 use crate::model::{
-    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_QUESTIONS, Profile, Question, QuestionKind,
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_QUESTIONS, Profile, Question,
+    QuestionKind,
 };
 use crate::secret::session_secret_ref;
 use crate::text;
@@ -202,7 +203,10 @@ impl AskUserResult {
     #[must_use]
     pub fn timed_out_for(request: &AskUserRequest) -> Self {
         if request.profile() == Profile::Extended {
-            return render_extended(request, &AskUserResponse::declined().with_answered_by(AnsweredBy::Timeout));
+            return render_extended(
+                request,
+                &AskUserResponse::declined().with_answered_by(AnsweredBy::Timeout),
+            );
         }
         Self::timed_out()
     }
@@ -293,7 +297,8 @@ fn render_extended(request: &AskUserRequest, response: &AskUserResponse) -> AskU
         (AnsweredBy::User, false) => ("answered", Outcome::Answered),
         (_, false) => ("answered", Outcome::Defaulted(by)),
     };
-    let result = ExtendedResult { status, answered_by: by, answers: ExtendedAnswers(request, &response.answers) };
+    let result =
+        ExtendedResult { status, answered_by: by, answers: ExtendedAnswers(request, &response.answers) };
     // Serialising strings into memory cannot fail.
     AskUserResult { outcome, text: serde_json::to_string(&result).unwrap_or_default() }
 }

@@ -285,7 +285,9 @@ pub enum ProblemKind {
         id: String,
     },
     /// A secret question with other questions in its call (extended profile).
-    #[error("a secret question must be alone in its call: questions[{index}] is a secret question among {count}")]
+    #[error(
+        "a secret question must be alone in its call: questions[{index}] is a secret question among {count}"
+    )]
     SecretNotAlone {
         /// Index of the (first) secret question.
         index: usize,
@@ -612,7 +614,12 @@ pub enum ResponseError {
         field: &'static str,
     },
     /// An answer whose `id` is not the id of the question its header names (extended profile).
-    #[error("answer for {} gives id {}, but that question's id is {}", quoted(header), quoted(given), quoted(expected))]
+    #[error(
+        "answer for {} gives id {}, but that question's id is {}",
+        quoted(header),
+        quoted(given),
+        quoted(expected)
+    )]
     IdMismatch {
         /// The question's header.
         header: String,
@@ -629,7 +636,11 @@ pub enum ResponseError {
     },
     /// An answer to a secret question that is not exactly its `session:NAME` reference and nothing
     /// else (extended profile). What was sent is not repeated: it may be the value itself.
-    #[error("answer for {} must be exactly secret_ref {}, with nothing selected and no custom_answer", quoted(header), quoted(expected))]
+    #[error(
+        "answer for {} must be exactly secret_ref {}, with nothing selected and no custom_answer",
+        quoted(header),
+        quoted(expected)
+    )]
     NotASecretReference {
         /// The question's header.
         header: String,
@@ -644,7 +655,10 @@ pub enum ResponseError {
         header: String,
     },
     /// A custom answer to a choice question with `allow_other: false` (extended profile).
-    #[error("answer for {} has a custom answer, but the question does not allow one (allow_other is false)", quoted(header))]
+    #[error(
+        "answer for {} has a custom answer, but the question does not allow one (allow_other is false)",
+        quoted(header)
+    )]
     OtherNotAllowed {
         /// The question's header.
         header: String,

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use crate::error::{JsonType, Location, ProblemKind, Problems, ValidationError};
 use crate::model::{
-    Extras, MAX_DESCRIPTION_CHARS, MAX_QUESTIONS, Question, QuestionId, QuestionKind, QuestionOption, Questions,
+    Extras, MAX_DESCRIPTION_CHARS, MAX_QUESTIONS, Question, QuestionId, QuestionKind, QuestionOption,
+    Questions,
 };
 use crate::raw::{RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
 use crate::text;
@@ -45,7 +46,11 @@ const GENERATED_IDS: [&str; 2 * MAX_QUESTIONS] = [
     "q17", "q18", "q19", "q20",
 ];
 
-pub(crate) fn args(raw: Slot<RawArgs>, arena: &Arc<str>, max_timeout: u32) -> Result<Questions, ValidationError> {
+pub(crate) fn args(
+    raw: Slot<RawArgs>,
+    arena: &Arc<str>,
+    max_timeout: u32,
+) -> Result<Questions, ValidationError> {
     let root = Path::Root;
     let raw = match raw {
         Slot::Present(raw) => raw,
@@ -142,14 +147,15 @@ fn call_rules(mut questions: Vec<Question>, path: &Path<'_>, problems: &mut Prob
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
     }
     let given = |i: usize| questions[i].id();
-    if let Some((first, second)) =
-        (0..questions.len()).find_map(|j| (0..j).find(|&i| given(i).is_some() && given(i) == given(j)).map(|i| (i, j)))
+    if let Some((first, second)) = (0..questions.len())
+        .find_map(|j| (0..j).find(|&i| given(i).is_some() && given(i) == given(j)).map(|i| (i, j)))
     {
         let id = given(second).unwrap_or_default().to_owned();
         problem(problems, &path.index(second).key("id"), ProblemKind::DuplicateId { first, second, id });
     }
     let count = questions.len();
-    if let Some(index) = questions.iter().position(|q| q.kind() == QuestionKind::Secret).filter(|_| count > 1) {
+    if let Some(index) = questions.iter().position(|q| q.kind() == QuestionKind::Secret).filter(|_| count > 1)
+    {
         problem(problems, &path.index(index).key("kind"), ProblemKind::SecretNotAlone { index, count });
     }
     if problems.len() != before {
@@ -198,7 +204,12 @@ fn kind_mismatch(only_for: &'static str, kind: QuestionKind, path: &Path<'_>, pr
 }
 
 #[expect(clippy::too_many_lines, reason = "one field after another, in the order problems are reported")]
-fn question(raw: RawQuestion, arena: &Arc<str>, path: &Path<'_>, problems: &mut Problems) -> Option<Question> {
+fn question(
+    raw: RawQuestion,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Question> {
     let before = problems.len();
     let ext = raw.ext;
     let kind_path = path.key("kind");
@@ -313,7 +324,8 @@ fn question(raw: RawQuestion, arena: &Arc<str>, path: &Path<'_>, problems: &mut 
     if kind != QuestionKind::Choice {
         return Some(Question::from_parts(arena, header?, question?, options, false).with_extras(extras));
     }
-    let defaults: Vec<usize> = options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i).collect();
+    let defaults: Vec<usize> =
+        options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i).collect();
     let question = labels_unique(arena, header?, question?, options, multi_select, path, problems)?;
     if let [first, second, ..] = defaults[..]
         && !multi_select
@@ -345,7 +357,12 @@ fn option_items(
     options.filter(|_| count_ok)
 }
 
-fn option(raw: RawOption, arena: &Arc<str>, path: &Path<'_>, problems: &mut Problems) -> Option<QuestionOption> {
+fn option(
+    raw: RawOption,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<QuestionOption> {
     let before = problems.len();
     let label = required_text(arena, raw.label, &LABEL, &path.key("label"), problems);
     let description_path = path.key("description");

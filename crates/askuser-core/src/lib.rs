@@ -76,8 +76,8 @@ pub use secret::{
     InMemorySecretSink, SECRET_REF_PREFIX, SecretError, SecretSink, SecretValue, parse_secret_ref,
     session_secret_ref,
 };
-pub use time::{Deadline, Timestamp, TimestampError};
 pub use text::is_forbidden_char;
+pub use time::{Deadline, Timestamp, TimestampError};
 pub use validate::Validator;
 
 /// The README's example, compiled and run as a doctest so that it stays true.

@@ -102,7 +102,9 @@ impl QuestionOption {
 
 impl PartialEq for QuestionOption {
     fn eq(&self, other: &Self) -> bool {
-        self.label() == other.label() && self.description() == other.description() && self.default == other.default
+        self.label() == other.label()
+            && self.description() == other.description()
+            && self.default == other.default
     }
 }
 
@@ -440,7 +442,10 @@ impl Serialize for Question {
         map.serialize_entry("question", self.question())?;
         map.serialize_entry("options", &ExtendedOptions(&self.options))?;
         map.serialize_entry("multi_select", &self.multi_select)?;
-        map.serialize_entry("allow_other", &self.allow_other())?;
+        // Only a choice question has the choice; on the others `allow_other: false` is refused.
+        if extras.kind == QuestionKind::Choice {
+            map.serialize_entry("allow_other", &extras.allow_other)?;
+        }
         if extras.kind == QuestionKind::Secret {
             map.serialize_entry("secret_name", &self.secret_name())?;
             map.serialize_entry("purpose", &self.purpose())?;
@@ -586,7 +591,8 @@ impl<'a> IntoIterator for &'a Questions {
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
+        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena { text: &mut text, extended: false })
+            .deserialize(d)?;
         validate::args(raw, &text.into()).map_err(serde::de::Error::custom)
     }
 }
@@ -594,7 +600,8 @@ impl<'de> Deserialize<'de> for Questions {
 impl<'de> Deserialize<'de> for Question {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<RawQuestion>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
+        let raw =
+            SlotSeed::<RawQuestion>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::question_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
@@ -604,7 +611,8 @@ impl<'de> Deserialize<'de> for Question {
 impl<'de> Deserialize<'de> for QuestionOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<RawOption>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
+        let raw =
+            SlotSeed::<RawOption>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::option_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
@@ -802,7 +810,9 @@ fn take_envelope(
     let deadline = match (asked_at, nudge_at, expires_at) {
         (None, None, None) => None,
         (Some(asked), None, None) => Some(Deadline::from_parts(asked, None)),
-        (Some(asked), Some(nudge), Some(expires)) => Some(Deadline::from_parts(asked, Some((nudge, expires)))),
+        (Some(asked), Some(nudge), Some(expires)) => {
+            Some(Deadline::from_parts(asked, Some((nudge, expires))))
+        }
         _ => return Err("`nudge_at` and `expires_at` go together, and need `asked_at`".to_owned()),
     };
     Ok((profile, deadline))

@@ -371,8 +371,12 @@ impl Raw for RawQuestion {
                 QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::Kind => raw.ext.kind = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::Id => raw.ext.id = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::AllowOther => raw.ext.allow_other = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::SecretName => raw.ext.secret_name = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::AllowOther => {
+                    raw.ext.allow_other = map.next_value_seed(SlotSeed::new(text))?;
+                }
+                QuestionField::SecretName => {
+                    raw.ext.secret_name = map.next_value_seed(SlotSeed::new(text))?;
+                }
                 QuestionField::Purpose => raw.ext.purpose = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
@@ -409,7 +413,9 @@ impl Raw for RawArgs {
         raw.unknown = read_object(map, field, |f, map| {
             match f {
                 ArgsField::Questions => raw.questions = map.next_value_seed(SlotSeed::new(text))?,
-                ArgsField::TimeoutSeconds => raw.timeout_seconds = map.next_value_seed(SlotSeed::new(text))?,
+                ArgsField::TimeoutSeconds => {
+                    raw.timeout_seconds = map.next_value_seed(SlotSeed::new(text))?;
+                }
             }
             Ok(())
         })?;

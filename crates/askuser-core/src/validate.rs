@@ -7,11 +7,11 @@ use std::sync::Arc;
 use serde::de::DeserializeSeed;
 
 use crate::error::{JsonType, Location, Problem, ProblemKind, Problems, ValidationError};
+use crate::model::Profile;
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
 };
-use crate::model::Profile;
 use crate::raw::{Arena, LaxBool, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::text;
 
@@ -211,7 +211,13 @@ pub(crate) const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, mult
 pub(crate) const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
 /// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
-pub(crate) fn text(arena: &str, span: Span, rule: &TextRule, path: &Path<'_>, problems: &mut Problems) -> Option<Span> {
+pub(crate) fn text(
+    arena: &str,
+    span: Span,
+    rule: &TextRule,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Span> {
     let s = &arena[span.clone()];
     let fast = text::printable_ascii(s, rule.multiline);
     let len = if fast { s.len() } else { text::char_len(s) };
@@ -315,7 +321,11 @@ fn question_items(
     }
 }
 
-pub(crate) fn questions_unique(questions: Vec<Question>, path: &Path<'_>, problems: &mut Problems) -> Option<Questions> {
+pub(crate) fn questions_unique(
+    questions: Vec<Question>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Questions> {
     if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
