@@ -1,18 +1,20 @@
 //! The `AskUser` capability: one value that registers the tool and handles its calls.
 
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::task::Poll;
 use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
-    AskUserResult, DefaultsResponder, Validator,
+    AskUserResult, Deadline, DefaultsResponder, Profile, Timestamp, Validator,
 };
 
 use crate::call::{CallOutcome, Retry, ToolCall};
-use crate::definition::{INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
 use crate::error::{BuildError, CallError, RebuildError};
-use crate::event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+use crate::event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEvent};
 use crate::pending::PendingQuestion;
 use crate::schema::Dialect;
 
@@ -106,7 +108,13 @@ impl Config {
         if self.sequential != other.sequential {
             fields.push("sequential");
         }
-        if self.validator != other.validator {
+        if self.validator.configured_profile() != other.validator.configured_profile() {
+            fields.push("profile");
+        }
+        if self.validator.timeout_seconds_limit() != other.validator.timeout_seconds_limit() {
+            fields.push("max_timeout");
+        }
+        if self.validator.argument_byte_limit() != other.validator.argument_byte_limit() {
             fields.push("max_argument_bytes");
         }
         let listeners_same = self.listeners.len() == other.listeners.len()
@@ -146,16 +154,31 @@ impl AskUser {
         self.config.answerer.is_none()
     }
 
-    /// The tool definition, with the parameters schema in `dialect`.
+    /// The tool definition of the capability's profile, with the parameters schema in `dialect`.
     #[must_use]
     pub fn definition(&self, dialect: Dialect) -> ToolDefinition {
-        ToolDefinition::named(&self.tool_name, dialect)
+        let mut definition = ToolDefinition::named(&self.tool_name, self.profile(), dialect);
+        crate::schema::set_timeout_maximum(
+            &mut definition.parameters,
+            self.config.validator.timeout_seconds_limit(),
+        );
+        definition
     }
 
-    /// The one static instruction to add to the system prompt ([`INSTRUCTIONS`]).
+    /// The one static instruction to add to the system prompt: [`INSTRUCTIONS`], or
+    /// [`EXTENDED_INSTRUCTIONS`] in the extended profile.
     #[must_use]
     pub fn instructions(&self) -> &'static str {
-        INSTRUCTIONS
+        match self.profile() {
+            Profile::Extended => EXTENDED_INSTRUCTIONS,
+            _ => INSTRUCTIONS,
+        }
+    }
+
+    /// The profile calls are validated, checked and rendered by (default: the reference).
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.config.validator.configured_profile()
     }
 
     pub(crate) fn with_tool_name(&self, tool_name: String) -> Self {
@@ -238,8 +261,15 @@ impl AskUser {
         if context.tool_call_id.is_none() {
             context.tool_call_id = Some(call.call_id().to_owned());
         }
+        // The model's `timeout_seconds` (extended profile, already within the host's maximum)
+        // replaces the host's default wait.
+        let timeout = questions.timeout_seconds().map(|s| Duration::from_secs(s.into())).or(config.timeout);
         let Some(answerer) = &config.answerer else {
-            let request = AskUserRequest::with_id(call.call_id(), questions);
+            let deadline = Deadline::new(
+                Timestamp::now(),
+                questions.timeout_seconds().map(|s| Duration::from_secs(s.into())),
+            );
+            let request = AskUserRequest::with_id(call.call_id(), questions).with_deadline(deadline);
             trace.request(&request);
             self.emit(|| {
                 AskUserEvent::Requested(RequestedEvent {
@@ -251,11 +281,12 @@ impl AskUser {
             return trace
                 .finish(CallOutcome::Deferred(PendingQuestion::new(self.tool_name.clone(), request)));
         };
-        let request = AskUserRequest::new(questions);
-        trace.request(&request);
         // One call at a time when sequential: the next call's `Requested` fires only once the
-        // previous call has its answer, as if the calls had been made one after another.
+        // previous call has its answer, as if the calls had been made one after another; its
+        // deadline counts from its turn.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
+        let request = AskUserRequest::new(questions).with_deadline(Deadline::new(Timestamp::now(), timeout));
+        trace.request(&request);
         self.emit(|| {
             AskUserEvent::Requested(RequestedEvent {
                 request: request.clone(),
@@ -266,8 +297,25 @@ impl AskUser {
         let pending = answerer.answer(request.clone(), context);
         // A `let` statement, so the answerer's future is dropped (cancelled) here, before the
         // `Answered` event below, and not at the end of a `match` on the awaited value.
-        let outcome_of_wait = match config.timeout {
-            Some(limit) => tokio::time::timeout(limit, pending).await.ok(),
+        let outcome_of_wait = match timeout {
+            Some(limit) => {
+                let nudge = request
+                    .deadline()
+                    .and_then(|d| Some(d.asked_at().until(d.nudge_at()?)))
+                    .filter(|_| !config.listeners.is_empty());
+                let nudged = with_nudge(pending, nudge, || {
+                    self.emit(|| {
+                        AskUserEvent::Nudge(NudgeEvent {
+                            request_id: request.id().to_owned(),
+                            deadline: request
+                                .deadline()
+                                .copied()
+                                .unwrap_or_else(|| Deadline::new(Timestamp::now(), None)),
+                        })
+                    });
+                });
+                tokio::time::timeout(limit, nudged).await.ok()
+            }
             None => Some(pending.await),
         };
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
@@ -282,16 +330,7 @@ impl AskUser {
         let outcome = match outcome_of_wait {
             None => {
                 self.emit(|| answered_event(AskUserResponse::declined(), true, false));
-                match config.on_timeout {
-                    OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out()),
-                    OnTimeout::ApplyDefaults => {
-                        let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
-                        match askuser_core::ask_user_result(&request, &defaults) {
-                            Ok(result) => CallOutcome::Completed(result),
-                            Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                        }
-                    }
-                }
+                timed_out(config.on_timeout, &request)
             }
             Some(Err(error)) => {
                 self.emit(|| answered_event(AskUserResponse::declined(), false, true));
@@ -383,6 +422,41 @@ impl Trace {
     }
 }
 
+/// What the model is told when nobody answered `request` in time.
+fn timed_out(policy: OnTimeout, request: &AskUserRequest) -> CallOutcome {
+    match policy {
+        OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out_for(request)),
+        OnTimeout::ApplyDefaults => {
+            let defaults = DefaultsResponder::respond(request, AnsweredBy::Timeout);
+            match askuser_core::ask_user_result(request, &defaults) {
+                Ok(result) => CallOutcome::Completed(result),
+                Err(error) => CallOutcome::Failed(CallError::Response(error)),
+            }
+        }
+    }
+}
+
+/// Awaits `answer`, calling `on_nudge` once if it is still waiting after `nudge` (when set).
+async fn with_nudge<F: Future>(answer: F, nudge: Option<Duration>, on_nudge: impl FnOnce()) -> F::Output {
+    let Some(delay) = nudge else { return answer.await };
+    let mut answer = std::pin::pin!(answer);
+    let mut sleep = std::pin::pin!(tokio::time::sleep(delay));
+    let mut on_nudge = Some(on_nudge);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = answer.as_mut().poll(cx) {
+            return Poll::Ready(output);
+        }
+        if on_nudge.is_some()
+            && sleep.as_mut().poll(cx).is_ready()
+            && let Some(nudge) = on_nudge.take()
+        {
+            nudge();
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 fn answer_error(error: AnswerError) -> CallOutcome {
     match error.kind() {
         AnswerErrorKind::Retry => CallOutcome::Retry(Retry::answerer(error)),
@@ -401,6 +475,8 @@ impl fmt::Debug for AskUser {
             .field("on_timeout", &config.on_timeout)
             .field("sequential", &config.sequential)
             .field("max_argument_bytes", &config.validator.argument_byte_limit())
+            .field("profile", &config.validator.configured_profile())
+            .field("max_timeout_seconds", &config.validator.timeout_seconds_limit())
             .field("listeners", &config.listeners.len())
             .field("include_content", &config.include_content)
             .finish()
@@ -418,7 +494,12 @@ pub struct AskUserBuilder {
     validator: Validator,
     listeners: Vec<Arc<dyn Listener>>,
     include_content: bool,
+    unattended: bool,
 }
+
+/// The one shared answerer of every capability told to answer unattended, so that two such
+/// capabilities stated twice are the same configuration.
+static UNATTENDED: LazyLock<Arc<dyn Answerer>> = LazyLock::new(|| Arc::new(DefaultsResponder));
 
 impl Default for AskUserBuilder {
     fn default() -> Self {
@@ -431,6 +512,7 @@ impl Default for AskUserBuilder {
             validator: Validator::new(),
             listeners: Vec::new(),
             include_content: true,
+            unattended: false,
         }
     }
 }
@@ -444,8 +526,11 @@ impl fmt::Debug for AskUserBuilder {
             .field("on_timeout", &self.on_timeout)
             .field("sequential", &self.sequential)
             .field("max_argument_bytes", &self.validator.argument_byte_limit())
+            .field("profile", &self.validator.configured_profile())
+            .field("max_timeout_seconds", &self.validator.timeout_seconds_limit())
             .field("listeners", &self.listeners.len())
             .field("include_content", &self.include_content)
+            .field("unattended", &self.unattended)
             .finish()
     }
 }
@@ -497,6 +582,34 @@ impl AskUserBuilder {
         self
     }
 
+    /// The profile calls are validated, checked and rendered by (SPEC §10). Default:
+    /// [`Profile::Reference`], the reference implementation's contract to the letter.
+    /// [`Profile::Extended`] adds text and secret questions, ids, declared defaults,
+    /// `allow_other` and `timeout_seconds`, and renders every result as data; the tool
+    /// description, instruction and schema follow the profile.
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.validator = self.validator.profile(profile);
+        self
+    }
+
+    /// The longest wait a model may ask for with `timeout_seconds` (extended profile), whole
+    /// seconds; a longer one is a retry. The model's value then replaces [`timeout`](Self::timeout)
+    /// for its call: it can shorten the wait, never go past this maximum. Default: 300 seconds.
+    pub fn max_timeout(mut self, max: Duration) -> Self {
+        let seconds = u32::try_from(max.as_secs()).unwrap_or(u32::MAX);
+        self.validator = self.validator.max_timeout_seconds(seconds);
+        self
+    }
+
+    /// With no answerer set, answer every call at once with the defaults ([`DefaultsResponder`],
+    /// `answered_by: unattended`) instead of deferring it: the second seed's headless default. A
+    /// batch with a text or secret question is then declined. Ignored when an answerer is set.
+    /// Default: false (calls without an answerer are deferred).
+    pub fn unattended(mut self, unattended: bool) -> Self {
+        self.unattended = unattended;
+        self
+    }
+
     /// Adds a listener for [`AskUserEvent`]s. Default: none.
     pub fn listener(self, listener: impl Listener + 'static) -> Self {
         self.shared_listener(Arc::new(listener))
@@ -521,9 +634,12 @@ impl AskUserBuilder {
     ///
     /// [`BuildError::TimeoutWithoutAnswerer`], [`BuildError::ZeroTimeout`] or
     /// [`BuildError::EmptyId`].
-    pub fn build(self) -> Result<AskUser, BuildError> {
+    pub fn build(mut self) -> Result<AskUser, BuildError> {
         if self.id.is_empty() {
             return Err(BuildError::EmptyId);
+        }
+        if self.unattended && self.answerer.is_none() {
+            self.answerer = Some(Arc::clone(&UNATTENDED));
         }
         if let Some(timeout) = self.timeout {
             if timeout.is_zero() {

@@ -3,7 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::schema::{Dialect, parameters};
+use askuser_core::Profile;
+
+use crate::schema::{Dialect, parameters_for};
 
 /// The tool's name, as the model calls it.
 pub const TOOL_NAME: &str = "ask_user_question";
@@ -31,6 +33,42 @@ person declines or does not answer, make a reasonable choice, state it, and cont
 with answered_by are defaults picked without the person: never treat them as the person's decision \
 or as consent to anything.";
 
+/// The tool description the model reads in the extended profile (SPEC §10).
+pub const EXTENDED_DESCRIPTION: &str = "\
+Ask the person you are working for one to ten questions, and wait for the answers. Use it when the \
+task is ambiguous in a way that changes what you would do and the answer is not in the workspace, \
+the files or the conversation. Each question has a short unique header and the question text, and \
+an optional id (one is generated, q1, q2, ..., when you leave it out). \
+kind \"choice\" (the default) offers two to six concrete options; set multi_select when several \
+answers make sense, mark the options you would pick yourself with default: true (at most one on a \
+single-select question), and set allow_other: false when only the listed options make sense. \
+kind \"text\" asks for a short free-text answer and has no options: use it only when the answer \
+cannot be a list of options, such as a name or a path. \
+kind \"secret\" asks for a credential: only one the task cannot go on without, only alone in its \
+call, with secret_name (the name a tool will read it under, like an environment variable) and \
+purpose (why the task needs it). You never see the value: the answer is the reference \
+session:NAME, which you pass to the tool that needs it. Never ask for a secret to be typed into a \
+text question. \
+Set timeout_seconds to wait less than the host's default. \
+The result is always JSON: {\"status\":\"answered\"|\"declined\"|\"timed_out\",\"answered_by\":\
+\"user\"|\"timeout\"|\"unattended\",\"answers\":[{\"id\",\"header\",\"selected\":[labels],\
+\"other_text\":the person's own words or null,\"secret_ref\":\"session:NAME\" for a secret}]}. \
+Only answered_by \"user\" is the person's choice: answers by \"timeout\" or \"unattended\" are \
+defaults picked without the person, and no answer ever counts as their consent or approval. A \
+declined question was seen and refused: do not ask it again; carry on without it.";
+
+/// The one static instruction for the system prompt in the extended profile (SPEC §10).
+pub const EXTENDED_INSTRUCTIONS: &str = "\
+When a task is ambiguous and the answer is not in the workspace or the conversation, call \
+ask_user_question instead of guessing, and instead of burying a question in your reply. Prefer \
+choice questions with concrete options, the most likely first and marked default; ask for text only \
+when no list of options fits; batch related questions into one call. Ask for a secret only when the \
+task needs a credential it cannot get otherwise, alone in its call, and use the session:NAME \
+reference you get back, never a value. If the person declines, do not ask the same question again: \
+make a reasonable choice, state it, and continue. Answers whose answered_by is not \"user\" are \
+defaults picked without the person: never treat them as the person's decision or as consent to \
+anything.";
+
 /// A tool definition in the shape every framework and provider uses: name, description, and a
 /// JSON Schema for the arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,10 +86,24 @@ impl ToolDefinition {
     /// The definition of `ask_user_question` with its parameters in `dialect`.
     #[must_use]
     pub fn new(dialect: Dialect) -> Self {
-        Self::named(TOOL_NAME, dialect)
+        Self::named(TOOL_NAME, Profile::Reference, dialect)
     }
 
-    pub(crate) fn named(name: &str, dialect: Dialect) -> Self {
-        Self { name: name.to_owned(), description: DESCRIPTION.to_owned(), parameters: parameters(dialect) }
+    /// The definition of `ask_user_question` in `profile`, with its parameters in `dialect`.
+    #[must_use]
+    pub fn for_profile(profile: Profile, dialect: Dialect) -> Self {
+        Self::named(TOOL_NAME, profile, dialect)
+    }
+
+    pub(crate) fn named(name: &str, profile: Profile, dialect: Dialect) -> Self {
+        let description = match profile {
+            Profile::Extended => EXTENDED_DESCRIPTION,
+            _ => DESCRIPTION,
+        };
+        Self {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters: parameters_for(profile, dialect),
+        }
     }
 }

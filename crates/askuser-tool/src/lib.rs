@@ -79,13 +79,15 @@ mod toolset;
 
 pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
-pub use definition::{DESCRIPTION, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+pub use definition::{
+    DESCRIPTION, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition,
+};
 pub use error::{BuildError, CallError, CombineError, RebuildError};
-pub use event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+pub use event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEvent};
 pub use pending::{PENDING_VERSION, PendingQuestion};
 pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
 pub use schema::{
-    Dialect, GENERATED_MARKER, SchemaFile, UnknownDialect, inline_refs, parameters, parameters_schema,
-    schema_files,
+    Dialect, GENERATED_MARKER, SchemaFile, UnknownDialect, inline_refs, parameters, parameters_for,
+    parameters_schema, parameters_schema_for, response_schema, schema_files,
 };
 pub use toolset::{ToolSet, ToolSetBuilder};

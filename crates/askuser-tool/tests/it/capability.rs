@@ -149,6 +149,8 @@ async fn timeout_cancels_the_answerer_before_the_answered_event() {
         [
             "requested deferred=false",
             "answerer waiting",
+            // 5 s − ⌈5 s / 5⌉: the nudge fires once, while the answerer still waits.
+            "nudge after 4000 ms",
             "answerer dropped",
             "answered cancelled=true timed_out=true failed=false"
         ]
@@ -261,7 +263,8 @@ fn defaults_are_documented_ones() {
     assert_eq!(
         format!("{ask_user:?}"),
         "AskUser { id: \"ask_user\", tool_name: \"ask_user_question\", answerer: None, timeout: None, \
-         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, listeners: 0, include_content: true }"
+         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, profile: Reference, \
+         max_timeout_seconds: 300, listeners: 0, include_content: true }"
     );
 }
 

@@ -2,9 +2,12 @@
 
 mod capability;
 mod deferred;
+mod extended;
 mod properties;
 mod router;
 mod schema;
+#[cfg(feature = "tracing")]
+mod secrets;
 mod support;
 mod toolset;
 #[cfg(feature = "tracing")]
