@@ -223,11 +223,14 @@ impl<'s> Reader<'s, '_> {
             b'N' | b'I' => RawNumber::Other(self.special_float()?),
             b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => RawNumber::Other(self.special_float()?),
             b'-' | b'0'..=b'9' => {
+                // As `serde_json` reads numbers, for the same verdict and message on either path:
+                // an integer within u64 or i64 exactly, anything else (`-0` too) as a float.
                 let n = self.number()?;
-                match n.literal.parse::<i128>() {
-                    // serde_json reads `-0` as a float; so does this reader, for the same verdict.
-                    Ok(0) if n.literal.starts_with('-') => RawNumber::Other(-0.0),
-                    Ok(v) if n.integer => RawNumber::Integer(v),
+                let integer = n.integer.then(|| n.literal.parse::<u64>().map(i128::from));
+                let integer = integer.map(|u| u.or_else(|_| n.literal.parse::<i64>().map(i128::from)));
+                match integer {
+                    Some(Ok(0)) if n.literal.starts_with('-') => RawNumber::Other(-0.0),
+                    Some(Ok(v)) => RawNumber::Integer(v),
                     _ => RawNumber::Other(self.float(&n)?),
                 }
             }
