@@ -47,6 +47,15 @@
 //! # }
 //! ```
 //!
+//! # Profiles
+//!
+//! By default the capability is the reference implementation's multiple-choice tool, to the byte.
+//! [`AskUserBuilder::profile`] with [`askuser_core::Profile::Extended`] switches on the extended
+//! profile: text and secret questions, ids, declared defaults, `timeout_seconds` (up to
+//! [`AskUserBuilder::max_timeout`]), deadline stamps and a [`NudgeEvent`], and results the model
+//! reads as data. Its description, instruction and schemas follow ([`EXTENDED_DESCRIPTION`],
+//! [`parameters_for`]).
+//!
 //! # Which crate do I need?
 //!
 //! | crate | for |
