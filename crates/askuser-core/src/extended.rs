@@ -161,11 +161,18 @@ fn call_rules(mut questions: Vec<Question>, path: &Path<'_>, problems: &mut Prob
     if problems.len() != before {
         return None;
     }
-    let taken: Vec<String> = questions.iter().filter_map(|q| q.id().map(str::to_owned)).collect();
-    let mut free = GENERATED_IDS.iter().filter(|id| !taken.iter().any(|t| t == *id));
-    for question in &mut questions {
-        if let Some(extras) = question.extras_mut().filter(|e| matches!(e.id, QuestionId::None)) {
-            extras.id = QuestionId::Generated(free.next()?);
+    // Chosen first, against the given ids, then assigned: no allocation on the way.
+    let mut generated = [None; MAX_QUESTIONS];
+    let taken = |id: &str| questions.iter().any(|q| q.id() == Some(id));
+    let mut free = GENERATED_IDS.iter().copied().filter(|id| !taken(id));
+    for (slot, question) in generated.iter_mut().zip(&questions) {
+        if question.id().is_none() {
+            *slot = free.next();
+        }
+    }
+    for (question, id) in questions.iter_mut().zip(generated) {
+        if let (Some(extras), Some(id)) = (question.extras_mut(), id) {
+            extras.id = QuestionId::Generated(id);
         }
     }
     Some(Questions::from_parts(questions))
@@ -211,7 +218,7 @@ fn question(
     problems: &mut Problems,
 ) -> Option<Question> {
     let before = problems.len();
-    let ext = raw.ext;
+    let ext = raw.ext.map(|ext| *ext).unwrap_or_default();
     let kind_path = path.key("kind");
     let kind = match ext.kind {
         Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionKind::Choice),
@@ -324,10 +331,10 @@ fn question(
     if kind != QuestionKind::Choice {
         return Some(Question::from_parts(arena, header?, question?, options, false).with_extras(extras));
     }
-    let defaults: Vec<usize> =
-        options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i).collect();
+    let mut defaults = options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i);
+    let two_defaults = (defaults.next(), defaults.next());
     let question = labels_unique(arena, header?, question?, options, multi_select, path, problems)?;
-    if let [first, second, ..] = defaults[..]
+    if let (Some(first), Some(second)) = two_defaults
         && !multi_select
     {
         let at = path.key("options");

@@ -58,11 +58,11 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
         _ if !r.extended => return Ok(false),
-        "kind" => q.ext.kind = r.string_slot()?,
-        "id" => q.ext.id = r.string_slot()?,
-        "allow_other" => q.ext.allow_other = r.bool_slot()?,
-        "secret_name" => q.ext.secret_name = r.string_slot()?,
-        "purpose" => q.ext.purpose = r.string_slot()?,
+        "kind" => q.ext().kind = r.string_slot()?,
+        "id" => q.ext().id = r.string_slot()?,
+        "allow_other" => q.ext().allow_other = r.bool_slot()?,
+        "secret_name" => q.ext().secret_name = r.string_slot()?,
+        "purpose" => q.ext().purpose = r.string_slot()?,
         _ => return Ok(false),
     }
     Ok(true)

@@ -675,10 +675,10 @@ impl AskUserRequest {
     /// This request stamped with `deadline` (`asked_at`, and with a timeout `nudge_at` and
     /// `expires_at`); the capability stamps every request it builds.
     #[must_use]
-    pub fn with_deadline(self, deadline: Deadline) -> Self {
-        let mut inner = Arc::unwrap_or_clone(self.0);
-        inner.deadline = Some(deadline);
-        Self(Arc::new(inner))
+    pub fn with_deadline(mut self, deadline: Deadline) -> Self {
+        // In place when unshared, as right after `new`: no second allocation per call.
+        Arc::make_mut(&mut self.0).deadline = Some(deadline);
+        self
     }
 
     /// The id.

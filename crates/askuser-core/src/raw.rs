@@ -312,8 +312,15 @@ pub(crate) struct RawQuestion {
     pub(crate) options: Slot<Vec<Slot<RawOption>>>,
     pub(crate) multi_select: Slot<LaxBool>,
     pub(crate) unknown: Vec<String>,
-    /// The extended profile's keys; read only when the arena says so.
-    pub(crate) ext: RawQuestionExt,
+    /// The extended profile's keys, read only when the arena says so; boxed, and only once one
+    /// is present, so that the reference profile's mirror stays as small as it was.
+    pub(crate) ext: Option<Box<RawQuestionExt>>,
+}
+
+impl RawQuestion {
+    pub(crate) fn ext(&mut self) -> &mut RawQuestionExt {
+        self.ext.get_or_insert_default()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -369,15 +376,15 @@ impl Raw for RawQuestion {
                 QuestionField::Question => raw.question = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::Options => raw.options = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Kind => raw.ext.kind = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Id => raw.ext.id = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Kind => raw.ext().kind = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Id => raw.ext().id = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::AllowOther => {
-                    raw.ext.allow_other = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext().allow_other = map.next_value_seed(SlotSeed::new(text))?;
                 }
                 QuestionField::SecretName => {
-                    raw.ext.secret_name = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext().secret_name = map.next_value_seed(SlotSeed::new(text))?;
                 }
-                QuestionField::Purpose => raw.ext.purpose = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Purpose => raw.ext().purpose = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
         })?;

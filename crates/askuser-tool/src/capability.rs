@@ -229,8 +229,8 @@ impl AskUser {
     ///
     /// # Panics
     ///
-    /// With a [timeout](AskUserBuilder::timeout), when polled outside a Tokio runtime whose time
-    /// driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
+    /// With a [timeout](AskUserBuilder::timeout) (or, in the extended profile, a call that sets
+    /// `timeout_seconds`), when polled outside a Tokio runtime whose time driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
     /// `enable_time()`), as `tokio::time::timeout` does.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
