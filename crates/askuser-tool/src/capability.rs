@@ -230,8 +230,9 @@ impl AskUser {
     /// # Panics
     ///
     /// With a [timeout](AskUserBuilder::timeout) (or, in the extended profile, a call that sets
-    /// `timeout_seconds`), when polled outside a Tokio runtime whose time driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
-    /// `enable_time()`), as `tokio::time::timeout` does.
+    /// `timeout_seconds`), when polled outside a Tokio runtime whose time driver is enabled
+    /// (`#[tokio::main]` enables it; a hand-built runtime needs `enable_time()`), as
+    /// `tokio::time::timeout` does.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
         #[cfg(feature = "tracing")]
@@ -263,12 +264,9 @@ impl AskUser {
         }
         // The model's `timeout_seconds` (extended profile, already within the host's maximum)
         // replaces the host's default wait.
-        let timeout = questions.timeout_seconds().map(|s| Duration::from_secs(s.into())).or(config.timeout);
+        let asked_for = questions.timeout_seconds().map(|s| Duration::from_secs(s.into()));
         let Some(answerer) = &config.answerer else {
-            let deadline = Deadline::new(
-                Timestamp::now(),
-                questions.timeout_seconds().map(|s| Duration::from_secs(s.into())),
-            );
+            let deadline = Deadline::new(Timestamp::now(), asked_for);
             let request = AskUserRequest::with_id(call.call_id(), questions).with_deadline(deadline);
             trace.request(&request);
             self.emit(|| {
@@ -285,7 +283,9 @@ impl AskUser {
         // previous call has its answer, as if the calls had been made one after another; its
         // deadline counts from its turn.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
-        let request = AskUserRequest::new(questions).with_deadline(Deadline::new(Timestamp::now(), timeout));
+        let timeout = asked_for.or(config.timeout);
+        let deadline = Deadline::new(Timestamp::now(), timeout);
+        let request = AskUserRequest::new(questions).with_deadline(deadline);
         trace.request(&request);
         self.emit(|| {
             AskUserEvent::Requested(RequestedEvent {
@@ -299,19 +299,13 @@ impl AskUser {
         // `Answered` event below, and not at the end of a `match` on the awaited value.
         let outcome_of_wait = match timeout {
             Some(limit) => {
-                let nudge = request
-                    .deadline()
-                    .and_then(|d| Some(d.asked_at().until(d.nudge_at()?)))
+                let nudge = deadline
+                    .nudge_at()
+                    .map(|at| deadline.asked_at().until(at))
                     .filter(|_| !config.listeners.is_empty());
                 let nudged = with_nudge(pending, nudge, || {
                     self.emit(|| {
-                        AskUserEvent::Nudge(NudgeEvent {
-                            request_id: request.id().to_owned(),
-                            deadline: request
-                                .deadline()
-                                .copied()
-                                .unwrap_or_else(|| Deadline::new(Timestamp::now(), None)),
-                        })
+                        AskUserEvent::Nudge(NudgeEvent { request_id: request.id().to_owned(), deadline })
                     });
                 });
                 tokio::time::timeout(limit, nudged).await.ok()
