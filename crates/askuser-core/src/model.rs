@@ -246,7 +246,7 @@ pub struct Question {
     options: Vec<QuestionOption>,
     multi_select: bool,
     /// `None` in the reference profile.
-    extras: Option<Box<Extras>>,
+    extras: Option<Extras>,
 }
 
 impl Question {
@@ -281,12 +281,12 @@ impl Question {
     }
 
     pub(crate) fn with_extras(mut self, extras: Extras) -> Self {
-        self.extras = Some(Box::new(extras));
+        self.extras = Some(extras);
         self
     }
 
     pub(crate) fn extras_mut(&mut self) -> Option<&mut Extras> {
-        self.extras.as_deref_mut()
+        self.extras.as_mut()
     }
 
     /// The short header that keys the answer.
