@@ -2,13 +2,16 @@
 //! print the tool result the model would receive.
 
 use std::fs::OpenOptions;
-use std::io::{IsTerminal, Read};
+use std::io::{self, IsTerminal, Read};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use askuser_core::{AnsweredBy, AskContext, DefaultsResponder, Outcome};
+use askuser_core::{
+    AnswerError, AnsweredBy, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Outcome,
+    Validator,
+};
 use askuser_terminal::{Mode, TerminalAnswerer};
-use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, TOOL_NAME, ToolCall};
+use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
 
 pub(crate) const USAGE: &str = "\
 usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON arguments)
@@ -20,10 +23,28 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
   --unattended        answer at once with the defaults, asking nobody
   --accessible        numbered questions answered one line at a time
 
-The tool result goes to stdout, everything else to stderr. Exit status: 0 answered,
-1 declined, 2 invalid arguments (the retry payload is printed), 124 timed out,
-130 interrupted.
+The tool result goes to stdout, everything else to stderr.
+
+exit status:
+  0     answered (or the defaults, with --unattended)
+  1     declined, and only that
+  2     usage error, or invalid arguments (the retry payload is printed)
+  3     could not ask: no terminal to ask on, the input ended before any answer,
+        or the answerer failed
+  4     the result could not be written to stdout
+  124   timed out (waiting for the arguments or for the answers)
+  130   interrupted (Ctrl-C, or SIGINT)
+  129, 143  ended by SIGHUP or SIGTERM (128 + the signal); the terminal is restored first
 ";
+
+/// The exit statuses, as `USAGE` lists them.
+mod status {
+    pub(super) const DECLINED: u8 = 1;
+    pub(super) const USAGE: u8 = 2;
+    pub(super) const COULD_NOT_ASK: u8 = 3;
+    pub(super) const TIMED_OUT: u8 = 124;
+    pub(super) const INTERRUPTED: u8 = 130;
+}
 
 /// The demo batch: what an assistant starting a new service might ask.
 const DEMO: &str = r#"{"questions":[
@@ -103,38 +124,83 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
 /// `askuser ask [FILE|-] [options]`.
 pub(crate) fn ask(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
+        return crate::print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS);
     }
     let options = match parse(args, true) {
         Ok(options) => options,
         Err(message) => return usage_error(&message),
     };
     let from_stdin = options.source.as_deref().is_none_or(|s| s == "-");
-    let text = if from_stdin {
-        if std::io::stdin().is_terminal() {
-            eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
-        }
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map(|_| text)
-    } else {
-        std::fs::read_to_string(options.source.as_deref().unwrap_or_default())
-    };
-    let text = match text {
+    if from_stdin && io::stdin().is_terminal() {
+        eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
+    }
+    let started = Instant::now();
+    let text = match read_arguments(options.source.clone().filter(|_| !from_stdin), options.timeout) {
         Ok(text) => text,
-        Err(e) => {
+        Err(ReadError::TimedOut) => {
+            eprintln!("askuser: no arguments arrived within the timeout");
+            return ExitCode::from(status::TIMED_OUT);
+        }
+        Err(ReadError::TooLarge) => {
+            eprintln!(
+                "askuser: the arguments are more than {LIMIT} bytes, the limit (reading stopped there)",
+                LIMIT = Validator::DEFAULT_MAX_ARGUMENT_BYTES
+            );
+            return ExitCode::from(status::USAGE);
+        }
+        Err(ReadError::Io(e)) => {
             eprintln!("askuser: cannot read the arguments: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(status::USAGE);
         }
     };
+    // The timeout bounds the whole command: what reading the arguments took is spent.
+    let options =
+        Options { timeout: options.timeout.map(|t| t.saturating_sub(started.elapsed())), ..options };
+    if options.timeout.is_some_and(|t| t.is_zero()) {
+        eprintln!("askuser: no arguments arrived within the timeout");
+        return ExitCode::from(status::TIMED_OUT);
+    }
     run(&text, &options, from_stdin)
+}
+
+enum ReadError {
+    TimedOut,
+    TooLarge,
+    Io(io::Error),
+}
+
+/// Reads the arguments from `file`, or stdin when `None`: at most the argument cap plus one byte
+/// (a bigger input is refused without being read whole), within `timeout`.
+fn read_arguments(file: Option<String>, timeout: Option<Duration>) -> Result<String, ReadError> {
+    let limit = Validator::DEFAULT_MAX_ARGUMENT_BYTES as u64;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // On a thread, so that a timeout can give up on a read that never ends (a FIFO, a silent
+    // pipe); the process exits without waiting for it.
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = match file {
+            Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+            None => io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
+        };
+        let _ = tx.send(read.map(|_| bytes));
+    });
+    let received = match timeout {
+        Some(timeout) => rx.recv_timeout(timeout).map_err(|_| ReadError::TimedOut)?,
+        None => rx.recv().map_err(|_| ReadError::Io(io::Error::other("the reader thread failed")))?,
+    };
+    let bytes = received.map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ReadError::Io(io::Error::new(io::ErrorKind::InvalidData, "the arguments are not valid UTF-8"))
+    })
 }
 
 /// `askuser demo [options]`.
 pub(crate) fn demo(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
+        return crate::print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS);
     }
     match parse(args, false) {
         Ok(options) => run(DEMO, &options, false),
@@ -144,7 +210,15 @@ pub(crate) fn demo(args: &[String]) -> ExitCode {
 
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("askuser: {message}\n\n{USAGE}");
-    ExitCode::from(2)
+    ExitCode::from(status::USAGE)
+}
+
+/// The answerer when nobody can be asked: stdin carried the arguments and there is no terminal.
+/// The arguments are still validated first, so the model gets its retry when they are wrong.
+async fn nobody_to_ask(_: AskUserRequest, _: AskContext) -> Result<AskUserResponse, AnswerError> {
+    Err(AnswerError::failed(
+        "nobody could be asked: stdin carried the arguments and there is no terminal to answer on",
+    ))
 }
 
 /// Asks through the `AskUser` capability, so validation, the timeout and its policy, checking and
@@ -155,14 +229,15 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         builder = builder.answerer(DefaultsResponder::new());
     } else {
         // When stdin carried the arguments, the person answers on the terminal itself (keys or lines).
-        let mode = if stdin_used && OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok() {
-            Mode::Tty
+        let tty = OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok();
+        if stdin_used && !tty {
+            builder = builder.answerer(nobody_to_ask);
         } else {
-            Mode::Auto
-        };
-        askuser_terminal::install_panic_hook();
-        builder =
-            builder.answerer(TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build());
+            let mode = if stdin_used { Mode::Tty } else { Mode::Auto };
+            askuser_terminal::install_panic_hook();
+            builder = builder
+                .answerer(TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build());
+        }
         if let Some(limit) = options.timeout {
             builder = builder.timeout(limit);
         }
@@ -171,46 +246,109 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         Ok(ask_user) => ask_user,
         Err(e) => return failure(&e),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return failure(&e),
     };
-    let call = ToolCall::new("askuser-cli", TOOL_NAME, text);
-    match runtime.block_on(ask_user.call(call, AskContext::new())) {
+    let call = ToolCall::new("askuser-cli", text);
+    let outcome = runtime.block_on(async {
+        let signal = signals::first();
+        tokio::select! {
+            outcome = ask_user.call(call, AskContext::new()) => Ok(outcome),
+            // The call's future is dropped first, which restores the terminal (raw mode, echo,
+            // bracketed paste) and replaces the menu with its "withdrawn" summary.
+            signal = signal => Err(signal),
+        }
+    });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(signal) => {
+            eprintln!("askuser: ended by {}", signal.name);
+            return ExitCode::from(128 + signal.number);
+        }
+    };
+    match outcome {
         CallOutcome::Completed(result) => {
-            println!("{}", result.text());
+            if let Err(code) = crate::print_result(result.text()) {
+                return code;
+            }
             match result.outcome() {
-                Outcome::Declined => ExitCode::from(1),
+                Outcome::Declined => ExitCode::from(status::DECLINED),
                 Outcome::TimedOut | Outcome::Defaulted(AnsweredBy::Timeout) => {
                     eprintln!("askuser: nobody answered in time");
-                    ExitCode::from(124)
+                    ExitCode::from(status::TIMED_OUT)
                 }
                 _ => ExitCode::SUCCESS,
             }
         }
         CallOutcome::Retry(retry) => {
-            println!("{}", retry.text());
+            if let Err(code) = crate::print_result(retry.text()) {
+                return code;
+            }
             match retry.reason() {
                 RetryReason::InvalidArguments(e) => eprintln!("askuser: invalid arguments: {e}"),
                 _ => eprintln!("askuser: the answerer asked the model to retry"),
             }
-            ExitCode::from(2)
+            ExitCode::from(status::USAGE)
         }
         CallOutcome::Failed(e) if e.is_interrupted() => {
             eprintln!("askuser: interrupted");
-            ExitCode::from(130)
+            ExitCode::from(status::INTERRUPTED)
         }
         CallOutcome::Failed(e) => failure(&e),
         other => {
             eprintln!("askuser: unexpected outcome {other:?}");
-            ExitCode::FAILURE
+            ExitCode::from(status::COULD_NOT_ASK)
         }
     }
 }
 
+/// The signals that end `askuser ask` while it waits: SIGHUP (the terminal closed), SIGINT
+/// (`kill -INT`; Ctrl-C in the menu is a key, not a signal), SIGTERM.
+mod signals {
+    /// A signal that arrived.
+    pub(super) struct Signal {
+        pub(super) number: u8,
+        pub(super) name: &'static str,
+    }
+
+    /// Waits for the first of the signals. Registered when called (before the first poll), so
+    /// from then on they no longer kill the process outright. Without signal support this never
+    /// completes.
+    #[cfg(unix)]
+    pub(super) fn first() -> impl Future<Output = Signal> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            (1, "SIGHUP", SignalKind::hangup()),
+            (2, "SIGINT", SignalKind::interrupt()),
+            (15, "SIGTERM", SignalKind::terminate()),
+        ];
+        let mut streams: Vec<_> = kinds
+            .into_iter()
+            .filter_map(|(number, name, kind)| Some((number, name, signal(kind).ok()?)))
+            .collect();
+        async move {
+            std::future::poll_fn(|cx| {
+                for (number, name, stream) in &mut streams {
+                    if stream.poll_recv(cx).is_ready() {
+                        return std::task::Poll::Ready(Signal { number: *number, name });
+                    }
+                }
+                std::task::Poll::Pending
+            })
+            .await
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn first() -> impl Future<Output = Signal> {
+        std::future::pending()
+    }
+}
+
 fn failure(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("askuser: {}", with_causes(error));
-    ExitCode::FAILURE
+    eprintln!("askuser: could not ask: {}", with_causes(error));
+    ExitCode::from(status::COULD_NOT_ASK)
 }
 
 /// `error` followed by its causes: an answerer's error names what failed, its source why.
@@ -275,6 +413,34 @@ mod tests {
         let e = askuser_core::AnswerError::failed("the terminal failed")
             .with_source(std::io::Error::other("no such device"));
         assert_eq!(with_causes(&e), "the terminal failed: no such device");
+    }
+
+    /// Guards the documentation of the exit statuses: every status the command uses is listed in
+    /// `askuser ask --help`, in `askuser --help` and in docs/terminal.md.
+    #[test]
+    fn every_exit_status_is_documented() {
+        let docs = include_str!("../../../docs/terminal.md");
+        for code in [
+            0,
+            status::DECLINED,
+            status::USAGE,
+            status::COULD_NOT_ASK,
+            crate::WRITE_FAILED,
+            status::TIMED_OUT,
+            status::INTERRUPTED,
+            129,
+            143,
+        ] {
+            assert!(
+                USAGE.contains(&format!(" {code} ")) || USAGE.contains(&format!(" {code},")),
+                "ask --help: {code}"
+            );
+            assert!(crate::USAGE.contains(&format!("{code} ")), "--help: {code}");
+            assert!(
+                docs.contains(&format!(" {code} |")) || docs.contains(&format!(" {code}, ")),
+                "docs: {code}"
+            );
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ usage: askuser check [--profile reference|extended] < cases.jsonl > verdicts.jso
 --profile  the rules the cases are judged by (default: reference, the reference implementation's;
            extended: SPEC section 10, where an answer may also carry \"id\" and \"secret_ref\")
 
-Reads one JSON object per line (split on LF; blank lines skipped):
+Reads one JSON object per line (split on LF; blank lines, ASCII white space and VT only, skipped):
   {\"kind\":\"request\",  \"args\": {...} | \"args_json\": \"...\"}
   {\"kind\":\"response\", \"args\": {...} | \"args_json\": \"...\", \"response\": {...}}
 with optional \"id\" (echoed first), \"mode\": \"json\" (default) or \"python\" (validate the
@@ -66,7 +66,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    match run_with(stdin, stdout, Validator::new().profile(profile)) {
+    match run_with(stdin, stdout, Validator::new().with_profile(profile)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
@@ -111,7 +111,8 @@ pub(crate) fn run_with(mut input: impl BufRead, output: impl Write, validator: V
             line.clear();
             line.shrink_to(4096);
             Verdict::input_error(None, format!("longer than {MAX_LINE_BYTES} bytes"))
-        } else if line.iter().all(u8::is_ascii_whitespace) {
+        } else if line.iter().all(|b| b.is_ascii_whitespace() || *b == b'\x0b') {
+            // Python's `bytes.strip()`, which the oracle skips blank lines with, strips VT too.
             continue;
         } else {
             match std::str::from_utf8(&line) {
@@ -558,5 +559,18 @@ mod tests {
         ));
         assert!(unattended.contains(r#""outcome":"defaulted""#), "{unattended}");
         assert!(unattended.contains(r#"\"answered_by\":\"unattended\""#), "{unattended}");
+    }
+
+    /// Guards agreement with the oracle (measured): a line of ASCII white space and VT is skipped,
+    /// as Python's `bytes.strip()` skips it, and python-mode floats are read correctly rounded
+    /// (this halfway literal is 1.0; `serde_json` without `float_roundtrip` read 1.0000000000000002).
+    #[test]
+    fn blank_lines_and_floats_as_the_oracle_reads_them() {
+        let out = check(" \x0b\t\x0c\n\x0b\n{\"id\":1,\"kind\":\"request\",\"args\":{}}\n");
+        assert_eq!(out.lines().count(), 1, "{out}");
+        let float = check(
+            r#"{"kind":"request","mode":"python","args":{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}],"multi_select":1.00000000000000011102230246251565404236316680908203125}]}}"#,
+        );
+        assert!(float.contains(r#""ok":true"#) && float.contains(r#""multi_select":true"#), "{float}");
     }
 }

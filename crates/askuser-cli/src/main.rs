@@ -5,7 +5,11 @@ mod ask;
 mod check;
 mod schema;
 
+use std::io::{self, Write};
 use std::process::ExitCode;
+
+/// The exit status of `ask`, `demo` and `schema` when stdout cannot be written.
+const WRITE_FAILED: u8 = 4;
 
 const USAGE: &str = "\
 usage: askuser <command> [options]
@@ -16,7 +20,24 @@ commands:
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
+
+exit status of ask and demo (`askuser ask --help` says more):
+  0 answered, 1 declined (only that), 2 usage error or invalid arguments,
+  3 could not ask (no terminal, input ended before any answer, answerer failure),
+  4 stdout could not be written, 124 timed out, 130 interrupted,
+  128 + N ended by signal N (129 SIGHUP, 143 SIGTERM), the terminal restored first
+schema: 0, 2 usage error, 4 stdout could not be written. check: 0, 1 failure, 2 usage error.
 ";
+
+/// Writes `text` and a newline to stdout. A failed write (a full disk, a closed pipe) is reported
+/// and gives [`WRITE_FAILED`], never a panic.
+pub(crate) fn print_result(text: &str) -> Result<(), ExitCode> {
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "{text}").and_then(|()| stdout.flush()).map_err(|e| {
+        eprintln!("askuser: cannot write the result to stdout: {e}");
+        ExitCode::from(WRITE_FAILED)
+    })
+}
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,8 +49,7 @@ fn main() -> ExitCode {
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
         Some("help" | "--help" | "-h") | None => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
+            print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
         Some(other) => {
             eprintln!("askuser: unknown command {other:?}\n\n{USAGE}");

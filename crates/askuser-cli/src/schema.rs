@@ -8,10 +8,7 @@ use askuser_tool::{Dialect, parameters, parameters_schema};
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
     match render(args) {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => crate::print_result(&text).map_or_else(|code| code, |()| ExitCode::SUCCESS),
         Err(message) => {
             eprintln!(
                 "askuser schema: {message}\nusage: askuser schema [--dialect generic|openai-strict|anthropic|gemini]"

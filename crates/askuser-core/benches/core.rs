@@ -107,7 +107,7 @@ fn main() {
     assert!(ask_user_result(&request, &response).is_ok());
     let budget = Duration::from_millis(300);
 
-    let extended = Validator::new().profile(Profile::Extended);
+    let extended = Validator::new().with_profile(Profile::Extended);
     assert!(extended.validate_json(EXTENDED_ARGS).is_ok());
     let mut floor = f64::INFINITY;
     let mut validate = f64::INFINITY;

@@ -20,7 +20,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let calls: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
     let extended = args.next().is_some_and(|mode| mode == "extended");
-    let validator = Validator::new().profile(Profile::Extended);
+    let validator = Validator::new().with_profile(Profile::Extended);
     for _ in 0..calls {
         if extended {
             black_box(validator.validate_json(black_box(EXTENDED_ARGS)).ok());

@@ -182,19 +182,21 @@ impl Outcome {
 pub struct AskUserResult {
     outcome: Outcome,
     text: String,
+    /// An extended-profile result: JSON in every case, never reworded.
+    data: bool,
 }
 
 impl AskUserResult {
     /// The result for a declined call: [`DECLINED`].
     #[must_use]
     pub fn declined() -> Self {
-        Self { outcome: Outcome::Declined, text: DECLINED.to_owned() }
+        Self { outcome: Outcome::Declined, text: DECLINED.to_owned(), data: false }
     }
 
     /// The result for a call nobody answered in time: [`TIMED_OUT`].
     #[must_use]
     pub fn timed_out() -> Self {
-        Self { outcome: Outcome::TimedOut, text: TIMED_OUT.to_owned() }
+        Self { outcome: Outcome::TimedOut, text: TIMED_OUT.to_owned(), data: false }
     }
 
     /// The result for `request` when nobody answered in time and no defaults are applied (policy
@@ -209,6 +211,18 @@ impl AskUserResult {
             );
         }
         Self::timed_out()
+    }
+
+    /// The same result worded `sentence` when it is [declined](Outcome::Declined) or
+    /// [timed out](Outcome::TimedOut): for a host that words those its own way. Any other result
+    /// is returned unchanged: answers are always rendered as SPEC §3.2 says, and an extended-profile
+    /// result is data in every case (SPEC §10), never a sentence.
+    #[must_use]
+    pub fn with_sentence(self, sentence: &str) -> Self {
+        match self.outcome {
+            Outcome::Declined | Outcome::TimedOut if !self.data => Self { text: sentence.to_owned(), ..self },
+            _ => self,
+        }
     }
 
     /// How the call ended.
@@ -262,7 +276,7 @@ fn render_checked(response: &AskUserResponse) -> AskUserResult {
         by => (Outcome::Defaulted(by), serde_json::to_string(&Provenance { answered_by: by, answers })),
     };
     // Serialising strings into memory cannot fail.
-    AskUserResult { outcome, text: text.unwrap_or_default() }
+    AskUserResult { outcome, text: text.unwrap_or_default(), data: false }
 }
 
 struct AnswerMap<'a>(&'a [AskUserAnswer]);
@@ -300,7 +314,7 @@ fn render_extended(request: &AskUserRequest, response: &AskUserResponse) -> AskU
     let result =
         ExtendedResult { status, answered_by: by, answers: ExtendedAnswers(request, &response.answers) };
     // Serialising strings into memory cannot fail.
-    AskUserResult { outcome, text: serde_json::to_string(&result).unwrap_or_default() }
+    AskUserResult { outcome, text: serde_json::to_string(&result).unwrap_or_default(), data: true }
 }
 
 #[derive(Serialize)]

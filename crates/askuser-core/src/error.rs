@@ -440,6 +440,12 @@ impl Problems {
         self.total == 0
     }
 
+    /// Forgets the problems found after the first `len`.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.total = self.total.min(len);
+        self.kept.truncate(self.total);
+    }
+
     pub(crate) fn into_error(self) -> ValidationError {
         debug_assert!(!self.kept.is_empty());
         ValidationError { omitted: self.total - self.kept.len(), problems: self.kept }
@@ -484,9 +490,43 @@ impl ValidationError {
     /// The retry text the model receives: compact JSON
     /// `{"error":"invalid_arguments","message":"…","problems":[{"type","loc","msg"}…]}`, plus
     /// `"omitted":N` when more problems were found than listed.
+    ///
+    /// Control, format and bidi characters inside its strings (an unknown key's, in `loc`) are
+    /// written as `\uXXXX` escapes: the JSON means the same, and the text stays inert in a log or
+    /// on a terminal, as the messages do.
     #[must_use]
     pub fn retry_payload(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        let mut out = Vec::new();
+        let mut serializer = serde_json::Serializer::with_formatter(&mut out, InertFormatter);
+        if self.serialize(&mut serializer).is_err() {
+            return String::new();
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+/// Compact JSON whose strings carry no raw forbidden character (C1 controls, U+2028, bidi
+/// controls and the rest of [`is_forbidden_char`](crate::is_forbidden_char)): each is escaped.
+struct InertFormatter;
+
+impl serde_json::ser::Formatter for InertFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if crate::text::is_forbidden_char(c, false) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                let mut units = [0_u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(writer, "\\u{unit:04x}")?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
     }
 }
 

@@ -2,7 +2,7 @@
 //! characters in strings, no lone surrogate escapes, no trailing characters. Where `serde_json` and
 //! the reference's parser (jiter) differ, it follows the reference, whose verdicts we match: `NaN`,
 //! `Infinity` and `-Infinity` are numbers, a float out of range is infinite rather than an error,
-//! and nesting goes 200 non-empty containers deep (an empty `[]` or `{}` does not count) rather
+//! an integer part over 4,300 digits is out of range (the whole text is invalid), and nesting goes 200 non-empty containers deep (an empty `[]` or `{}` does not count) rather
 //! than 128 containers of any kind.
 //!
 //! It exists for speed. It reads the arguments straight into the lenient mirror (`raw.rs`) by
@@ -21,6 +21,10 @@ use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot,
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
 /// arrays around a `[]` parse, 200 arrays around `{"a":1}` do not.
 const MAX_DEPTH: u32 = 200;
+
+/// The longest integer part of a number the reference reads (Python's default limit on integer
+/// digits): a longer one, even with a fraction or an exponent, makes the whole text invalid.
+const MAX_INT_DIGITS: usize = 4300;
 
 /// Why the text is not JSON, with where.
 #[derive(Debug)]
@@ -491,6 +495,11 @@ impl<'s> Reader<'s, '_> {
         let leading_zero = bytes.get(i) == Some(&b'0');
         let int_digits = digits(&mut i);
         let mut valid = int_digits > 0 && !(leading_zero && int_digits > 1);
+        if valid && int_digits > MAX_INT_DIGITS {
+            // Where the reference stops: after the integer part, or on its last digit at the end.
+            self.pos = i.min(self.text.len().saturating_sub(1));
+            return Err(self.error("number out of range"));
+        }
         let mut integer = true;
         if valid && bytes.get(i) == Some(&b'.') {
             i += 1;
@@ -752,6 +761,34 @@ mod tests {
         // Regression: 200 arrays around a non-empty object were accepted (the reference rejects).
         assert!(check(&nest(200, r#"{"a":1}"#)).is_err());
         assert!(check(&nest(200, "[1]")).is_err());
+    }
+
+    /// Guards agreement on huge integers (measured on the reference): an integer part over 4,300
+    /// digits makes the whole text invalid, where the number ends; it used to be read as infinity,
+    /// and as the first value of a repeated key the call was even accepted.
+    #[test]
+    fn integers_over_4300_digits_are_out_of_range() {
+        let digits = |n: usize| "1".repeat(n);
+        for accepted in [
+            digits(4300),
+            format!("-{}", digits(4300)),
+            format!("{}.5", digits(4300)),
+            format!("1.{}", digits(9000)),
+            format!("1e{}", digits(4301)),
+        ] {
+            assert!(check(&accepted).is_ok(), "{} digits", accepted.len());
+        }
+        let at = |text: &str| check(text).unwrap_err().to_string();
+        assert_eq!(at(&format!("[{} ]", digits(4301))), "number out of range at line 1 column 4303");
+        assert_eq!(at(&format!("[-{}e5]", digits(4301))), "number out of range at line 1 column 4304");
+        assert_eq!(at(&format!("[{}.5]", digits(4301))), "number out of range at line 1 column 4303");
+        // At the very end the reference points at the last digit.
+        assert_eq!(at(&digits(4301)), "number out of range at line 1 column 4301");
+        let repeated = format!(
+            r#"{{"questions":{},"questions":[{{"header":"H","question":"Q?","options":[{{"label":"a"}},{{"label":"b"}}]}}]}}"#,
+            digits(4301)
+        );
+        assert!(crate::Questions::from_json(&repeated).is_err());
     }
 
     #[test]

@@ -783,8 +783,8 @@ impl<'de> Deserialize<'de> for AskUserRequest {
         };
         let (profile, deadline) = take_envelope(&mut map).map_err(D::Error::custom)?;
         let questions = crate::Validator::new()
-            .profile(profile)
-            .max_timeout_seconds(u32::MAX)
+            .with_profile(profile)
+            .with_max_timeout_seconds(u32::MAX)
             .validate_value(&serde_json::Value::Object(map))
             .map_err(D::Error::custom)?;
         Ok(Self(Arc::new(RequestInner { id, questions, deadline })))

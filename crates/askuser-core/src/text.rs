@@ -127,7 +127,59 @@ pub(crate) fn first_duplicate<T>(items: &[T], key: impl Fn(&T) -> &str) -> Optio
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
+
+    /// One line per block of 4,096 code points: an FNV-1a digest of what the Unicode tables give
+    /// each code point (forbidden or not, with and without LF allowed, and the uniqueness fold of
+    /// an allowed one).
+    fn unicode_table_digests() -> String {
+        let mut out = String::new();
+        for block in 0..=(0x10_ffff_u32 >> 12) {
+            let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+            let mut eat = |bytes: &[u8]| {
+                for &b in bytes {
+                    hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                }
+            };
+            for c in ((block << 12)..((block + 1) << 12)).filter_map(char::from_u32) {
+                let mut buf = [0; 4];
+                let forbidden = is_forbidden_char(c, true);
+                eat(&[u8::from(is_forbidden_char(c, false)), u8::from(forbidden)]);
+                // A forbidden character is rejected before uniqueness is looked at: its fold
+                // never matters (and skipping the unassigned planes keeps this test quick).
+                if !forbidden {
+                    eat(fold(c.encode_utf8(&mut buf)).as_bytes());
+                }
+                eat(&[0xff]);
+            }
+            let _ = writeln!(out, "{block:03x} {hash:016x}");
+        }
+        out
+    }
+
+    /// Keeps the Unicode tables honest now that `unicase`, `unicode-general-category` and
+    /// `unicode-normalization` are caret requirements (exact pins broke downstream builds): a patch
+    /// release that changes what any code point means for validation fails here, naming the block
+    /// of 4,096 code points. If the change is intended (a Unicode update), check it against the
+    /// reference (`docs/conformance.md`) and replace `tests/data/unicode-tables.txt` with the
+    /// text printed.
+    #[test]
+    fn every_code_point_means_what_it_meant() {
+        let expected = include_str!("../tests/data/unicode-tables.txt");
+        let actual = unicode_table_digests();
+        let changed: Vec<&str> = expected
+            .lines()
+            .zip(actual.lines())
+            .filter(|(e, a)| e != a)
+            .map(|(e, _)| e.split(' ').next().unwrap_or(e))
+            .collect();
+        assert!(
+            expected == actual,
+            "the Unicode tables changed in blocks {changed:?} (code point = block << 12); new file:\n{actual}"
+        );
+    }
 
     #[track_caller]
     fn dup(a: &str, b: &str, expected: bool) {

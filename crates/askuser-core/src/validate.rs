@@ -20,7 +20,8 @@ use crate::text;
 /// ```
 /// use askuser_core::Validator;
 ///
-/// let validator = Validator::new().max_argument_bytes(64);
+/// let validator = Validator::new().with_max_argument_bytes(64);
+/// assert_eq!(validator.max_argument_bytes(), 64);
 /// let err = validator.validate_json(&" ".repeat(65)).unwrap_err();
 /// assert_eq!(err.first().kind().code(), "too_large");
 /// ```
@@ -63,47 +64,48 @@ impl Validator {
     ///
     /// let args = r#"{"questions":[{"kind":"text","header":"Branch","question":"Which branch name?"}]}"#;
     /// assert!(Validator::new().validate_json(args).is_err());
-    /// let questions = Validator::new().profile(Profile::Extended).validate_json(args).unwrap();
+    /// let questions = Validator::new().with_profile(Profile::Extended).validate_json(args).unwrap();
     /// assert_eq!(questions.as_slice()[0].kind(), QuestionKind::Text);
     /// assert_eq!(questions.as_slice()[0].id(), Some("q1"));
     /// ```
     #[must_use]
-    pub fn profile(mut self, profile: Profile) -> Self {
+    pub fn with_profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
         self
     }
 
-    /// The configured profile.
+    /// The profile validated by.
     #[must_use]
-    pub fn configured_profile(&self) -> Profile {
+    pub fn profile(&self) -> Profile {
         self.profile
     }
 
     /// The largest `timeout_seconds` a model may ask for (extended profile): the host's maximum
     /// wait. Default: [`DEFAULT_MAX_TIMEOUT_SECONDS`](Self::DEFAULT_MAX_TIMEOUT_SECONDS).
     #[must_use]
-    pub fn max_timeout_seconds(mut self, max: u32) -> Self {
+    pub fn with_max_timeout_seconds(mut self, max: u32) -> Self {
         self.max_timeout_seconds = max;
         self
     }
 
-    /// The configured maximum of `timeout_seconds`.
+    /// The largest `timeout_seconds` accepted.
     #[must_use]
-    pub fn timeout_seconds_limit(&self) -> u32 {
+    pub fn max_timeout_seconds(&self) -> u32 {
         self.max_timeout_seconds
     }
 
     /// The largest argument text accepted, in bytes; larger text is rejected before parsing.
     /// Default: [`DEFAULT_MAX_ARGUMENT_BYTES`](Self::DEFAULT_MAX_ARGUMENT_BYTES).
     #[must_use]
-    pub fn max_argument_bytes(mut self, limit: usize) -> Self {
+    pub fn with_max_argument_bytes(mut self, limit: usize) -> Self {
         self.max_argument_bytes = limit;
         self
     }
 
-    /// The configured cap in bytes.
+    /// The largest argument text accepted, in bytes: one name for the cap, here and in
+    /// `AskUserBuilder::max_argument_bytes` of `askuser-tool`.
     #[must_use]
-    pub fn argument_byte_limit(&self) -> usize {
+    pub fn max_argument_bytes(&self) -> usize {
         self.max_argument_bytes
     }
 
@@ -453,6 +455,10 @@ pub(crate) fn option_count(count: usize, path: &Path<'_>, problems: &mut Problem
     false
 }
 
+/// The options, read as the reference reads them (a tuple with a length range, checked "after
+/// validation"): the valid ones are counted as they come, and the seventh valid one ends the list
+/// with only its length as the problem, the items' problems dropped; fewer than two valid ones add
+/// a too-short problem, counting the valid ones, after the items' problems.
 fn option_items(
     items: Vec<Slot<RawOption>>,
     arena: &Arc<str>,
@@ -460,10 +466,25 @@ fn option_items(
     problems: &mut Problems,
 ) -> Option<Vec<QuestionOption>> {
     let count = items.len();
-    let options =
-        each(items, path, problems, |item, path, problems| option_slot(item, arena, path, problems));
-    let count_ok = option_count(count, path, problems);
-    options.filter(|_| count_ok)
+    let before = problems.len();
+    let mut options = Vec::with_capacity(count.min(MAX_OPTIONS + 1));
+    let mut all_valid = true;
+    for (i, item) in items.into_iter().enumerate() {
+        match option_slot(item, arena, &path.index(i), problems) {
+            Some(option) => options.push(option),
+            None => all_valid = false,
+        }
+        if options.len() > MAX_OPTIONS {
+            problems.truncate(before);
+            problem(problems, path, ProblemKind::TooManyItems { max: MAX_OPTIONS, actual: count });
+            return None;
+        }
+    }
+    if options.len() < MIN_OPTIONS {
+        problem(problems, path, ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: options.len() });
+        return None;
+    }
+    all_valid.then_some(options)
 }
 
 /// Reads every item of a list, so that each one's problems are reported; `None` if any is invalid.

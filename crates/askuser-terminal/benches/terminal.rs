@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use askuser_core::{AskUserRequest, Questions};
-use askuser_terminal::{Event, TerminalAnswerer};
+use askuser_terminal::TerminalAnswerer;
+use askuser_terminal::crossterm::event::Event;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 

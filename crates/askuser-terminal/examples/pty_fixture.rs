@@ -9,6 +9,9 @@
 //! once, as a `panic = "abort"` build does: no guard's `Drop` runs, only the panic hook.
 //! `pty_fixture cancel MS`: opens the same menu, cancels it after MS milliseconds (as a timeout
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
+//! `pty_fixture cancel-lines MS accessible|lines`: the same with the accessible mode or the line
+//! protocol on stdin instead of the menu.
+//! `pty_fixture two`: two answerers ask one question each at the same time; prints both results.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -22,6 +25,14 @@ const BATCH: &str = r#"{"questions":[
         {"label":"Postgres","description":"mature"},{"label":"SQLite"},{"label":"MySQL"}]},
     {"header":"Extras","question":"Which extras?","multi_select":true,"options":[
         {"label":"Cache"},{"label":"Metrics"},{"label":"Tracing"}]}]}"#;
+
+/// One yes-or-no question headed `header`.
+fn single(header: &str) -> Result<AskUserRequest, askuser_core::ValidationError> {
+    let json = format!(
+        r#"{{"questions":[{{"header":"{header}","question":"Question {header}?","options":[{{"label":"Yes"}},{{"label":"No"}}]}}]}}"#
+    );
+    Ok(AskUserRequest::new(Questions::from_json(&json)?))
+}
 
 fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     askuser_terminal::install_panic_hook();
@@ -61,8 +72,21 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             runtime.block_on(answerer.ask(&request))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some("cancel") => {
+        Some("two") => {
+            let (first, second) = (single("A")?, single("B")?);
+            let other = TerminalAnswerer::new();
+            let (a, b) = runtime.block_on(async { tokio::join!(answerer.ask(&first), other.ask(&second)) });
+            println!("{}", ask_user_result(&first, &a?)?.text());
+            println!("{}", ask_user_result(&second, &b?)?.text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(command @ ("cancel" | "cancel-lines")) => {
             let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
+            let answerer = match args.get(2).map(String::as_str) {
+                _ if command == "cancel" => answerer,
+                Some("accessible") => TerminalAnswerer::builder().accessible(true).build(),
+                _ => TerminalAnswerer::builder().mode(Mode::Lines).build(),
+            };
             let asked = runtime.block_on(async {
                 tokio::time::timeout(Duration::from_millis(ms), answerer.ask(&request)).await
             });
@@ -80,7 +104,10 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         _ => {
-            eprintln!("usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS");
+            eprintln!(
+                "usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS \
+                 | cancel-lines MS accessible|lines | two"
+            );
             Ok(ExitCode::from(2))
         }
     }

@@ -57,10 +57,9 @@ pub enum Mode {
     /// terminal is smaller than 20 × 6, the line protocol instead, its lines also read from
     /// `/dev/tty`, never from stdin.
     Tty,
-    /// Numbered questions, answered one line at a time on stdin (screen-reader friendly); the same
-    /// as [`Mode::Auto`] with [`TerminalAnswererBuilder::accessible`].
-    Accessible,
-    /// The line protocol on stdin, as for a script.
+    /// The line protocol on stdin: numbered questions answered one line at a time, as for a
+    /// script. The accessible mode is this same protocol: [`TerminalAnswererBuilder::accessible`]
+    /// picks it under [`Mode::Auto`] (and reads `/dev/tty` under [`Mode::Tty`]).
     Lines,
 }
 
@@ -82,6 +81,10 @@ struct Io {
     output: Option<Box<dyn Write + Send>>,
 }
 
+/// The process's one queue for the terminal (see [`TerminalAnswerer::ask`]). tokio's mutex is
+/// fair: calls are served in order, and a call cancelled while waiting never draws.
+static TERMINAL: Mutex<()> = Mutex::const_new(());
+
 struct Inner {
     config: Config,
     /// Held for the whole of one `ask()`. tokio's mutex is fair, so calls are served in order,
@@ -91,7 +94,9 @@ struct Inner {
 
 /// Asks a person on the terminal: an inline menu, or a line protocol when there is no terminal.
 ///
-/// Cheap to clone; clones share one queue, so concurrent calls show one menu at a time, in order.
+/// Cheap to clone. Concurrent calls show one menu at a time, in order, across every answerer of
+/// the process (two capabilities in a tool set, one per sub-agent), unless an answerer's input and
+/// output are both the host's.
 /// Dropping an `ask()` future (a timeout, `select!`) restores the terminal and leaves the next
 /// line the person types to whoever reads next.
 #[derive(Clone)]
@@ -127,10 +132,15 @@ impl TerminalAnswerer {
     ///
     /// # Errors
     ///
-    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when the terminal fails.
-    /// Declining is not an error: it is [`AskUserResponse::declined`].
+    /// [`AnswerError::interrupted`] on Ctrl-C; [`AnswerError::failed`] when the terminal fails,
+    /// or when the input (stdin, or the host's lines) ends before the first answer line: nobody
+    /// was there to ask. Declining is not an error: it is [`AskUserResponse::declined`].
     pub async fn ask(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
         let mut io = self.inner.io.lock().await;
+        // Raw mode, crossterm's reader, stdin and the screen belong to the process, not to one
+        // answerer: every answerer that uses any of them waits its turn in one queue.
+        let fully_injected = io.output.is_some() && (io.input.is_some() || io.lines.is_some());
+        let _turn = if fully_injected { None } else { Some(TERMINAL.lock().await) };
         let outcome = run(&self.inner.config, &mut io, request)
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
@@ -150,6 +160,9 @@ fn response(request: &AskUserRequest, outcome: MenuOutcome) -> Result<AskUserRes
         }
         MenuOutcome::Declined => Ok(AskUserResponse::declined()),
         MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
+        MenuOutcome::NoInput => {
+            Err(AnswerError::failed("nobody could be asked: the input ended before the first answer"))
+        }
     }
 }
 
@@ -207,14 +220,11 @@ impl TerminalAnswererBuilder {
         self
     }
 
-    /// The accessible line mode when `true`: numbered questions answered one line at a time, on
-    /// stdin, or on `/dev/tty` under [`Mode::Tty`]. Default: off, unless `ACCESSIBLE` or
-    /// `ASKUSER_ACCESSIBLE` is set or the mode is [`Mode::Accessible`].
+    /// The accessible line mode when `true`: numbered questions answered one line at a time
+    /// (the line protocol of [`Mode::Lines`]), on stdin, or on `/dev/tty` under [`Mode::Tty`].
+    /// Default: off, unless `ACCESSIBLE` or `ASKUSER_ACCESSIBLE` is set.
     pub fn accessible(mut self, on: bool) -> Self {
         self.config.accessible = on;
-        if !on && self.config.mode == Mode::Accessible {
-            self.config.mode = Mode::Auto;
-        }
         self
     }
 
@@ -311,7 +321,7 @@ fn route(config: &Config, io: &Io) -> Route {
         |size: (u16, u16)| size.0 >= 20 && size.1 >= 6 && std::env::var("TERM").map_or(true, |t| t != "dumb");
     match config.mode {
         _ if io.lines.is_some() => Route::Lines { tty: false },
-        Mode::Accessible | Mode::Lines => Route::Lines { tty: false },
+        Mode::Lines => Route::Lines { tty: false },
         // Stdin carries data here: the person's lines come from the terminal, like the menu's keys.
         Mode::Tty if accessible || !usable(terminal_size(config)) => Route::Lines { tty: true },
         Mode::Tty => Route::Terminal,

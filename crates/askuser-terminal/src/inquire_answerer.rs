@@ -1,6 +1,6 @@
 //! A blocking answerer on inquire, for simple synchronous programs (feature `inquire`).
 
-use askuser_core::{AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse};
+use askuser_core::{AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse, check_response};
 use inquire::error::InquireError;
 use inquire::list_option::ListOption;
 use inquire::ui::{IndexPrefix, RenderConfig};
@@ -63,13 +63,7 @@ impl InquireAnswerer {
                 let prompt = MultiSelect::new(&prompt, shown)
                     .with_render_config(config)
                     .without_filtering()
-                    .with_validator(|picked: &[ListOption<&String>]| {
-                        Ok(if picked.is_empty() {
-                            Validation::Invalid("pick at least one (space toggles), or Other".into())
-                        } else {
-                            Validation::Valid
-                        })
-                    });
+                    .with_validator(multi_pick_check(other));
                 or_decline(prompt.raw_prompt())?.map(|v| v.into_iter().map(|o| o.index).collect())
             } else {
                 let prompt = Select::new(&prompt, shown).with_render_config(config).without_filtering();
@@ -90,7 +84,32 @@ impl InquireAnswerer {
                 ));
             }
         }
-        Ok(AskUserResponse::answered(answers))
+        checked(request, answers)
+    }
+}
+
+/// The response for `answers`, once core's `check_response` has passed it: a bug here fails the
+/// call instead of reaching the model, as in the menu.
+fn checked(request: &AskUserRequest, answers: Vec<AskUserAnswer>) -> Result<AskUserResponse, AnswerError> {
+    let response = AskUserResponse::answered(answers);
+    check_response(request, &response)
+        .map_err(|e| AnswerError::failed("the answers do not fit the questions").with_source(e))?;
+    Ok(response)
+}
+
+/// The multi-select's check: at least one pick, and "Other…" alone, since a custom answer replaces
+/// the picks (ticks beside it used to be dropped without a word).
+fn multi_pick_check(
+    other: usize,
+) -> impl Fn(&[ListOption<&String>]) -> Result<Validation, CustomUserError> + Clone {
+    move |picked| {
+        Ok(if picked.is_empty() {
+            Validation::Invalid("pick at least one (space toggles), or Other".into())
+        } else if picked.len() > 1 && picked.iter().any(|o| o.index == other) {
+            Validation::Invalid("Other replaces the picks: untick the others, or untick Other".into())
+        } else {
+            Validation::Valid
+        })
     }
 }
 
@@ -151,6 +170,34 @@ mod tests {
         assert!(invalid("\u{200b}\t"), "nothing left once cleaned");
         assert!(invalid("abcdef"));
         assert!(!invalid(" abcde "));
+    }
+
+    /// Guards "what is ticked is what is sent": "Other…" with other ticks is refused, not a
+    /// custom answer that silently drops them.
+    #[test]
+    fn other_is_picked_alone() {
+        let labels = ["a".to_owned(), "b".to_owned(), "Other".to_owned()];
+        let check = multi_pick_check(2);
+        let valid = |indices: &[usize]| {
+            let picked: Vec<_> = indices.iter().map(|&i| ListOption::new(i, &labels[i])).collect();
+            matches!(check(&picked).unwrap(), Validation::Valid)
+        };
+        assert!(valid(&[0, 1]) && valid(&[2]));
+        assert!(!valid(&[]) && !valid(&[0, 2]));
+    }
+
+    /// Guards the check before returning, which this answerer used to skip.
+    #[test]
+    fn answers_are_checked_before_they_are_returned() {
+        let request = AskUserRequest::new(
+            askuser_core::Questions::from_json(
+                r#"{"questions":[{"header":"H","question":"Q?","options":[{"label":"a"},{"label":"b"}]}]}"#,
+            )
+            .unwrap(),
+        );
+        assert!(checked(&request, vec![AskUserAnswer::picked("H", ["a"])]).is_ok());
+        let err = checked(&request, vec![AskUserAnswer::picked("H", ["zzz"])]).unwrap_err();
+        assert_eq!(err.kind(), AnswerErrorKind::Failed);
     }
 
     #[test]

@@ -10,16 +10,16 @@
 //!   next line typed reaches the next reader;
 //! - **line protocol**, when stdin is not a terminal: numbered questions on stderr, one answer per
 //!   line (`2`, `1,3`, a label, `0 my own answer`); end of input declines, so it never hangs.
-//!   Lines go through one process-wide reader ([`stdin_lines`]), so a cancelled call loses none;
+//!   Lines go through one process-wide reader ([`stdin_lines`]) that reads only while a question
+//!   waits, so a cancelled call loses none and a stdio host keeps its stream;
 //! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
 //!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
 //!
-//! Everything drawn is sanitised first ([`sanitize`]): control, bidi and invisible characters in
+//! Everything drawn is sanitised first: control, bidi and invisible characters in
 //! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
 //!
 //! ```
-//! use askuser_core::{AskUserRequest, Questions};
-//! use askuser_terminal::TerminalAnswerer;
+//! use askuser_terminal::{AskUserRequest, Questions, TerminalAnswerer};
 //! use tokio::sync::mpsc;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,7 +40,8 @@
 //! ```
 //!
 //! A host that runs its own crossterm TUI hands its events over with
-//! [`TerminalAnswererBuilder::input`] (for example a `tokio::sync::mpsc::Receiver<Event>`) while
+//! [`TerminalAnswererBuilder::input`] (for example a `tokio::sync::mpsc::Receiver<Event>`, with
+//! `Event` from the re-exported [`crossterm`]) while
 //! a question is open, so two readers never split the keys. See `docs/terminal.md`.
 //!
 //! # Which crate do I need?
@@ -58,6 +59,8 @@
 //! | --- | --- | --- |
 //! | `inquire` | off | `InquireAnswerer`: a blocking answerer on inquire, for simple synchronous programs |
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod answerer;
 mod input;
 #[cfg(feature = "inquire")]
@@ -70,10 +73,61 @@ mod text;
 pub use answerer::{
     DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
 };
-pub use crossterm::event::Event;
+/// The core types a caller of this crate touches, so that one import line serves.
+pub use askuser_core::{
+    AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse,
+    Questions,
+};
+/// The crossterm this crate is built on, re-exported whole so that a host forwarding its events
+/// ([`InputSource`]) names the very same `crossterm::event::Event`. Its version is part of this
+/// crate's: a crossterm major release is a breaking release here.
+pub use crossterm;
 pub use input::InputSource;
 #[cfg(feature = "inquire")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inquire")))]
 pub use inquire_answerer::InquireAnswerer;
-pub use line::{LineSource, StdinLines, stdin_lines};
-pub use menu::{Effect, Menu, MenuOutcome};
-pub use text::{sanitize, truncate, width, wrap};
+pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
+
+/// What is deliberately not public: the menu's state machine and the text helpers are
+/// implementation, and crossterm's types are reached through [`crossterm`] only.
+///
+/// ```compile_fail
+/// use askuser_terminal::Menu;
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::{Effect, MenuOutcome};
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::{sanitize, truncate, width, wrap};
+/// ```
+/// ```compile_fail
+/// use askuser_terminal::Event;
+/// ```
+/// ```compile_fail
+/// let _ = askuser_terminal::Mode::Accessible;
+/// ```
+///
+/// Nor is a panicking twin of [`StdinLines::next_line`] (the blocking one panicked in a runtime):
+///
+/// ```compile_fail
+/// let _ = askuser_terminal::stdin_lines().blocking_next_line();
+/// ```
+/// ```
+/// use askuser_terminal::crossterm::event::Event;
+/// use askuser_terminal::{AskUserRequest, Mode, Questions, TerminalAnswerer};
+/// ```
+#[cfg(doctest)]
+pub struct NotPublic;
+
+#[cfg(test)]
+mod tests {
+    /// Guards the docs.rs build: every feature on, so that feature-gated items are documented
+    /// with the feature they need (`doc(cfg)`).
+    #[test]
+    fn docs_rs_documents_every_feature() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(
+            "[package.metadata.docs.rs]\n# Feature-gated items are documented, each marked with the feature it needs.\nall-features = true\nrustdoc-args = [\"--cfg\", \"docsrs\"]"
+        ));
+    }
+}

@@ -2,7 +2,8 @@
 //! is not a terminal (scripts, CI) and as the accessible mode for screen readers.
 
 use std::io::{self, BufRead, Write};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use askuser_core::{AskUserRequest, Question, async_trait};
 use tokio::sync::{Mutex, mpsc};
@@ -14,6 +15,9 @@ use crate::text::{clean_answer_text, sanitize};
 pub(crate) const MAX_ATTEMPTS: usize = 3;
 
 /// A source of input lines for the line protocol.
+///
+/// An error of kind [`io::ErrorKind::InvalidData`] (a line too long, or not UTF-8) is a bad
+/// answer: the person is told why and asked again. Any other error fails the call.
 #[async_trait]
 pub trait LineSource: Send {
     /// The next line without its line ending; `None` at end of input.
@@ -41,14 +45,22 @@ impl<S: LineSource + ?Sized> LineSource for Box<S> {
     }
 }
 
-/// The process's standard input, read line by line by one reader that owns it.
+/// The longest answer line read, in bytes, without its line ending: room for the longest custom
+/// answer (2,000 characters of up to four bytes each) many times over. A longer line is a bad line,
+/// skipped without being held in memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// The process's standard input, read line by line by one reader that owns it, and only while a
+/// call waits for a line.
 ///
-/// A line read but not yet taken waits in a queue, so a cancelled `ask()` loses nothing: the next
-/// reader, the menu or the host, gets it. Once this reader has started, the host must read stdin
-/// through it too ([`stdin_lines`]): a second reader would split the lines.
+/// Between calls stdin is left alone, so a stdio host (an MCP or LSP server) keeps its protocol
+/// stream and a person's next line at the host's own prompt reaches the host. A line read for a
+/// call that was then cancelled waits (one line at most) for the next call. Lines over
+/// [`MAX_LINE_BYTES`] and lines that are not UTF-8 come back as errors of kind
+/// [`io::ErrorKind::InvalidData`], which the line protocol counts as bad answers.
 #[derive(Debug)]
 pub struct StdinLines {
-    queue: Mutex<mpsc::UnboundedReceiver<io::Result<String>>>,
+    reader: Reader,
 }
 
 impl StdinLines {
@@ -56,117 +68,212 @@ impl StdinLines {
     ///
     /// Cancel-safe: dropping the future before it completes loses no line.
     pub async fn next_line(&self) -> Option<io::Result<String>> {
-        self.queue.lock().await.recv().await
-    }
-
-    /// The same, blocking the current thread: for synchronous code.
-    ///
-    /// # Panics
-    ///
-    /// When called from inside an async runtime (use [`StdinLines::next_line`] there).
-    #[must_use]
-    pub fn blocking_next_line(&self) -> Option<io::Result<String>> {
-        self.queue.blocking_lock().blocking_recv()
+        self.reader.next_line().await
     }
 }
 
 /// The process-wide reader of stdin lines, started on first use.
-///
-/// Its thread blocks in `read_line` and is never abandoned mid-line: everything it reads is queued
-/// for [`StdinLines::next_line`].
 #[must_use]
 pub fn stdin_lines() -> &'static StdinLines {
     static LINES: OnceLock<StdinLines> = OnceLock::new();
-    LINES.get_or_init(|| {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let spawned = std::thread::Builder::new()
-            .name("askuser-stdin".into())
-            // Locked per line, not for good: a host reading stdin directly splits lines, never hangs.
-            .spawn(move || read_lines(|line| io::stdin().lock().read_line(line), &tx, || true));
-        // Without the thread the channel is closed at once: every read sees end of input.
-        drop(spawned);
-        StdinLines { queue: Mutex::new(rx) }
+    LINES.get_or_init(|| StdinLines {
+        reader: Reader::spawn("askuser-stdin", || {
+            let stdin = io::stdin();
+            // Locked per line, not for good: between calls the host may read stdin itself.
+            let read = Box::new(move || read_line(&mut stdin.lock(), MAX_LINE_BYTES));
+            Some((read as ReadLine, Box::new(|| ready(&io::stdin())) as Ready))
+        }),
     })
 }
 
 /// Lines typed on the controlling terminal, for the line protocol under [`Mode::Tty`](crate::Mode)
-/// (stdin carries data, so the person answers on `/dev/tty`).
-///
-/// One process-wide reader thread, as for stdin, but it reads a line only while a call waits for
-/// one: between calls it leaves the terminal to the next reader (a menu, the host). A line read for
-/// a call that was then cancelled waits in the queue for the next call.
-pub(crate) struct TtyLines {
-    state: Mutex<TtyState>,
-}
-
-struct TtyState {
-    /// One message per line wanted.
-    want: std::sync::mpsc::Sender<()>,
-    lines: mpsc::UnboundedReceiver<io::Result<String>>,
-    /// A line was asked for and has not arrived yet (its caller may have been cancelled).
-    waiting: bool,
-}
-
-/// The process-wide reader of `/dev/tty` lines, started on first use. Without a terminal, every
-/// read sees end of input.
-pub(crate) fn tty_lines() -> &'static TtyLines {
-    static LINES: OnceLock<TtyLines> = OnceLock::new();
+/// (stdin carries data, so the person answers on `/dev/tty`). Without a terminal, every read sees
+/// end of input.
+pub(crate) fn tty_lines() -> &'static Reader {
+    static LINES: OnceLock<Reader> = OnceLock::new();
     LINES.get_or_init(|| {
-        let (want, wanted) = std::sync::mpsc::channel::<()>();
-        let (tx, lines) = mpsc::unbounded_channel();
-        let spawned = std::thread::Builder::new().name("askuser-tty".into()).spawn(move || {
-            let Ok(tty) = std::fs::File::open("/dev/tty") else { return };
+        Reader::spawn("askuser-tty", || {
+            let tty = std::fs::File::open("/dev/tty").ok()?;
+            let watched = tty.try_clone().ok()?;
             let mut tty = io::BufReader::new(tty);
-            read_lines(|line| tty.read_line(line), &tx, || wanted.recv().is_ok());
-        });
-        drop(spawned);
-        TtyLines { state: Mutex::new(TtyState { want, lines, waiting: false }) }
+            let read = Box::new(move || read_line(&mut tty, MAX_LINE_BYTES));
+            Some((read as ReadLine, Box::new(move || ready(&watched)) as Ready))
+        })
     })
 }
 
-/// Reads lines with `read_line` into `tx` while `more()` says to go on, until end of input or an
-/// error.
-fn read_lines(
-    mut read_line: impl FnMut(&mut String) -> io::Result<usize>,
-    tx: &mpsc::UnboundedSender<io::Result<String>>,
-    mut more: impl FnMut() -> bool,
+/// Reads one line: the item for the caller and whether bytes after it are already buffered.
+type ReadLine = Box<dyn FnMut() -> (Option<io::Result<String>>, bool) + Send>;
+
+/// Waits a little for input; `false` when none came.
+type Ready = Box<dyn FnMut() -> bool + Send>;
+
+/// One reader thread over one input, reading a line only while a call waits for one.
+#[derive(Debug)]
+pub(crate) struct Reader {
+    /// A call waits for a line; cleared by the thread when it has read one, and by a cancelled call.
+    wanted: Arc<AtomicBool>,
+    /// Wakes the thread when `wanted` is set.
+    kick: std::sync::mpsc::Sender<()>,
+    /// At most one line read and not yet taken: the queue is bounded by design.
+    lines: Mutex<mpsc::Receiver<Option<io::Result<String>>>>,
+}
+
+impl Reader {
+    /// Starts the thread. `open` runs on it; `None` (no such input) means end of input at once.
+    /// Its `Ready` waits a few milliseconds for input, so that a call cancelled meanwhile is
+    /// noticed before anything is read.
+    fn spawn(name: &str, open: impl FnOnce() -> Option<(ReadLine, Ready)> + Send + 'static) -> Self {
+        let wanted = Arc::new(AtomicBool::new(false));
+        let (kick, kicks) = std::sync::mpsc::channel();
+        let (tx, lines) = mpsc::channel(1);
+        let flag = Arc::clone(&wanted);
+        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+            let Some((mut read, mut ready)) = open() else { return };
+            serve(&mut read, &mut ready, &flag, &kicks, &tx);
+        });
+        // Without the thread the channel is closed at once: every read sees end of input.
+        drop(spawned);
+        Self { wanted, kick, lines: Mutex::new(lines) }
+    }
+
+    pub(crate) async fn next_line(&self) -> Option<io::Result<String>> {
+        let mut lines = self.lines.lock().await;
+        match lines.try_recv() {
+            Ok(item) => return item,
+            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+            Err(mpsc::error::TryRecvError::Empty) => {}
+        }
+        self.wanted.store(true, Ordering::SeqCst);
+        let _ = self.kick.send(());
+        // Cancelled (dropped) before a line came: the thread stops looking.
+        let guard = Unwant(&self.wanted);
+        let item = lines.recv().await.flatten();
+        drop(guard);
+        item
+    }
+}
+
+struct Unwant<'a>(&'a AtomicBool);
+
+impl Drop for Unwant<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The reader thread's loop: sleeps until a line is wanted, waits for input while it still is,
+/// reads one line, hands it over; stops at end of input, on an error, or when nobody is left.
+fn serve(
+    read: &mut ReadLine,
+    ready: &mut Ready,
+    wanted: &AtomicBool,
+    kicks: &std::sync::mpsc::Receiver<()>,
+    tx: &mpsc::Sender<Option<io::Result<String>>>,
 ) {
-    while more() {
-        let mut line = String::new();
-        let read = loop {
-            match read_line(&mut line) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => break other,
+    let mut buffered = false;
+    loop {
+        if !wanted.load(Ordering::SeqCst) {
+            if kicks.recv().is_err() {
+                return;
             }
+            continue;
+        }
+        // Looked at again after the wait: a call cancelled meanwhile must not get its line read.
+        let go = buffered || (ready() && wanted.load(Ordering::SeqCst));
+        if !go {
+            continue;
+        }
+        let (item, rest) = read();
+        buffered = rest;
+        wanted.store(false, Ordering::SeqCst);
+        let end = match &item {
+            None => true,
+            Some(Err(e)) => e.kind() != io::ErrorKind::InvalidData,
+            Some(Ok(_)) => false,
         };
-        match read {
-            Ok(0) => break,
-            Ok(_) => {
-                let trimmed = line.trim_end_matches(['\n', '\r']).len();
-                line.truncate(trimmed);
-                if tx.send(Ok(line)).is_err() {
-                    break;
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                break;
-            }
+        if tx.blocking_send(item).is_err() || end {
+            return;
         }
     }
 }
 
-#[async_trait]
-impl LineSource for &'static TtyLines {
-    async fn next_line(&mut self) -> Option<io::Result<String>> {
-        let mut state = self.state.lock().await;
-        if !state.waiting {
-            state.want.send(()).ok()?;
-            state.waiting = true;
+/// How long the reader waits for input before looking again whether a call still wants a line.
+#[cfg(unix)]
+const READY_POLL: rustix::event::Timespec = rustix::event::Timespec { tv_sec: 0, tv_nsec: 50_000_000 };
+
+/// Whether `fd` has input (or an error, which the read that follows reports) within
+/// [`READY_POLL`]. A signal cutting the wait short is no input.
+#[cfg(unix)]
+fn ready(fd: &impl rustix::fd::AsFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+    match poll(&mut fds, Some(&READY_POLL)) {
+        Ok(n) => n > 0,
+        Err(e) => e != rustix::io::Errno::INTR,
+    }
+}
+
+#[cfg(not(unix))]
+fn ready<T>(_: &T) -> bool {
+    true
+}
+
+/// Reads one line of at most `limit` bytes, without its line ending. A longer line is consumed to
+/// its end without being kept and comes back as an [`io::ErrorKind::InvalidData`] error, as does
+/// a line that is not UTF-8. Also says whether bytes after the line are already buffered.
+pub(crate) fn read_line(source: &mut dyn BufRead, limit: usize) -> (Option<io::Result<String>>, bool) {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let mut any = false;
+    let mut buffered = false;
+    loop {
+        let buf = match source.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return (Some(Err(e)), false),
+        };
+        if buf.is_empty() {
+            if !any {
+                return (None, false);
+            }
+            break;
         }
-        let line = state.lines.recv().await;
-        state.waiting = false;
-        line
+        any = true;
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(buf.len(), |i| i + 1);
+        buffered = take < buf.len();
+        // Room for "\r\n" on top of the limit; anything beyond is dropped as it arrives.
+        if !too_long && line.len() + take <= limit + 2 {
+            line.extend_from_slice(&buf[..take]);
+        } else if !too_long {
+            too_long = true;
+            line = Vec::new();
+        }
+        source.consume(take);
+        if newline.is_some() {
+            break;
+        }
+    }
+    if line.ends_with(b"\n") {
+        line.pop();
+    }
+    if line.ends_with(b"\r") {
+        line.pop();
+    }
+    if too_long || line.len() > limit {
+        let why = format!("the line is longer than {limit} bytes");
+        return (Some(Err(io::Error::new(io::ErrorKind::InvalidData, why))), buffered);
+    }
+    let line = String::from_utf8(line)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the line is not valid UTF-8"));
+    (Some(line), buffered)
+}
+
+#[async_trait]
+impl LineSource for &'static Reader {
+    async fn next_line(&mut self) -> Option<io::Result<String>> {
+        Reader::next_line(self).await
     }
 }
 
@@ -272,7 +379,8 @@ fn print_question(
 /// Asks every question of `request` on `out`, reading answers from `lines`.
 ///
 /// End of input declines, and so do [`MAX_ATTEMPTS`] bad answers in a row: this never hangs and
-/// never loops.
+/// never loops. End of input before any line at all is [`MenuOutcome::NoInput`]: nobody was there
+/// to decline.
 pub(crate) async fn ask_lines(
     request: &AskUserRequest,
     lines: &mut dyn LineSource,
@@ -287,15 +395,26 @@ pub(crate) async fn ask_lines(
         writeln!(out, "The assistant has {total} questions for you (!decline to decline).")?;
     }
     let mut answers = Vec::with_capacity(total);
+    let mut any_line = false;
     for (index, question) in questions.iter().enumerate() {
         print_question(out, index, total, question)?;
         let mut attempts = 0;
         let pick = loop {
             let Some(line) = lines.next_line().await else {
+                if !any_line {
+                    writeln!(out, "\n(end of input before any answer: nobody to ask)")?;
+                    return Ok(MenuOutcome::NoInput);
+                }
                 writeln!(out, "\n(end of input: declined)")?;
                 return Ok(MenuOutcome::Declined);
             };
-            match parse_answer(&line?, question, max_custom_chars) {
+            any_line = true;
+            let answer = match line {
+                Ok(line) => parse_answer(&line, question, max_custom_chars),
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => LineAnswer::Bad(e.to_string()),
+                Err(e) => return Err(e),
+            };
+            match answer {
                 LineAnswer::Pick(pick) => break pick,
                 LineAnswer::Decline => {
                     writeln!(out, "Declined.")?;
@@ -366,6 +485,57 @@ mod tests {
         assert_eq!(parse_answer("1", &q, 20), picked(&[0]));
         assert_eq!(parse_answer("3", &q, 20), picked(&[2]));
         assert_eq!(parse_answer("1 A", &q, 20), picked(&[2]), "a label that is not all numbers");
+    }
+
+    #[track_caller]
+    fn read_all(input: &[u8], limit: usize) -> Vec<Result<String, String>> {
+        let mut source = io::BufReader::with_capacity(7, input);
+        let mut items = Vec::new();
+        while let (Some(item), _) = read_line(&mut source, limit) {
+            items.push(item.map_err(|e| format!("{:?}: {e}", e.kind())));
+        }
+        items
+    }
+
+    /// Guards the bounded reader: an over-long line and a line that is not UTF-8 are bad lines,
+    /// and the lines after them are still read.
+    #[test]
+    fn long_and_invalid_lines_are_bad_lines() {
+        let too_long = Err("InvalidData: the line is longer than 4 bytes".to_owned());
+        let invalid = Err("InvalidData: the line is not valid UTF-8".to_owned());
+        assert_eq!(
+            read_all(b"1234\r\n12345\nabcdefghijklmnop\n\xff\xfe\n2\n\n3", 4),
+            [
+                Ok("1234".to_owned()),
+                too_long.clone(),
+                too_long,
+                invalid,
+                Ok("2".into()),
+                Ok(String::new()),
+                Ok("3".into())
+            ]
+        );
+        assert_eq!(read_all(b"", 4), []);
+        assert_eq!(read_all(b"caf\xc3\xa9\n", 8), [Ok("café".to_owned())]);
+    }
+
+    /// Guards the memory bound: 16 MiB without a newline are skipped while it streams by,
+    /// never held (the buffer stays at the limit).
+    #[test]
+    fn an_endless_line_is_never_held() {
+        struct Endless(usize);
+        impl io::Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.0);
+                buf[..n].fill(b'x');
+                self.0 -= n;
+                Ok(n)
+            }
+        }
+        let mut source = io::BufReader::new(io::Read::chain(Endless(1 << 24), &b"\n2\n"[..]));
+        let (item, _) = read_line(&mut source, MAX_LINE_BYTES);
+        assert_eq!(item.unwrap().unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert_eq!(read_line(&mut source, MAX_LINE_BYTES).0.unwrap().unwrap(), "2");
     }
 
     #[test]

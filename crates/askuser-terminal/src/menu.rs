@@ -10,19 +10,22 @@ use crate::text::clean_answer_text;
 /// How a menu ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum MenuOutcome {
+pub(crate) enum MenuOutcome {
     /// Every question answered; the labels are the request's own, unchanged.
     Answered(Vec<AskUserAnswer>),
     /// The person declined (Esc or Ctrl-D).
     Declined,
     /// The person interrupted (Ctrl-C).
     Interrupted,
+    /// The input ended before the first answer line: nobody was there to ask (the line protocol
+    /// only).
+    NoInput,
 }
 
 /// What one key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Nothing changed: no redraw needed.
     Ignored,
     /// The state changed: draw again.
@@ -109,7 +112,7 @@ impl Editor {
 
 /// The state of one menu over a request: which question, which row, what is picked.
 #[derive(Debug, Clone)]
-pub struct Menu {
+pub(crate) struct Menu {
     request: AskUserRequest,
     tab: usize,
     rows: Vec<usize>,
@@ -124,7 +127,7 @@ impl Menu {
     /// A fresh menu on the first question, first option. Custom answers are capped at
     /// `max_custom_chars` characters.
     #[must_use]
-    pub fn new(request: AskUserRequest, max_custom_chars: usize) -> Self {
+    pub(crate) fn new(request: AskUserRequest, max_custom_chars: usize) -> Self {
         let n = request.questions().len();
         Self {
             request,
@@ -138,43 +141,37 @@ impl Menu {
         }
     }
 
-    /// The request being answered.
-    #[must_use]
-    pub fn request(&self) -> &AskUserRequest {
-        &self.request
-    }
-
     pub(crate) fn questions(&self) -> &[Question] {
         self.request.questions().as_slice()
     }
 
     /// The current tab: a question index, or the number of questions for the review step.
     #[must_use]
-    pub fn tab(&self) -> usize {
+    pub(crate) fn tab(&self) -> usize {
         self.tab
     }
 
     /// Whether the review step is showing.
     #[must_use]
-    pub fn in_review(&self) -> bool {
+    pub(crate) fn in_review(&self) -> bool {
         self.tab >= self.questions().len()
     }
 
     /// The highlighted row of the current question (the option count means "Other…").
     #[must_use]
-    pub fn row(&self) -> usize {
+    pub(crate) fn row(&self) -> usize {
         self.rows.get(self.tab).copied().unwrap_or(0)
     }
 
     /// Whether the "Other…" editor is open.
     #[must_use]
-    pub fn editing(&self) -> bool {
+    pub(crate) fn editing(&self) -> bool {
         self.editor.is_some()
     }
 
     /// The text in the "Other…" editor, if it is open.
-    #[must_use]
-    pub fn editor_text(&self) -> Option<String> {
+    #[cfg(test)]
+    pub(crate) fn editor_text(&self) -> Option<String> {
         self.editor.as_ref().map(|e| e.text.clone())
     }
 
@@ -182,16 +179,16 @@ impl Menu {
         &self.picks
     }
 
-    /// The option indices picked for question `index`, in the order picked.
-    #[must_use]
-    pub fn picked(&self, index: usize) -> &[usize] {
-        self.picks.get(index).map_or(&[], |p| &p.picked)
+    /// The custom answer committed for question `index`.
+    #[cfg(test)]
+    pub(crate) fn custom(&self, index: usize) -> Option<&str> {
+        self.picks.get(index).and_then(|p| p.custom.as_deref())
     }
 
-    /// The custom answer committed for question `index`.
-    #[must_use]
-    pub fn custom(&self, index: usize) -> Option<&str> {
-        self.picks.get(index).and_then(|p| p.custom.as_deref())
+    /// The option indices picked for question `index`, in the order picked.
+    #[cfg(test)]
+    pub(crate) fn picked(&self, index: usize) -> &[usize] {
+        self.picks.get(index).map_or(&[], |p| &p.picked)
     }
 
     fn multi_tab(&self) -> bool {
@@ -203,7 +200,7 @@ impl Menu {
     }
 
     /// Handles one key. Only presses count; releases and repeats of Windows consoles are ignored.
-    pub fn handle(&mut self, key: KeyEvent) -> Effect {
+    pub(crate) fn handle(&mut self, key: KeyEvent) -> Effect {
         if key.kind == KeyEventKind::Release {
             return Effect::Ignored;
         }
@@ -389,7 +386,7 @@ impl Menu {
     }
 
     /// Inserts pasted text into the editor, if it is open (paste elsewhere is ignored).
-    pub fn paste(&mut self, text: &str) -> Effect {
+    pub(crate) fn paste(&mut self, text: &str) -> Effect {
         if self.editor.is_none() {
             return Effect::Ignored;
         }

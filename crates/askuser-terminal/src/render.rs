@@ -231,7 +231,14 @@ fn footer(menu: &Menu, question: &Question, w: usize, look: Look) -> Vec<Line> {
             .collect();
     }
     if menu.editing() {
-        return vec![Line::of(truncate(&hint(" enter save · esc back", look), w).into_owned(), DIM)];
+        // The ticks are shown cleared while editing: saving replaces them, and what is on screen
+        // is what is sent.
+        let text = if menu.picks()[menu.tab()].picked.is_empty() {
+            " enter save · esc back"
+        } else {
+            " enter save, replacing your picks · esc back to them"
+        };
+        return vec![Line::of(truncate(&hint(text, look), w).into_owned(), DIM)];
     }
     let n = question.options().len() + 1;
     let mut line = format!(
@@ -269,8 +276,10 @@ fn option_entry(
     let pointer = if highlighted { sym.pointer } else { " " };
     let mut prefix = format!(" {pointer} {}. ", index + 1);
     let other = index == question.options().len();
+    // An open "Other…" editor replaces the picks when saved: they show as cleared meanwhile.
+    let picked = pick.picked.contains(&index) && menu.editor.is_none();
     if question.multi_select() && !other {
-        prefix.push_str(if pick.picked.contains(&index) { "[x] " } else { "[ ] " });
+        prefix.push_str(if picked { "[x] " } else { "[ ] " });
     }
     let indent = width(&prefix);
     let room = w.saturating_sub(indent).max(1);
@@ -305,7 +314,7 @@ fn option_entry(
     }
     let option = &question.options()[index];
     let mut label = sanitize(option.label(), false).into_owned();
-    if !question.multi_select() && pick.picked.contains(&index) {
+    if !question.multi_select() && picked {
         label.push(' ');
         label.push_str(sym.done);
     }
@@ -572,7 +581,10 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
             vec![line(format!("{} Declined the assistant's questions", sym.cross), DIM)]
         }
         Some(MenuOutcome::Interrupted) => vec![line(format!("{} Interrupted", sym.cross), DIM)],
-        None => vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)],
+        // The menu never ends with `NoInput` (only the line protocol does); withdrawn is the truth.
+        Some(MenuOutcome::NoInput) | None => {
+            vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)]
+        }
     };
     Frame { lines, cursor: (0, 0) }
 }

@@ -17,7 +17,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 ///
 /// Borrows when there is nothing to change, which is the common case.
 #[must_use]
-pub fn sanitize(s: &str, keep_newlines: bool) -> Cow<'_, str> {
+pub(crate) fn sanitize(s: &str, keep_newlines: bool) -> Cow<'_, str> {
     if s.bytes().all(|b| (b' '..0x7f).contains(&b) || (keep_newlines && b == b'\n')) {
         return Cow::Borrowed(s);
     }
@@ -64,7 +64,7 @@ pub(crate) fn clean_answer_text(s: &str) -> String {
 /// Terminals disagree about emoji sequences (a ZWJ family is 2 columns to `unicode-width`, 6 to
 /// vt100, 8 to avt); over-estimating costs a blank column, under-estimating breaks the layout.
 #[must_use]
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     if s.is_ascii() {
         return s.len();
     }
@@ -79,7 +79,7 @@ fn graphemes(s: &str) -> impl Iterator<Item = (&str, usize)> {
 
 /// `s` cut to at most `max` columns, ending in `…` when something was cut. Never splits a grapheme.
 #[must_use]
-pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn truncate(s: &str, max: usize) -> Cow<'_, str> {
     if width(s) <= max {
         return Cow::Borrowed(s);
     }
@@ -103,7 +103,7 @@ pub fn truncate(s: &str, max: usize) -> Cow<'_, str> {
 /// Breaks at spaces, and inside a word only when the word alone is wider than a line, never
 /// inside a grapheme. An empty text gives one empty line.
 #[must_use]
-pub fn wrap(s: &str, max: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, max: usize) -> Vec<String> {
     let max = max.max(1);
     let mut lines = Vec::new();
     for paragraph in s.split('\n') {

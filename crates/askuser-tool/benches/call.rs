@@ -46,8 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Both must succeed, or the figures would time an error path.
     Validator::new().validate_json(ARGS)?;
-    let check = runtime
-        .block_on(ask_user.call(ToolCall::new("call_1", "ask_user_question", ARGS), AskContext::new()));
+    let check = runtime.block_on(ask_user.call(ToolCall::new("call_1", ARGS), AskContext::new()));
     if !check.model_text().is_some_and(|t| t.starts_with(r#"{"Topic 0":["Option 1"]"#)) {
         return Err(format!("unexpected outcome {check:?}").into());
     }
@@ -61,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let call = best_of(|n| {
         runtime.block_on(async {
             for _ in 0..n {
-                let call = ToolCall::new("call_1", "ask_user_question", black_box(ARGS));
+                let call = ToolCall::new("call_1", black_box(ARGS));
                 black_box(ask_user.call(call, AskContext::new()).await);
             }
         });

@@ -53,10 +53,23 @@ pub struct ToolCall<'a> {
 }
 
 impl<'a> ToolCall<'a> {
-    /// A tool call. `arguments` is JSON text (`&str`, `&String`) or a `&serde_json::Value`.
+    /// A call of `ask_user_question` ([`TOOL_NAME`](crate::TOOL_NAME)) with the model's id for
+    /// it. `arguments` is JSON text (`&str`, `&String`) or a `&serde_json::Value`.
+    ///
+    /// The tool name is set apart ([`with_tool_name`](Self::with_tool_name)), so the id and the
+    /// name, both strings, cannot be swapped by mistake.
     #[must_use]
-    pub fn new(call_id: &'a str, tool_name: &'a str, arguments: impl Into<Arguments<'a>>) -> Self {
-        Self { call_id, tool_name, arguments: arguments.into() }
+    pub fn new(call_id: &'a str, arguments: impl Into<Arguments<'a>>) -> Self {
+        Self { call_id, tool_name: crate::TOOL_NAME, arguments: arguments.into() }
+    }
+
+    /// The same call naming `tool_name`, as the model named it: pass the name through from the
+    /// framework whenever tools are routed by name (a [`ToolSet`](crate::ToolSet) with prefixes),
+    /// so that a call of another tool fails as [`CallError::WrongTool`](crate::CallError)
+    /// instead of being answered. Default: [`TOOL_NAME`](crate::TOOL_NAME).
+    #[must_use]
+    pub fn with_tool_name(self, tool_name: &'a str) -> Self {
+        Self { tool_name, ..self }
     }
 
     /// The model's id for the call.

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
-    AskUserResult, Deadline, DefaultsResponder, Profile, Timestamp, Validator,
+    AskUserResult, Deadline, DefaultsResponder, Outcome, Profile, Timestamp, Validator,
 };
 
 use crate::call::{CallOutcome, Retry, ToolCall};
 use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
 use crate::error::{BuildError, CallError, RebuildError};
-use crate::event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEvent};
+use crate::event::{AnsweredEvent, AskUserEvent, CallInfo, Listener, NudgeEvent, RequestedEvent};
 use crate::pending::PendingQuestion;
 use crate::schema::Dialect;
 
@@ -57,7 +57,7 @@ pub enum OnTimeout {
 ///
 /// let args = r#"{"questions":[{"header":"Plan","question":"Which plan?",
 ///     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
-/// let call = ToolCall::new("call_1", "ask_user_question", args);
+/// let call = ToolCall::new("call_1", args);
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
 /// let outcome = rt.block_on(ask_user.call(call, AskContext::new()));
 /// assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"]}"#));
@@ -80,6 +80,10 @@ struct Config {
     validator: Validator,
     listeners: Vec<Arc<dyn Listener>>,
     include_content: bool,
+    /// The host's wording of a declined result; `None` is [`askuser_core::DECLINED`].
+    declined_text: Option<String>,
+    /// The host's wording of a timed-out result; `None` is [`askuser_core::TIMED_OUT`].
+    timed_out_text: Option<String>,
 }
 
 fn same_arc<T: ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
@@ -108,13 +112,13 @@ impl Config {
         if self.sequential != other.sequential {
             fields.push("sequential");
         }
-        if self.validator.configured_profile() != other.validator.configured_profile() {
+        if self.validator.profile() != other.validator.profile() {
             fields.push("profile");
         }
-        if self.validator.timeout_seconds_limit() != other.validator.timeout_seconds_limit() {
+        if self.validator.max_timeout_seconds() != other.validator.max_timeout_seconds() {
             fields.push("max_timeout");
         }
-        if self.validator.argument_byte_limit() != other.validator.argument_byte_limit() {
+        if self.validator.max_argument_bytes() != other.validator.max_argument_bytes() {
             fields.push("max_argument_bytes");
         }
         let listeners_same = self.listeners.len() == other.listeners.len()
@@ -124,6 +128,12 @@ impl Config {
         }
         if self.include_content != other.include_content {
             fields.push("include_content");
+        }
+        if self.declined_text != other.declined_text {
+            fields.push("declined_text");
+        }
+        if self.timed_out_text != other.timed_out_text {
+            fields.push("timed_out_text");
         }
         fields
     }
@@ -160,7 +170,7 @@ impl AskUser {
         let mut definition = ToolDefinition::named(&self.tool_name, self.profile(), dialect);
         crate::schema::set_timeout_maximum(
             &mut definition.parameters,
-            self.config.validator.timeout_seconds_limit(),
+            self.config.validator.max_timeout_seconds(),
         );
         definition
     }
@@ -178,11 +188,11 @@ impl AskUser {
     /// The profile calls are validated, checked and rendered by (default: the reference).
     #[must_use]
     pub fn profile(&self) -> Profile {
-        self.config.validator.configured_profile()
+        self.config.validator.profile()
     }
 
-    pub(crate) fn with_tool_name(&self, tool_name: String) -> Self {
-        Self { config: Arc::clone(&self.config), tool_name }
+    pub(crate) fn with_tool_name(self, tool_name: String) -> Self {
+        Self { tool_name, ..self }
     }
 
     /// The configuration fields in which `self` and `other` differ (the answerer and listeners
@@ -227,12 +237,9 @@ impl AskUser {
     /// Cancel the call by dropping its future: the answerer's future is dropped with it, and no
     /// `Answered` event fires.
     ///
-    /// # Panics
-    ///
     /// With a [timeout](AskUserBuilder::timeout) (or, in the extended profile, a call that sets
-    /// `timeout_seconds`), when polled outside a Tokio runtime whose time driver is enabled
-    /// (`#[tokio::main]` enables it; a hand-built runtime needs `enable_time()`), as
-    /// `tokio::time::timeout` does.
+    /// `timeout_seconds`), the call needs a Tokio runtime whose time driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
+    /// `enable_time()`); elsewhere it fails with [`CallError::NoTimer`] before asking anyone.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
         #[cfg(feature = "tracing")]
@@ -262,6 +269,12 @@ impl AskUser {
         if context.tool_call_id.is_none() {
             context.tool_call_id = Some(call.call_id().to_owned());
         }
+        let call_info = || CallInfo {
+            tool_call_id: call.call_id().to_owned(),
+            tool_name: self.tool_name.clone(),
+            capability_id: config.id.clone(),
+            session_id: context.session_id.clone(),
+        };
         // The model's `timeout_seconds` (extended profile, already within the host's maximum)
         // replaces the host's default wait.
         let asked_for = questions.timeout_seconds().map(|s| Duration::from_secs(s.into()));
@@ -271,6 +284,7 @@ impl AskUser {
             trace.request(&request);
             self.emit(|| {
                 AskUserEvent::Requested(RequestedEvent {
+                    call: call_info(),
                     request: request.clone(),
                     deferred: true,
                     include_content: config.include_content,
@@ -287,8 +301,16 @@ impl AskUser {
         let deadline = Deadline::new(Timestamp::now(), timeout);
         let request = AskUserRequest::new(questions).with_deadline(deadline);
         trace.request(&request);
+        // Built before the answerer takes the context, and only when someone listens (`emit`
+        // builds events only then, so the default below is never sent).
+        let info = (!config.listeners.is_empty()).then(call_info).unwrap_or_default();
+        // Checked before the answerer runs: without a timer, `tokio::time::timeout` panics.
+        if timeout.is_some() && !timer_available() {
+            return trace.finish(CallOutcome::Failed(CallError::NoTimer));
+        }
         self.emit(|| {
             AskUserEvent::Requested(RequestedEvent {
+                call: info.clone(),
                 request: request.clone(),
                 deferred: false,
                 include_content: config.include_content,
@@ -305,7 +327,11 @@ impl AskUser {
                     .filter(|_| !config.listeners.is_empty());
                 let nudged = with_nudge(pending, nudge, || {
                     self.emit(|| {
-                        AskUserEvent::Nudge(NudgeEvent { request_id: request.id().to_owned(), deadline })
+                        AskUserEvent::Nudge(NudgeEvent {
+                            call: info.clone(),
+                            request_id: request.id().to_owned(),
+                            deadline,
+                        })
                     });
                 });
                 tokio::time::timeout(limit, nudged).await.ok()
@@ -314,6 +340,7 @@ impl AskUser {
         };
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
             AskUserEvent::Answered(AnsweredEvent {
+                call: info.clone(),
                 request_id: request.id().to_owned(),
                 response,
                 timed_out,
@@ -322,10 +349,21 @@ impl AskUser {
             })
         };
         let outcome = match outcome_of_wait {
-            None => {
-                self.emit(|| answered_event(AskUserResponse::declined(), true, false));
-                timed_out(config.on_timeout, &request)
-            }
+            None => match config.on_timeout {
+                OnTimeout::Decline => {
+                    self.emit(|| answered_event(AskUserResponse::declined(), true, false));
+                    CallOutcome::Completed(AskUserResult::timed_out_for(&request))
+                }
+                OnTimeout::ApplyDefaults => {
+                    // The event carries what the model is given: the defaults, not a decline.
+                    let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
+                    self.emit(|| answered_event(defaults.clone(), true, false));
+                    match askuser_core::ask_user_result(&request, &defaults) {
+                        Ok(result) => CallOutcome::Completed(result),
+                        Err(error) => CallOutcome::Failed(CallError::Response(error)),
+                    }
+                }
+            },
             Some(Err(error)) => {
                 self.emit(|| answered_event(AskUserResponse::declined(), false, true));
                 answer_error(error)
@@ -338,7 +376,26 @@ impl AskUser {
                 }
             }
         };
-        trace.finish(outcome)
+        trace.finish(self.worded(outcome))
+    }
+
+    /// `outcome` with the host's wording of a declined or timed-out result, if it set one.
+    fn worded(&self, outcome: CallOutcome) -> CallOutcome {
+        let config = &*self.config;
+        match outcome {
+            CallOutcome::Completed(result) => {
+                let sentence = match result.outcome() {
+                    Outcome::Declined => config.declined_text.as_deref(),
+                    Outcome::TimedOut => config.timed_out_text.as_deref(),
+                    _ => None,
+                };
+                CallOutcome::Completed(match sentence {
+                    Some(sentence) => result.with_sentence(sentence),
+                    None => result,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Dispatches the event `make` builds, building it (and cloning what it carries) only when
@@ -416,18 +473,14 @@ impl Trace {
     }
 }
 
-/// What the model is told when nobody answered `request` in time.
-fn timed_out(policy: OnTimeout, request: &AskUserRequest) -> CallOutcome {
-    match policy {
-        OnTimeout::Decline => CallOutcome::Completed(AskUserResult::timed_out_for(request)),
-        OnTimeout::ApplyDefaults => {
-            let defaults = DefaultsResponder::respond(request, AnsweredBy::Timeout);
-            match askuser_core::ask_user_result(request, &defaults) {
-                Ok(result) => CallOutcome::Completed(result),
-                Err(error) => CallOutcome::Failed(CallError::Response(error)),
-            }
-        }
+/// Whether `tokio::time` works here: a Tokio runtime is current and its time driver is on.
+/// `tokio::time::timeout` panics otherwise, and no API asks without one: a zero sleep is made
+/// under `catch_unwind` (with `panic = "abort"` that would abort, as the timeout itself would).
+fn timer_available() -> bool {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return false;
     }
+    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
 /// Awaits `answer`, calling `on_nudge` once if it is still waiting after `nudge` (when set).
@@ -468,11 +521,13 @@ impl fmt::Debug for AskUser {
             .field("timeout", &config.timeout)
             .field("on_timeout", &config.on_timeout)
             .field("sequential", &config.sequential)
-            .field("max_argument_bytes", &config.validator.argument_byte_limit())
-            .field("profile", &config.validator.configured_profile())
-            .field("max_timeout_seconds", &config.validator.timeout_seconds_limit())
+            .field("max_argument_bytes", &config.validator.max_argument_bytes())
+            .field("profile", &config.validator.profile())
+            .field("max_timeout_seconds", &config.validator.max_timeout_seconds())
             .field("listeners", &config.listeners.len())
             .field("include_content", &config.include_content)
+            .field("declined_text", &config.declined_text)
+            .field("timed_out_text", &config.timed_out_text)
             .finish()
     }
 }
@@ -488,6 +543,8 @@ pub struct AskUserBuilder {
     validator: Validator,
     listeners: Vec<Arc<dyn Listener>>,
     include_content: bool,
+    declined_text: Option<String>,
+    timed_out_text: Option<String>,
     unattended: bool,
 }
 
@@ -506,6 +563,8 @@ impl Default for AskUserBuilder {
             validator: Validator::new(),
             listeners: Vec::new(),
             include_content: true,
+            declined_text: None,
+            timed_out_text: None,
             unattended: false,
         }
     }
@@ -519,11 +578,13 @@ impl fmt::Debug for AskUserBuilder {
             .field("timeout", &self.timeout)
             .field("on_timeout", &self.on_timeout)
             .field("sequential", &self.sequential)
-            .field("max_argument_bytes", &self.validator.argument_byte_limit())
-            .field("profile", &self.validator.configured_profile())
-            .field("max_timeout_seconds", &self.validator.timeout_seconds_limit())
+            .field("max_argument_bytes", &self.validator.max_argument_bytes())
+            .field("profile", &self.validator.profile())
+            .field("max_timeout_seconds", &self.validator.max_timeout_seconds())
             .field("listeners", &self.listeners.len())
             .field("include_content", &self.include_content)
+            .field("declined_text", &self.declined_text)
+            .field("timed_out_text", &self.timed_out_text)
             .field("unattended", &self.unattended)
             .finish()
     }
@@ -572,17 +633,18 @@ impl AskUserBuilder {
 
     /// The largest argument text accepted, in bytes; larger text is a retry. Default: 1 MiB.
     pub fn max_argument_bytes(mut self, limit: usize) -> Self {
-        self.validator = self.validator.max_argument_bytes(limit);
+        self.validator = self.validator.with_max_argument_bytes(limit);
         self
     }
 
     /// The profile calls are validated, checked and rendered by (SPEC §10). Default:
     /// [`Profile::Reference`], the reference implementation's contract to the letter.
     /// [`Profile::Extended`] adds text and secret questions, ids, declared defaults,
-    /// `allow_other` and `timeout_seconds`, and renders every result as data; the tool
-    /// description, instruction and schema follow the profile.
+    /// `allow_other` and `timeout_seconds`, and renders every result as data (which
+    /// [`declined_text`](Self::declined_text) and [`timed_out_text`](Self::timed_out_text) do not
+    /// reword); the tool description, instruction and schema follow the profile.
     pub fn profile(mut self, profile: Profile) -> Self {
-        self.validator = self.validator.profile(profile);
+        self.validator = self.validator.with_profile(profile);
         self
     }
 
@@ -591,7 +653,7 @@ impl AskUserBuilder {
     /// for its call: it can shorten the wait, never go past this maximum. Default: 300 seconds.
     pub fn max_timeout(mut self, max: Duration) -> Self {
         let seconds = u32::try_from(max.as_secs()).unwrap_or(u32::MAX);
-        self.validator = self.validator.max_timeout_seconds(seconds);
+        self.validator = self.validator.with_max_timeout_seconds(seconds);
         self
     }
 
@@ -619,6 +681,22 @@ impl AskUserBuilder {
     /// Default: true.
     pub fn include_content(mut self, include: bool) -> Self {
         self.include_content = include;
+        self
+    }
+
+    /// The tool result when the person declines, in the host's words (a language, a house style).
+    /// Default: [`askuser_core::DECLINED`]. Say plainly that nobody answered and that the model
+    /// should carry on: the tool description tells the model to expect a plain sentence. A
+    /// deferred call's result is the host's to word: `PendingQuestion::result(…)?.with_sentence(…)`.
+    pub fn declined_text(mut self, sentence: impl Into<String>) -> Self {
+        self.declined_text = Some(sentence.into());
+        self
+    }
+
+    /// The tool result when nobody answers within the timeout (under [`OnTimeout::Decline`]), in
+    /// the host's words. Default: [`askuser_core::TIMED_OUT`].
+    pub fn timed_out_text(mut self, sentence: impl Into<String>) -> Self {
+        self.timed_out_text = Some(sentence.into());
         self
     }
 
@@ -654,6 +732,8 @@ impl AskUserBuilder {
                 validator: self.validator,
                 listeners: self.listeners,
                 include_content: self.include_content,
+                declined_text: self.declined_text,
+                timed_out_text: self.timed_out_text,
             }),
             tool_name: TOOL_NAME.to_owned(),
         })

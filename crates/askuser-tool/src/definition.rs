@@ -1,5 +1,7 @@
 //! What the model is told about the tool: its name, description, parameters and one instruction.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -103,7 +105,39 @@ impl ToolDefinition {
         Self {
             name: name.to_owned(),
             description: description.to_owned(),
-            parameters: parameters_for(profile, dialect),
+            parameters: cached_parameters(profile, dialect).clone(),
         }
+    }
+}
+
+/// The parameters schema of `profile` in `dialect`, built by schemars once per process, profile
+/// and dialect: a host asks for the definition on every model request.
+fn cached_parameters(profile: Profile, dialect: Dialect) -> &'static Value {
+    const DIALECTS: usize = Dialect::ALL.len();
+    static CACHE: [OnceLock<Value>; 2 * DIALECTS] = [const { OnceLock::new() }; 2 * DIALECTS];
+    let index = Dialect::ALL.iter().position(|d| *d == dialect).unwrap_or_default();
+    let index = if profile == Profile::Extended { DIALECTS + index } else { index };
+    CACHE[index].get_or_init(|| parameters_for(profile, dialect))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards the cache: the schema of a dialect is built once (the same value every time), and
+    /// is the one `parameters_for` builds, per profile.
+    #[test]
+    fn each_dialect_is_built_once() {
+        for profile in [Profile::Reference, Profile::Extended] {
+            for dialect in Dialect::ALL {
+                let cached = cached_parameters(profile, dialect);
+                assert!(std::ptr::eq(cached, cached_parameters(profile, dialect)), "{dialect}");
+                assert_eq!(*cached, parameters_for(profile, dialect), "{profile} {dialect}");
+            }
+        }
+        assert_eq!(
+            ToolDefinition::new(Dialect::Gemini).parameters,
+            crate::schema::parameters(Dialect::Gemini)
+        );
     }
 }

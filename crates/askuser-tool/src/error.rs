@@ -73,6 +73,10 @@ pub enum CallError {
     /// The answerer failed, or the person interrupted the run ([`CallError::is_interrupted`]).
     #[error("the answerer failed")]
     Answerer(#[source] AnswerError),
+    /// The capability has a timeout, but the call runs outside a Tokio runtime with its time
+    /// driver enabled: nobody was asked.
+    #[error("a timeout needs a Tokio runtime with time enabled (`enable_time()`); nobody was asked")]
+    NoTimer,
 }
 
 impl CallError {

@@ -36,15 +36,58 @@ impl fmt::Debug for AskUserEvent {
     }
 }
 
+/// Which tool call an event belongs to: the same for its `Requested` and `Answered` events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CallInfo {
+    pub(crate) tool_call_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) capability_id: String,
+    pub(crate) session_id: Option<String>,
+}
+
+/// The getters of [`CallInfo`], on every event.
+macro_rules! call_info_getters {
+    () => {
+        /// The model's id for the tool call.
+        #[must_use]
+        pub fn tool_call_id(&self) -> &str {
+            &self.call.tool_call_id
+        }
+
+        /// The tool the call named (`ask_user_question`, or a prefixed name from a
+        /// [`ToolSet`](crate::ToolSet)).
+        #[must_use]
+        pub fn tool_name(&self) -> &str {
+            &self.call.tool_name
+        }
+
+        /// The id of the capability that handled the call ([`AskUser::id`](crate::AskUser::id)).
+        #[must_use]
+        pub fn capability_id(&self) -> &str {
+            &self.call.capability_id
+        }
+
+        /// The session the call belongs to, when the host said
+        /// ([`AskContext::session_id`](askuser_core::AskContext)).
+        #[must_use]
+        pub fn session_id(&self) -> Option<&str> {
+            self.call.session_id.as_deref()
+        }
+    };
+}
+
 /// The model asked something.
 #[derive(Clone)]
 pub struct RequestedEvent {
+    pub(crate) call: CallInfo,
     pub(crate) request: AskUserRequest,
     pub(crate) deferred: bool,
     pub(crate) include_content: bool,
 }
 
 impl RequestedEvent {
+    call_info_getters!();
+
     /// The validated request.
     #[must_use]
     pub fn request(&self) -> &AskUserRequest {
@@ -61,6 +104,7 @@ impl RequestedEvent {
 impl fmt::Debug for RequestedEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = f.debug_struct("RequestedEvent");
+        s.field("call", &self.call);
         if self.include_content {
             s.field("request", &self.request);
         } else {
@@ -73,6 +117,7 @@ impl fmt::Debug for RequestedEvent {
 /// The answerer returned, timed out or failed.
 #[derive(Clone)]
 pub struct AnsweredEvent {
+    pub(crate) call: CallInfo,
     pub(crate) request_id: String,
     pub(crate) response: AskUserResponse,
     pub(crate) timed_out: bool,
@@ -81,14 +126,17 @@ pub struct AnsweredEvent {
 }
 
 impl AnsweredEvent {
+    call_info_getters!();
+
     /// The id of the request answered.
     #[must_use]
     pub fn request_id(&self) -> &str {
         &self.request_id
     }
 
-    /// What the answerer returned, not yet checked against the request. A declined (cancelled)
-    /// response when the answerer timed out or failed.
+    /// What the answerer returned, not yet checked against the request. When the answerer timed
+    /// out: the defaults the model is given under [`OnTimeout::ApplyDefaults`](crate::OnTimeout)
+    /// (`answered_by` timeout), else a declined (cancelled) response; when it failed, declined.
     #[must_use]
     pub fn response(&self) -> &AskUserResponse {
         &self.response
@@ -110,7 +158,7 @@ impl AnsweredEvent {
 impl fmt::Debug for AnsweredEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = f.debug_struct("AnsweredEvent");
-        s.field("request_id", &self.request_id);
+        s.field("call", &self.call).field("request_id", &self.request_id);
         if self.include_content {
             s.field("response", &self.response);
         } else {
@@ -127,11 +175,14 @@ impl fmt::Debug for AnsweredEvent {
 /// answerer still waits, and only when someone listens.
 #[derive(Debug, Clone)]
 pub struct NudgeEvent {
+    pub(crate) call: CallInfo,
     pub(crate) request_id: String,
     pub(crate) deadline: Deadline,
 }
 
 impl NudgeEvent {
+    call_info_getters!();
+
     /// The id of the request still waiting.
     #[must_use]
     pub fn request_id(&self) -> &str {

@@ -33,14 +33,14 @@
 //! let args = r#"{"questions":[{"header":"Scope","question":"Fix only the bug, or refactor too?",
 //!     "options":[{"label":"Only the bug"},{"label":"Refactor too"}]}]}"#;
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-//! let outcome = rt.block_on(ask_user.call(ToolCall::new("call_1", "ask_user_question", args), AskContext::new()));
+//! let outcome = rt.block_on(ask_user.call(ToolCall::new("call_1", args), AskContext::new()));
 //! match outcome {
 //!     CallOutcome::Completed(result) => assert_eq!(result.text(), r#"{"Scope":["Only the bug"]}"#),
 //!     other => panic!("unexpected {other:?}"),
 //! }
 //!
 //! // A malformed call never reaches the answerer: the model gets a retry it can act on.
-//! let bad = ToolCall::new("call_2", "ask_user_question", r#"{"questions":[]}"#);
+//! let bad = ToolCall::new("call_2", r#"{"questions":[]}"#);
 //! let outcome = rt.block_on(ask_user.call(bad, AskContext::new()));
 //! assert!(matches!(outcome, CallOutcome::Retry(_)));
 //! # Ok(())
@@ -76,6 +76,8 @@
 //! `docs/answerer.md` (writing an answerer), `docs/agent-loop.md` (wiring the capability into rig,
 //! async-openai or your own loop) and `docs/wire.md` (the wire shapes) in the repository.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod call;
 mod capability;
 mod definition;
@@ -86,6 +88,12 @@ mod router;
 mod schema;
 mod toolset;
 
+/// The core types a caller of this crate touches, so that one import line serves.
+pub use askuser_core::{
+    AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserAnswer, AskUserRequest,
+    AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Profile, Questions, ResponseError,
+    TIMED_OUT, ValidationError, async_trait,
+};
 pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
 pub use definition::{
@@ -96,7 +104,51 @@ pub use event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEven
 pub use pending::{PENDING_VERSION, PendingQuestion};
 pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
 pub use schema::{
-    Dialect, GENERATED_MARKER, SchemaFile, UnknownDialect, inline_refs, parameters, parameters_for,
-    parameters_schema, parameters_schema_for, response_schema, schema_files,
+    Dialect, UnknownDialect, parameters, parameters_for, parameters_schema, parameters_schema_for,
+    response_schema,
 };
 pub use toolset::{ToolSet, ToolSetBuilder};
+
+/// Plumbing for this workspace's `xtask` and tests (writing and checking `schema/*.json`): not
+/// part of the API, and may change in any release.
+#[doc(hidden)]
+pub mod plumbing {
+    pub use crate::schema::{GENERATED_MARKER, SchemaFile, inline_refs, schema_files};
+}
+
+/// What is deliberately not public at the crate root: the schema-file plumbing.
+///
+/// ```compile_fail
+/// use askuser_tool::schema_files;
+/// ```
+/// ```compile_fail
+/// use askuser_tool::{GENERATED_MARKER, SchemaFile, inline_refs};
+/// ```
+///
+/// Nor is a constructor whose two strings (call id, tool name) could be swapped:
+///
+/// ```compile_fail
+/// let _ = askuser_tool::ToolCall::new("call_1", "ask_user_question", "{}");
+/// ```
+/// ```
+/// let call = askuser_tool::ToolCall::new("call_1", "{}").with_tool_name("work_ask_user_question");
+/// assert_eq!((call.call_id(), call.tool_name()), ("call_1", "work_ask_user_question"));
+/// ```
+/// ```
+/// use askuser_tool::{AskContext, AskUser, AskUserRequest, AskUserResponse, CallOutcome, ToolCall};
+/// ```
+#[cfg(doctest)]
+pub struct NotPublic;
+
+#[cfg(test)]
+mod tests {
+    /// Guards the docs.rs build: every feature on, so that feature-gated items are documented
+    /// with the feature they need (`doc(cfg)`).
+    #[test]
+    fn docs_rs_documents_every_feature() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(
+            "[package.metadata.docs.rs]\n# Feature-gated items are documented, each marked with the feature it needs.\nall-features = true\nrustdoc-args = [\"--cfg\", \"docsrs\"]"
+        ));
+    }
+}

@@ -230,9 +230,8 @@ impl<'de> Deserialize<'de> for PendingQuestion {
         // Checked against the limits it was first validated under would be stricter than needed:
         // any `timeout_seconds` it holds was within the host's maximum when the call was made.
         let validator = Validator::new()
-            .profile(wire.profile.unwrap_or_default())
-            .max_timeout_seconds(u32::MAX)
-            .max_argument_bytes(usize::MAX);
+            .with_profile(wire.profile.unwrap_or_default())
+            .with_max_timeout_seconds(u32::MAX);
         let questions = validator.validate_value(&wire.arguments).map_err(D::Error::custom)?;
         let request = AskUserRequest::with_id(wire.tool_call_id, questions);
         let request = match deadline {

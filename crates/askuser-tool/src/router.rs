@@ -42,7 +42,7 @@ use tokio::sync::{mpsc, oneshot};
 ///     };
 ///     let args = r#"{"questions":[{"header":"Go","question":"Go ahead?","options":[{"label":"Yes"},{"label":"No"}]}]}"#;
 ///     let call = ask_user.call(
-///         ToolCall::new("call_1", "ask_user_question", args),
+///         ToolCall::new("call_1", args),
 ///         AskContext::new().with_session_id("alice"),
 ///     );
 ///     let ((), outcome) = tokio::join!(host, call);

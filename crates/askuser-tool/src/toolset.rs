@@ -24,7 +24,7 @@ use crate::schema::Dialect;
 /// let tools = ToolSet::builder()
 ///     .include(ask_user.clone())
 ///     .include(ask_user) // the same capability stated twice: merged
-///     .include_prefixed("work_", &work)
+///     .include_prefixed("work_", work)
 ///     .build()?;
 /// let names: Vec<String> = tools.definitions(Dialect::Generic).into_iter().map(|d| d.name).collect();
 /// assert_eq!(names, ["ask_user_question", "work_ask_user_question"]);
@@ -104,8 +104,9 @@ impl ToolSetBuilder {
     }
 
     /// Adds a capability whose tool is named `prefix` + `ask_user_question` (for example
-    /// `work_ask_user_question`), so that two capabilities with different ids can coexist.
-    pub fn include_prefixed(mut self, prefix: &str, capability: &AskUser) -> Self {
+    /// `work_ask_user_question`), so that two capabilities with different ids can coexist. Takes
+    /// the capability as [`include`](Self::include) does; clone it (cheap) to include it twice.
+    pub fn include_prefixed(mut self, prefix: &str, capability: AskUser) -> Self {
         let name = format!("{prefix}{}", capability.tool_name());
         self.entries.push(capability.with_tool_name(name));
         self

@@ -131,13 +131,13 @@ pub async fn run(timeout: Duration) -> Result<Vec<String>, BuildError> {
         say(format!("## {label}"));
         say(format!("model -> {TOOL_NAME} {call_id} {args}"));
         let ask_user = if turn == MODEL_CALLS.len() - 1 { &unattended } else { &attended };
-        let outcome = ask_user.call(ToolCall::new(&call_id, TOOL_NAME, *args), AskContext::new()).await;
+        let outcome = ask_user.call(ToolCall::new(&call_id, *args), AskContext::new()).await;
         say(describe(&outcome));
     }
 
     say("## deferred: the run pauses, the host stores the question and resumes later".to_owned());
     say(format!("model -> {TOOL_NAME} call_7 {DEFERRED_ARGS}"));
-    let outcome = deferred.call(ToolCall::new("call_7", TOOL_NAME, DEFERRED_ARGS), AskContext::new()).await;
+    let outcome = deferred.call(ToolCall::new("call_7", DEFERRED_ARGS), AskContext::new()).await;
     say(describe(&outcome));
     if let CallOutcome::Deferred(pending) = outcome {
         let stored = serde_json::to_string(&pending).unwrap_or_default();

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askuser_core::{AskContext, AskUserAnswer, AskUserRequest, AskUserResponse};
-use askuser_tool::{AskUser, BuildError, ReplyError, ReplyHandle, TOOL_NAME, ToolCall, session_router};
+use askuser_tool::{AskUser, BuildError, ReplyError, ReplyHandle, ToolCall, session_router};
 use tokio::sync::mpsc;
 
 /// The sessions the host serves, each with its client's behaviour.
@@ -129,7 +129,7 @@ pub async fn serve(timeout: Duration) -> Result<Vec<String>, BuildError> {
                 let args = args_for(session);
                 let call_id = format!("call_{}", i + 1);
                 let context = AskContext::new().with_session_id(*session);
-                let outcome = ask_user.call(ToolCall::new(&call_id, TOOL_NAME, &args), context).await;
+                let outcome = ask_user.call(ToolCall::new(&call_id, &args), context).await;
                 let text = outcome.model_text().unwrap_or("(no text: the call failed)").to_owned();
                 note(&transcript, session, format!("model receives: {text}"));
             })

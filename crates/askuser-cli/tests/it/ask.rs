@@ -3,6 +3,9 @@
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 const ARGS: &str = r#"{"questions":[{"header":"Fix","question":"How should I fix it?","options":[
     {"label":"Patch"},{"label":"Refactor (Recommended)"}]}]}"#;
@@ -10,26 +13,51 @@ const ARGS: &str = r#"{"questions":[{"header":"Fix","question":"How should I fix
 /// Runs `askuser` with `args`, writing `input` to its stdin and then closing it, unless `input`
 /// is `None`, in which case stdin stays open (and unused) until the process exits.
 fn askuser(args: &[&str], input: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
-        .args(args)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    command.args(args).stdout(Stdio::piped());
+    run(&mut command, input.map(str::as_bytes))
+}
+
+/// Runs `command` as `askuser` above (stdout is the caller's to set); kills it, and fails, when
+/// it takes over 20 seconds.
+fn run(command: &mut Command, input: Option<&[u8]>) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env_remove("ACCESSIBLE")
         .env_remove("ASKUSER_ACCESSIBLE")
         .spawn()
         .unwrap();
     let stdin = child.stdin.take().unwrap();
-    let keep_open = match input {
-        Some(text) => {
+    let pid = child.id().to_string();
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !done.load(Ordering::SeqCst) {
+                if start.elapsed() > Duration::from_secs(20) {
+                    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        })
+    };
+    // Written from a thread: a big input must not block the test while askuser is not reading.
+    let (writer, keep_open) = match input {
+        Some(bytes) => {
+            let bytes = bytes.to_vec();
             let mut stdin = stdin;
-            stdin.write_all(text.as_bytes()).unwrap();
-            None
+            (Some(std::thread::spawn(move || drop(stdin.write_all(&bytes)))), None)
         }
-        None => Some(stdin),
+        None => (None, Some(stdin)),
     };
     let output = child.wait_with_output().unwrap();
-    drop(keep_open);
+    done.store(true, Ordering::SeqCst);
+    assert!(!watchdog.join().unwrap(), "askuser hung: {}", String::from_utf8_lossy(&output.stderr));
+    drop((writer, keep_open));
     output
 }
 
@@ -84,8 +112,110 @@ fn demo_answered_on_stdin_lines() {
 }
 
 #[test]
-fn demo_at_end_of_input_declines() {
-    check(&askuser(&["demo"], Some("")), 1, askuser_core::DECLINED);
+fn demo_declined_on_stdin_lines() {
+    check(&askuser(&["demo"], Some("1\n!decline\n")), 1, askuser_core::DECLINED);
+    check(&askuser(&["demo"], Some("1\n")), 1, askuser_core::DECLINED);
+}
+
+/// Guards "1 means declined and only that": input that ends before any answer asked nobody.
+#[test]
+fn demo_at_end_of_input_could_not_ask() {
+    let output = askuser(&["demo"], Some(""));
+    check(&output, 3, "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nobody could be asked"));
+}
+
+/// Guards `ask -` without a terminal: the arguments use up stdin, so nobody can answer. It used
+/// to tell the model "the user declined".
+#[test]
+fn ask_from_stdin_without_a_terminal_could_not_ask() {
+    // `setsid` leaves the controlling terminal behind, so `/dev/tty` cannot be opened.
+    let output = run(
+        Command::new("setsid").args([env!("CARGO_BIN_EXE_askuser"), "ask", "-"]).stdout(Stdio::piped()),
+        Some(ARGS.as_bytes()),
+    );
+    check(&output, 3, "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("stdin carried the arguments and there is no terminal"), "{stderr}");
+    // Invalid arguments are still the model's to fix.
+    let output = run(
+        Command::new("setsid").args([env!("CARGO_BIN_EXE_askuser"), "ask", "-"]).stdout(Stdio::piped()),
+        Some(b"{}"),
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// Guards the memory bound on an answer line: 256 MiB without a newline, under a 200 MB address
+/// space limit, is skipped as a bad line and the next line answers. Read whole, it aborted.
+#[test]
+fn an_endless_answer_line_is_skipped_in_bounded_memory() {
+    let file = args_file();
+    let mut input = vec![b'x'; 256 << 20];
+    input.extend_from_slice(b"\n1\n");
+    let output = run(
+        Command::new("sh")
+            .args(["-c", "ulimit -v 200000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_askuser"), "ask"])
+            .arg(&file.0)
+            .stdout(Stdio::piped()),
+        Some(&input),
+    );
+    check(&output, 0, r#"{"Fix":["Patch"]}"#);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("the line is longer than 65536 bytes"));
+}
+
+/// Guards the cap on reading the arguments: an endless file is refused after 1 MiB and a byte,
+/// under a 200 MB address space limit. It used to be read whole (and `/dev/zero` never ends).
+#[test]
+fn arguments_are_read_up_to_the_cap() {
+    let output = run(
+        Command::new("sh")
+            .args([
+                "-c",
+                "ulimit -v 200000 && exec \"$0\" \"$@\"",
+                env!("CARGO_BIN_EXE_askuser"),
+                "ask",
+                "/dev/zero",
+            ])
+            .stdout(Stdio::piped()),
+        Some(b""),
+    );
+    check(&output, 2, "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("more than 1048576 bytes"));
+    let output = askuser(&["ask", "-"], Some("{\"questions\": \"\u{ff}\u{fe}"));
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// Guards `--timeout` bounding the wait for the arguments: stdin stays open and silent.
+#[test]
+fn timeout_bounds_the_wait_for_the_arguments() {
+    let output = askuser(&["ask", "-", "--timeout", "0.3"], None);
+    check(&output, 124, "");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no arguments arrived within the timeout"));
+}
+
+/// Guards write failures: a full disk on stdout is reported with status 4; it used to panic (101).
+#[test]
+fn a_failed_write_to_stdout_is_reported_without_a_panic() {
+    let file = args_file();
+    for args in [
+        &["schema"][..],
+        &["demo", "--unattended"],
+        &["ask", file.0.to_str().unwrap(), "--unattended"],
+        &["--help"],
+    ] {
+        let output = run(
+            Command::new(env!("CARGO_BIN_EXE_askuser"))
+                .args(args)
+                .stdout(std::fs::File::create("/dev/full").unwrap()),
+            Some(b""),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write the result to stdout") && !stderr.contains("panicked"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

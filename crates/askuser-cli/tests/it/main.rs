@@ -2,3 +2,5 @@
 
 mod ask;
 mod check;
+#[cfg(unix)]
+mod pty;

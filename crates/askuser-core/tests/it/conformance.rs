@@ -179,7 +179,7 @@ const EXTENDED_EXPECTED: &str = include_str!("../data/extended.expected.jsonl");
 #[test]
 fn extended_corpus_follows_the_rules() {
     use askuser_core::{Profile, Validator};
-    let validator = Validator::new().profile(Profile::Extended);
+    let validator = Validator::new().with_profile(Profile::Extended);
     assert_eq!(EXTENDED.lines().count(), EXTENDED_EXPECTED.lines().count(), "corpus files out of step");
     assert!(EXTENDED.lines().count() >= 300);
     let mut failures = Vec::new();

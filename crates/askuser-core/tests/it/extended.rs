@@ -12,7 +12,7 @@ use askuser_core::{
 use serde_json::{Value, json};
 
 fn extended() -> Validator {
-    Validator::new().profile(Profile::Extended)
+    Validator::new().with_profile(Profile::Extended)
 }
 
 /// Validates through both input paths, which must agree.

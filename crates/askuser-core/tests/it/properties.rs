@@ -238,7 +238,7 @@ proptest! {
 }
 
 fn extended() -> Validator {
-    Validator::new().profile(Profile::Extended)
+    Validator::new().with_profile(Profile::Extended)
 }
 
 /// Plausible calls with the extended profile's fields sprinkled in, often valid.

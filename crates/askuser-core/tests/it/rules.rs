@@ -286,6 +286,8 @@ fn every_problem_is_reported_in_schema_order() {
         ("questions[0].question", "forbidden_character"),
         ("questions[0].options[0].label", "string_too_short"),
         ("questions[0].options[1]", "wrong_type"),
+        // No valid option left: under two, as the reference says after the items' problems.
+        ("questions[0].options", "too_short"),
         ("questions[0].bogus", "extra_forbidden"),
         ("zz", "extra_forbidden"),
     ];
@@ -359,9 +361,9 @@ fn duplicate_keys_last_one_wins() {
 #[test]
 fn size_cap_is_checked_before_parsing() {
     let args = call("H", "Q", &["A", "B"]).to_string();
-    let validator = Validator::new().max_argument_bytes(args.len());
+    let validator = Validator::new().with_max_argument_bytes(args.len());
     assert!(validator.validate_json(&args).is_ok());
-    let err = Validator::new().max_argument_bytes(args.len() - 1).validate_json(&args).unwrap_err();
+    let err = Validator::new().with_max_argument_bytes(args.len() - 1).validate_json(&args).unwrap_err();
     assert_eq!(err.first().kind().code(), "too_large");
     assert!(
         err.retry_payload().contains(&format!("more than the limit of {} bytes", args.len() - 1)),
@@ -369,9 +371,9 @@ fn size_cap_is_checked_before_parsing() {
         err.retry_payload()
     );
     // Not even parsed: garbage over the cap reports the size, not the syntax.
-    let err = Validator::new().max_argument_bytes(4).validate_json("{{{{{").unwrap_err();
+    let err = Validator::new().with_max_argument_bytes(4).validate_json("{{{{{").unwrap_err();
     assert_eq!(err.first().kind().code(), "too_large");
-    assert_eq!(Validator::new().argument_byte_limit(), 1 << 20);
+    assert_eq!(Validator::new().max_argument_bytes(), 1 << 20);
 }
 
 #[track_caller]
@@ -686,4 +688,60 @@ fn wire_shapes_of_responses() {
     let json =
         serde_json::to_string(&AskUserResponse::declined().with_answered_by(AnsweredBy::Timeout)).unwrap();
     assert_eq!(json, r#"{"answers":[],"cancelled":true,"answered_by":"timeout"}"#);
+}
+
+/// Guards the options' length rule as the reference applies it (measured with the oracle): the
+/// valid options are counted as they come, the seventh valid one reports only the list's length
+/// (the items' problems dropped), and fewer than two valid ones add a too-short problem after the
+/// items'. With eight options and one bad label askuser reported the label first.
+#[test]
+fn option_count_is_checked_after_validation_as_the_reference_does() {
+    #[track_caller]
+    fn check(count: usize, bad: &[usize], expected: &[(&str, &str)]) {
+        let mut options: Vec<Value> = (0..count).map(|i| json!({ "label": format!("o{i}") })).collect();
+        for &i in bad {
+            options[i] = json!({ "label": "" });
+        }
+        let err = validate(&json!({ "questions": [{ "header": "H", "question": "Q", "options": options }] }))
+            .unwrap_err();
+        let got: Vec<(&str, String)> =
+            err.problems().iter().map(|p| (p.kind().code(), p.location().to_string())).collect();
+        let expected: Vec<(&str, String)> = expected.iter().map(|&(c, l)| (c, l.to_owned())).collect();
+        assert_eq!(got, expected, "{count} options, bad {bad:?}: {err}");
+    }
+    let label = |i: usize| ("string_too_short", format!("questions[0].options[{i}].label"));
+    let (l0, l1, l7) = (label(0), label(1), label(7));
+    let too_long = ("too_long", "questions[0].options");
+    let too_short = ("too_short", "questions[0].options");
+    check(8, &[2], &[too_long]);
+    check(8, &[7], &[too_long]);
+    check(20, &[0], &[too_long]);
+    check(7, &[], &[too_long]);
+    check(7, &[0], &[(l0.0, &l0.1)]);
+    check(8, &[0, 1], &[(l0.0, &l0.1), (l1.0, &l1.1)]);
+    check(9, &[7, 8], &[too_long]);
+    check(9, &[0, 1, 7], &[(l0.0, &l0.1), (l1.0, &l1.1), (l7.0, &l7.1)]);
+    check(3, &[0, 1], &[(l0.0, &l0.1), (l1.0, &l1.1), too_short]);
+    check(1, &[0], &[(l0.0, &l0.1), too_short]);
+}
+
+/// Guards the retry text against hostile keys: C1 controls, line separators and bidi controls of
+/// an unknown key reached the model's (and a terminal's) text raw through `loc`. They are JSON
+/// escapes now, so the payload still means the same key.
+#[test]
+fn the_retry_payload_carries_no_raw_control_or_bidi_character() {
+    let key = "a\u{9b}b\u{85}c\u{2028}d\u{202e}e\u{2066}f\u{200b}";
+    let mut args = call("H", "Q", &["A", "B"]);
+    args[key] = json!(1);
+    let payload = validate(&args).unwrap_err().retry_payload();
+    for c in key
+        .chars()
+        .filter(char::is_ascii_lowercase)
+        .chain(['\u{9b}', '\u{85}', '\u{2028}', '\u{202e}', '\u{2066}', '\u{200b}'])
+    {
+        assert_eq!(payload.contains(c), c.is_ascii_lowercase(), "{c:?} in {payload}");
+    }
+    assert!(payload.contains(r#""loc":["a\u009bb\u0085c\u2028d\u202ee\u2066f\u200b"]"#), "{payload}");
+    let parsed: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(parsed["problems"][0]["loc"][0], key);
 }

@@ -333,7 +333,7 @@ proptest::proptest! {
             };
             if let Effect::Done(MenuOutcome::Answered(answers)) = m.handle(event) {
                 let response = askuser_core::AskUserResponse::answered(answers);
-                proptest::prop_assert!(askuser_core::check_response(m.request(), &response).is_ok());
+                proptest::prop_assert!(askuser_core::check_response(&m.request, &response).is_ok());
                 break;
             }
             proptest::prop_assert!(m.row() <= 3);

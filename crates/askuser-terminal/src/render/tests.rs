@@ -379,7 +379,7 @@ proptest::proptest! {
                         continue;
                     }
                 };
-                if matches!(menu.handle(key(code)), crate::Effect::Done(_)) {
+                if matches!(menu.handle(key(code)), crate::menu::Effect::Done(_)) {
                     break;
                 }
                 let frame = layout(&menu, cols, rows, PLAIN_LOOK);
@@ -393,4 +393,29 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// Guards "what is on screen is what is sent": ticks stay on screen while "Other…" is being typed,
+/// yet saving it replaced them silently. While the editor is open the ticks show cleared and the
+/// hint says the answer replaces them; Esc brings them back.
+#[test]
+fn an_open_other_editor_shows_the_picks_it_will_replace() {
+    let mut menu = demo();
+    menu.handle(key(KeyCode::Tab));
+    menu.handle(key(KeyCode::Char('1')));
+    menu.handle(key(KeyCode::Char('3')));
+    let text = |menu: &Menu| layout(menu, 80, 24, PLAIN_LOOK).text().join("\n");
+    assert_eq!(text(&menu).matches("[x]").count(), 2);
+    menu.handle(key(KeyCode::Char('5')));
+    menu.handle(key(KeyCode::Char('x')));
+    let editing = text(&menu);
+    assert_eq!(editing.matches("[x]").count(), 0, "{editing}");
+    assert!(editing.contains("enter save, replacing your picks"), "{editing}");
+    menu.handle(key(KeyCode::Esc));
+    assert_eq!(text(&menu).matches("[x]").count(), 2, "esc keeps the picks");
+    menu.handle(key(KeyCode::Char('5')));
+    menu.handle(key(KeyCode::Char('x')));
+    menu.handle(key(KeyCode::Enter));
+    assert_eq!(menu.picks()[1].picked, Vec::<usize>::new());
+    assert_eq!(menu.picks()[1].custom.as_deref(), Some("x"));
 }

@@ -1,7 +1,8 @@
 use std::time::Duration;
 
 use askuser_core::{AnswerErrorKind, AskUserAnswer, AskUserResponse, ask_user_result};
-use askuser_terminal::{Event, TerminalAnswerer};
+use askuser_terminal::TerminalAnswerer;
+use askuser_terminal::crossterm::event::Event;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 

@@ -1,4 +1,4 @@
-use askuser_core::{AskUserAnswer, AskUserResponse, ask_user_result};
+use askuser_core::{AnswerErrorKind, AskUserAnswer, AskUserResponse, ask_user_result};
 use askuser_terminal::TerminalAnswerer;
 use tokio::sync::mpsc;
 
@@ -36,7 +36,17 @@ async fn end_of_input_declines() {
     let (response, text) = run(&["1"]).await;
     assert_eq!(response, AskUserResponse::declined());
     assert!(text.contains("end of input"));
-    assert_eq!(run(&[]).await.0, AskUserResponse::declined());
+}
+
+/// Guards "nobody was asked" against "declined": input that ends before its first line fails the
+/// call instead of telling the model the user declined.
+#[tokio::test]
+async fn end_of_input_before_any_line_is_nobody_to_ask() {
+    let (_, rx) = mpsc::unbounded_channel::<String>();
+    let answerer = TerminalAnswerer::builder().lines(rx).output(Vec::new()).build();
+    let err = answerer.ask(&batch()).await.unwrap_err();
+    assert_eq!(err.kind(), AnswerErrorKind::Failed);
+    assert_eq!(err.to_string(), "nobody could be asked: the input ended before the first answer");
 }
 
 #[tokio::test]

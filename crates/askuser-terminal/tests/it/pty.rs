@@ -204,6 +204,42 @@ fn cancelled_menu_steals_no_input() {
     }
 }
 
+/// Guards the stdin reader reading only while a question waits: after a cancelled accessible or
+/// line-protocol question, the lines typed next reach the host. The reader used to read stdin for
+/// the life of the process and took the first of them.
+#[test]
+fn cancelled_line_question_steals_no_input() {
+    for mode in ["accessible", "lines"] {
+        let mut pty = Pty::open();
+        let mut child = pty.spawn(&["cancel-lines", "300", mode], Stdio::null());
+        pty.wait_for("Choose 1-3");
+        pty.wait_for("CANCELLED:true");
+        for (i, word) in ["hello", "world", "third"].iter().enumerate() {
+            pty.wait_for(&format!("PROMPT{i}>"));
+            pty.send(format!("{word}\n").as_bytes());
+            pty.wait_for(&format!("GOT{i}:{word}"));
+        }
+        assert!(wait(&mut child).success(), "{mode}: {}", pty.text());
+    }
+}
+
+/// Guards the process-wide queue: two answerers asking at once show one menu, then the other.
+/// With a queue per answerer both menus drew at once and fought over raw mode.
+#[test]
+fn two_answerers_take_turns() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["two"], Stdio::piped());
+    pty.wait_for("Question A?");
+    pty.send(b"1");
+    pty.wait_for("Question B?");
+    let text = pty.text();
+    let (done_a, shown_b) = (text.find("A → Yes").unwrap(), text.find("Question B?").unwrap());
+    assert!(done_a < shown_b, "B was drawn while A was open: {text:?}");
+    pty.send(b"2");
+    assert_eq!(succeed(&mut child, &pty), "{\"A\":[\"Yes\"]}\n{\"B\":[\"No\"]}");
+    assert!(pty.cooked());
+}
+
 /// Guards `askuser ask - --accessible`: stdin carried the arguments (here it is at end of input),
 /// so the accessible line protocol must read its lines from `/dev/tty`. It used to read stdin and
 /// decline at once.
@@ -224,8 +260,10 @@ fn accessible_mode_under_tty_reads_lines_from_the_terminal() {
     assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache","Tracing"]}"#);
 }
 
+/// Guards "nobody was asked" against "declined": stdin at end of input before any answer fails
+/// the call (it used to tell the model the user declined), and never hangs.
 #[test]
-fn piped_stdin_at_eof_declines_without_hanging() {
+fn piped_stdin_at_eof_fails_without_hanging() {
     let mut child = Command::new(fixture())
         .arg("answer")
         .stdin(Stdio::null())
@@ -234,10 +272,10 @@ fn piped_stdin_at_eof_declines_without_hanging() {
         .spawn()
         .unwrap();
     let status = wait(&mut child);
-    let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    assert!(status.success());
-    assert!(stdout.starts_with("The user declined"), "{stdout}");
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(stderr.contains("nobody could be asked: the input ended before the first answer"), "{stderr}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::support::{ARGS, BAD_ARGS, Log, Scripted, Slow, person_response, secret_answerer};
 
 fn call(args: &str) -> ToolCall<'_> {
-    ToolCall::new("call_1", "ask_user_question", args)
+    ToolCall::new("call_1", args)
 }
 
 fn scripted(log: &Log, result: fn() -> Result<AskUserResponse, AnswerError>) -> AskUser {
@@ -64,8 +64,7 @@ async fn value_arguments_give_the_same_verdicts_as_text() {
     for args in [ARGS, BAD_ARGS] {
         let value: Value = serde_json::from_str(args).expect("JSON");
         let from_text = ask_user.call(call(args), AskContext::new()).await;
-        let from_value =
-            ask_user.call(ToolCall::new("call_1", "ask_user_question", &value), AskContext::new()).await;
+        let from_value = ask_user.call(ToolCall::new("call_1", &value), AskContext::new()).await;
         assert_eq!(from_text.model_text(), from_value.model_text());
     }
 }
@@ -173,9 +172,10 @@ async fn apply_defaults_on_timeout_renders_the_provenance_form() {
         r#"{"answered_by":"timeout","answers":{"Approach":["Fix the code (Recommended)"],"Targets":["api.py"]}}"#
     );
     assert!(log.entries().contains(&"answerer dropped".to_owned()));
+    // Regression: the event said "declined" while the model was given the defaults.
     assert_eq!(
         log.entries().last().map(String::as_str),
-        Some("answered cancelled=true timed_out=true failed=false")
+        Some("answered cancelled=false timed_out=true failed=false")
     );
 }
 
@@ -264,7 +264,7 @@ fn defaults_are_documented_ones() {
         format!("{ask_user:?}"),
         "AskUser { id: \"ask_user\", tool_name: \"ask_user_question\", answerer: None, timeout: None, \
          on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, profile: Reference, \
-         max_timeout_seconds: 300, listeners: 0, include_content: true }"
+         max_timeout_seconds: 300, listeners: 0, include_content: true, declined_text: None, timed_out_text: None }"
     );
 }
 
@@ -281,7 +281,8 @@ async fn argument_size_cap_is_a_retry() {
 #[tokio::test(start_paused = true)]
 async fn wrong_tool_name_fails_the_call() {
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
-    let outcome = ask_user.call(ToolCall::new("call_1", "read_file", ARGS), AskContext::new()).await;
+    let outcome =
+        ask_user.call(ToolCall::new("call_1", ARGS).with_tool_name("read_file"), AskContext::new()).await;
     let CallOutcome::Failed(error) = outcome else { panic!("expected a failure") };
     assert_eq!(error.to_string(), r#"tool call for "read_file" reached the "ask_user_question" tool"#);
 }
@@ -338,8 +339,8 @@ async fn two_concurrent_calls(sequential: bool) -> Vec<String> {
         .build()
         .expect("valid");
     let (a, b) = tokio::join!(
-        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
-        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("a", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", ARGS), AskContext::new()),
     );
     assert_eq!((a.model_text(), b.model_text()), (Some(DECLINED), Some(DECLINED)));
     log.entries().into_iter().map(|e| e.split(' ').next().unwrap_or_default().to_owned()).collect()
@@ -366,8 +367,8 @@ async fn sequential_timeout_counts_from_each_calls_turn() {
         .expect("valid");
     let started = tokio::time::Instant::now();
     let (a, b) = tokio::join!(
-        ask_user.call(ToolCall::new("a", "ask_user_question", ARGS), AskContext::new()),
-        ask_user.call(ToolCall::new("b", "ask_user_question", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("a", ARGS), AskContext::new()),
+        ask_user.call(ToolCall::new("b", ARGS), AskContext::new()),
     );
     // The second call waited 10 s for its turn and then 10 s for its answer: 20 s in all, more
     // than the timeout, yet not timed out.
@@ -407,4 +408,107 @@ fn call_future_is_send_and_the_values_a_server_shares_are_send_and_sync() {
     let ask_user = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let future = ask_user.call(call(ARGS), AskContext::new());
     assert_send(&future);
+}
+
+/// Guards tying events to their call: every event (the nudge too) carries the tool-call id, the
+/// tool name, the capability id and the session, and under apply-defaults `Answered` carries the defaults.
+#[tokio::test(start_paused = true)]
+async fn events_name_their_call_and_carry_what_the_model_got() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let ask_user = AskUser::builder()
+        .id("helper")
+        .answerer(Slow { log: Log::default() })
+        .timeout(Duration::from_secs(5))
+        .on_timeout(OnTimeout::ApplyDefaults)
+        .listener(move |event: &AskUserEvent| sink.lock().unwrap().push(event.clone()))
+        .build()
+        .expect("valid configuration");
+    let outcome = ask_user.call(call(ARGS), AskContext::new().with_session_id("s-7")).await;
+    assert!(matches!(outcome, CallOutcome::Completed(_)));
+    let events = events.lock().unwrap();
+    let [AskUserEvent::Requested(requested), AskUserEvent::Nudge(nudge), AskUserEvent::Answered(answered)] =
+        &events[..]
+    else {
+        panic!("{events:?}")
+    };
+    for (call_id, tool, capability, session) in [
+        (requested.tool_call_id(), requested.tool_name(), requested.capability_id(), requested.session_id()),
+        (nudge.tool_call_id(), nudge.tool_name(), nudge.capability_id(), nudge.session_id()),
+        (answered.tool_call_id(), answered.tool_name(), answered.capability_id(), answered.session_id()),
+    ] {
+        assert_eq!(
+            (call_id, tool, capability, session),
+            ("call_1", "ask_user_question", "helper", Some("s-7"))
+        );
+    }
+    assert_eq!(answered.response().answered_by, askuser_core::AnsweredBy::Timeout);
+    assert!(!answered.response().cancelled && answered.timed_out());
+    assert_eq!(answered.response().answers.len(), 2);
+}
+
+/// Guards the timeout outside a timer: `call` panicked (in `tokio::time::timeout`) in a runtime
+/// without `enable_time()` and outside any runtime; now it fails before asking anyone.
+#[test]
+fn a_timeout_without_a_timer_fails_instead_of_panicking() {
+    let log = Log::default();
+    let ask_user = AskUser::builder()
+        .answerer(Slow { log: log.clone() })
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("valid configuration");
+    let no_time = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let outcome = no_time.block_on(ask_user.call(call(ARGS), AskContext::new()));
+    assert!(matches!(outcome, CallOutcome::Failed(CallError::NoTimer)), "{outcome:?}");
+    let outcome = block_on_without_a_runtime(ask_user.call(call(ARGS), AskContext::new()));
+    assert!(matches!(outcome, CallOutcome::Failed(CallError::NoTimer)), "{outcome:?}");
+    assert!(log.entries().is_empty(), "nobody was asked: {:?}", log.entries());
+}
+
+/// Polls `future` to completion on this thread, with no Tokio runtime anywhere.
+fn block_on_without_a_runtime<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+/// Guards the host's wording of the declined and timed-out sentences (the defaults stay).
+#[tokio::test(start_paused = true)]
+async fn the_host_words_the_declined_and_timed_out_results() {
+    let declining =
+        |_: AskUserRequest, _: AskContext| async { Ok::<_, AnswerError>(AskUserResponse::declined()) };
+    let worded = AskUser::builder()
+        .answerer(declining)
+        .declined_text("Die Person hat abgelehnt.")
+        .build()
+        .expect("valid configuration");
+    assert_eq!(text(&worded.call(call(ARGS), AskContext::new()).await), "Die Person hat abgelehnt.");
+    let plain = AskUser::builder().answerer(declining).build().expect("valid configuration");
+    assert_eq!(text(&plain.call(call(ARGS), AskContext::new()).await), DECLINED);
+    let slow = AskUser::builder()
+        .answerer(Slow { log: Log::default() })
+        .timeout(Duration::from_secs(1))
+        .timed_out_text("Niemand hat geantwortet.")
+        .declined_text("unused")
+        .build()
+        .expect("valid configuration");
+    assert_eq!(text(&slow.call(call(ARGS), AskContext::new()).await), "Niemand hat geantwortet.");
+    let answering = AskUser::builder()
+        .answerer(|_: AskUserRequest, _: AskContext| async { Ok::<_, AnswerError>(person_response()) })
+        .declined_text("unused")
+        .build()
+        .expect("valid configuration");
+    assert!(text(&answering.call(call(ARGS), AskContext::new()).await).starts_with(r#"{"Approach""#));
 }

@@ -14,7 +14,7 @@ fn deferred(log: &Log) -> AskUser {
 }
 
 async fn pause(ask_user: &AskUser) -> PendingQuestion {
-    match ask_user.call(ToolCall::new("call_7", "ask_user_question", ARGS), AskContext::new()).await {
+    match ask_user.call(ToolCall::new("call_7", ARGS), AskContext::new()).await {
         CallOutcome::Deferred(pending) => pending,
         other => panic!("expected a deferred outcome, got {other:?}"),
     }
@@ -33,8 +33,7 @@ async fn deferred_call_emits_requested_only_and_uses_the_call_id() {
 #[tokio::test(start_paused = true)]
 async fn rejected_deferred_call_is_a_retry_with_no_event() {
     let log = Log::default();
-    let outcome =
-        deferred(&log).call(ToolCall::new("call_7", "ask_user_question", BAD_ARGS), AskContext::new()).await;
+    let outcome = deferred(&log).call(ToolCall::new("call_7", BAD_ARGS), AskContext::new()).await;
     assert!(matches!(outcome, CallOutcome::Retry(_)));
     assert!(log.entries().is_empty());
 }
@@ -92,7 +91,7 @@ fn pending_question_rejects_another_version_and_invalid_arguments() {
 async fn rebuilt_from_the_tool_call_it_equals_the_paused_question() {
     let ask_user = deferred(&Log::default());
     let paused = pause(&ask_user).await;
-    let call = ToolCall::new("call_7", "ask_user_question", ARGS);
+    let call = ToolCall::new("call_7", ARGS);
     // The same questions under the same id; when it was asked is not in the call.
     for rebuilt in
         [ask_user.rebuild(call).expect("rebuilds"), PendingQuestion::from_tool_call(call).expect("rebuilds")]
@@ -109,9 +108,10 @@ async fn rebuilt_from_the_tool_call_it_equals_the_paused_question() {
 
 #[test]
 fn rebuild_rejects_another_tool_and_invalid_arguments() {
-    let err = PendingQuestion::from_tool_call(ToolCall::new("c", "read_file", ARGS)).unwrap_err();
+    let err =
+        PendingQuestion::from_tool_call(ToolCall::new("c", ARGS).with_tool_name("read_file")).unwrap_err();
     assert_eq!(err.to_string(), r#"tool call for "read_file" is not an "ask_user_question" call"#);
-    let err = PendingQuestion::from_tool_call(ToolCall::new("c", "ask_user_question", BAD_ARGS)).unwrap_err();
+    let err = PendingQuestion::from_tool_call(ToolCall::new("c", BAD_ARGS)).unwrap_err();
     assert!(matches!(err, RebuildError::InvalidArguments(_)));
 }
 
@@ -143,7 +143,7 @@ async fn resumed_result_is_byte_identical_to_the_inline_one() {
             .build()
             .expect("valid");
         let inline_text = inline
-            .call(ToolCall::new("call_7", "ask_user_question", ARGS), AskContext::new())
+            .call(ToolCall::new("call_7", ARGS), AskContext::new())
             .await
             .model_text()
             .expect("a result")

@@ -24,7 +24,7 @@ const CHOICES: &str = r#"{"questions":[
   "timeout_seconds":100}"#;
 
 fn call(args: &str) -> ToolCall<'_> {
-    ToolCall::new("call_1", "ask_user_question", args)
+    ToolCall::new("call_1", args)
 }
 
 #[track_caller]

@@ -66,7 +66,7 @@ proptest! {
             .listener(move |_: &AskUserEvent| { counter.fetch_add(1, Ordering::Relaxed); })
             .build()
             .expect("valid");
-        let outcome = runtime().block_on(ask_user.call(ToolCall::new("c", "ask_user_question", args.as_str()), AskContext::new()));
+        let outcome = runtime().block_on(ask_user.call(ToolCall::new("c", args.as_str()), AskContext::new()));
         let valid = Questions::from_json(&args).is_ok();
         match outcome {
             CallOutcome::Completed(_) => prop_assert!(valid),
@@ -78,7 +78,7 @@ proptest! {
 
     #[test]
     fn pending_questions_round_trip(args in valid_args()) {
-        let pending = PendingQuestion::from_tool_call(ToolCall::new("call_1", "ask_user_question", args.as_str()))
+        let pending = PendingQuestion::from_tool_call(ToolCall::new("call_1", args.as_str()))
             .expect("the generator makes valid calls");
         let text = serde_json::to_string(&pending).expect("serialises");
         let back: PendingQuestion = serde_json::from_str(&text).expect("reads back");

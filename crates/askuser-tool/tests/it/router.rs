@@ -9,7 +9,7 @@ use askuser_tool::{AskUser, CallError, CallOutcome, ReplyError, ToolCall, sessio
 use crate::support::{ARGS, person_response};
 
 fn call(id: &str) -> ToolCall<'_> {
-    ToolCall::new(id, "ask_user_question", ARGS)
+    ToolCall::new(id, ARGS)
 }
 
 fn session(id: &str) -> AskContext {
@@ -135,7 +135,7 @@ async fn many_sessions_wait_at_once() {
         let ask_user = ask_user.clone();
         let s = s.clone();
         tokio::spawn(async move {
-            let outcome = ask_user.call(ToolCall::new(&s, "ask_user_question", ARGS), session(&s)).await;
+            let outcome = ask_user.call(ToolCall::new(&s, ARGS), session(&s)).await;
             (s, outcome.model_text().map(str::to_owned))
         })
     });

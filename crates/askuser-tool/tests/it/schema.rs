@@ -2,10 +2,10 @@
 //! and the checked-in files fresh.
 
 use askuser_core::Profile;
+use askuser_tool::plumbing::{inline_refs, schema_files};
 use askuser_tool::{
     DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME,
-    ToolDefinition, inline_refs, parameters, parameters_for, parameters_schema, parameters_schema_for,
-    response_schema, schema_files,
+    ToolDefinition, parameters, parameters_for, parameters_schema, parameters_schema_for, response_schema,
 };
 use serde_json::{Map, Value};
 
@@ -308,7 +308,7 @@ fn schema_files_carry_the_generated_marker() {
     assert_eq!(files.len(), 2 * (1 + Dialect::ALL.len()) + 1);
     for file in files {
         let value: Value = serde_json::from_str(&file.contents).expect("file is JSON");
-        assert_eq!(value["$comment"], askuser_tool::GENERATED_MARKER, "{}", file.path);
+        assert_eq!(value["$comment"], askuser_tool::plumbing::GENERATED_MARKER, "{}", file.path);
         assert!(file.contents.ends_with('\n'));
     }
 }

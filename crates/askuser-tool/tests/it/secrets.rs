@@ -95,7 +95,7 @@ async fn a_secret_never_leaves_the_sink() {
         .build()
         .expect("valid");
     let context = AskContext::new().with_session_id("s1");
-    let outcome = ask_user.call(ToolCall::new("call_1", "ask_user_question", SECRET_CALL), context).await;
+    let outcome = ask_user.call(ToolCall::new("call_1", SECRET_CALL), context).await;
     let CallOutcome::Completed(result) = &outcome else { panic!("expected a result, got {outcome:?}") };
     assert_eq!(
         result.text(),
@@ -120,7 +120,7 @@ async fn a_secret_never_leaves_the_sink() {
     let deferred =
         AskUser::builder().profile(Profile::Extended).include_content(true).build().expect("valid");
     let CallOutcome::Deferred(pending) =
-        deferred.call(ToolCall::new("call_2", "ask_user_question", SECRET_CALL), AskContext::new()).await
+        deferred.call(ToolCall::new("call_2", SECRET_CALL), AskContext::new()).await
     else {
         panic!("expected a deferred call")
     };
@@ -151,8 +151,7 @@ async fn an_answerer_that_gets_it_wrong_does_not_leak_it_either() {
             .include_content(false)
             .build()
             .expect("valid");
-        let outcome =
-            ask_user.call(ToolCall::new("call_3", "ask_user_question", SECRET_CALL), AskContext::new()).await;
+        let outcome = ask_user.call(ToolCall::new("call_3", SECRET_CALL), AskContext::new()).await;
         match &outcome {
             CallOutcome::Failed(error) => {
                 let mut chain = error.to_string();

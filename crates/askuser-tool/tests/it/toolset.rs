@@ -71,7 +71,7 @@ fn two_ids_need_a_prefix() {
         err.to_string(),
         r#"capabilities "ask_user" and "work" both register the tool "ask_user_question"; give one a tool-name prefix"#
     );
-    let tools = ToolSet::builder().include(home).include_prefixed("work_", &work).build().expect("prefixed");
+    let tools = ToolSet::builder().include(home).include_prefixed("work_", work).build().expect("prefixed");
     let names: Vec<String> = tools.definitions(Dialect::Generic).into_iter().map(|d| d.name).collect();
     assert_eq!(names, ["ask_user_question", "work_ask_user_question"]);
 }
@@ -105,7 +105,7 @@ fn each_differing_field_is_named() {
 #[test]
 fn the_same_id_under_two_tool_names_is_a_conflict() {
     let work = AskUser::builder().id("work").build().expect("valid");
-    let err = ToolSet::builder().include(work.clone()).include_prefixed("w_", &work).build().unwrap_err();
+    let err = ToolSet::builder().include(work.clone()).include_prefixed("w_", work).build().unwrap_err();
     assert_eq!(err, CombineError::Conflict { id: "work".to_owned(), fields: vec!["tool_name"] });
 }
 
@@ -114,7 +114,7 @@ fn a_prefix_must_keep_the_name_valid_for_every_provider() {
     #[track_caller]
     fn check(prefix: &str, valid: bool) {
         let work = AskUser::builder().id("work").build().expect("valid");
-        let result = ToolSet::builder().include_prefixed(prefix, &work).build();
+        let result = ToolSet::builder().include_prefixed(prefix, work.clone()).build();
         match result {
             Ok(_) => assert!(valid, "{prefix:?} accepted"),
             Err(err) => {
@@ -140,12 +140,14 @@ fn a_prefix_must_keep_the_name_valid_for_every_provider() {
 async fn calls_route_by_tool_name() {
     let home = AskUser::builder().answerer(DefaultsResponder::new()).build().expect("valid");
     let work = AskUser::builder().id("work").build().expect("valid");
-    let tools = ToolSet::builder().include(home).include_prefixed("work_", &work).build().expect("valid");
-    let answered = tools.call(ToolCall::new("c1", "ask_user_question", ARGS), AskContext::new()).await;
+    let tools = ToolSet::builder().include(home).include_prefixed("work_", work).build().expect("valid");
+    let answered = tools.call(ToolCall::new("c1", ARGS), AskContext::new()).await;
     assert!(answered.model_text().is_some_and(|t| t.starts_with(r#"{"answered_by":"unattended""#)));
-    let deferred = tools.call(ToolCall::new("c2", "work_ask_user_question", ARGS), AskContext::new()).await;
+    let deferred = tools
+        .call(ToolCall::new("c2", ARGS).with_tool_name("work_ask_user_question"), AskContext::new())
+        .await;
     let CallOutcome::Deferred(pending) = deferred else { panic!("expected a deferred call") };
     assert_eq!(pending.tool_name(), "work_ask_user_question");
-    let unknown = tools.call(ToolCall::new("c3", "other", ARGS), AskContext::new()).await;
+    let unknown = tools.call(ToolCall::new("c3", ARGS).with_tool_name("other"), AskContext::new()).await;
     assert!(matches!(unknown, CallOutcome::Failed(CallError::WrongTool { .. })));
 }

@@ -59,7 +59,7 @@ async fn traced_call(include_content: bool) -> (Vec<String>, Vec<(String, String
     let capture = Capture::default();
     let _default = tracing::subscriber::set_default(capture.clone());
     let ask_user = secret_answerer(include_content).build().expect("valid");
-    ask_user.call(ToolCall::new("call_9", "ask_user_question", ARGS), AskContext::new()).await;
+    ask_user.call(ToolCall::new("call_9", ARGS), AskContext::new()).await;
     let spans = capture.spans.lock().expect("lock").clone();
     let fields = capture.fields.lock().expect("lock").clone();
     (spans, fields)
@@ -102,11 +102,11 @@ async fn the_span_names_the_outcome_of_every_path() {
     let inline = secret_answerer(false).build().expect("valid");
     let deferred = askuser_tool::AskUser::builder().include_content(false).build().expect("valid");
 
-    inline.call(ToolCall::new("c1", "ask_user_question", BAD_ARGS), AskContext::new()).await;
+    inline.call(ToolCall::new("c1", BAD_ARGS), AskContext::new()).await;
     assert_eq!(outcome(&capture), "retry");
-    inline.call(ToolCall::new("c2", "read_file", ARGS), AskContext::new()).await;
+    inline.call(ToolCall::new("c2", ARGS).with_tool_name("read_file"), AskContext::new()).await;
     assert_eq!(outcome(&capture), "failed");
-    deferred.call(ToolCall::new("c3", "ask_user_question", ARGS), AskContext::new()).await;
+    deferred.call(ToolCall::new("c3", ARGS), AskContext::new()).await;
     assert_eq!(outcome(&capture), "deferred");
     assert_eq!(capture.spans.lock().expect("lock").len(), 3);
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use askuser_core::{AnswerError, AskContext, AskUserRequest, AskUserResponse};
-use askuser_tool::{AskUser, CallOutcome, TOOL_NAME, ToolCall};
+use askuser_tool::{AskUser, CallOutcome, ToolCall};
 
 #[tokio::test(start_paused = true)]
 async fn transcript() {
@@ -29,7 +29,7 @@ async fn transcript() {
 #[tokio::test(start_paused = true)]
 async fn deferred_call_resumes_in_another_process_byte_identical() {
     let deferred = AskUser::builder().build().expect("valid");
-    let call = ToolCall::new("call_7", TOOL_NAME, agent_loop::DEFERRED_ARGS);
+    let call = ToolCall::new("call_7", agent_loop::DEFERRED_ARGS);
     let CallOutcome::Deferred(pending) = deferred.call(call, AskContext::new()).await else {
         panic!("expected a deferred call")
     };
