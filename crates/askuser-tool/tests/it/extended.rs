@@ -214,3 +214,24 @@ async fn a_shared_answerer_is_an_answerer() {
             .contains(r#""answered_by":"unattended""#)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_hosts_sentences_never_replace_an_extended_result() {
+    let ask_user = slow(&Log::default())
+        .timeout(Duration::from_secs(10))
+        .declined_text("Nobody here.")
+        .timed_out_text("Too late.")
+        .build()
+        .expect("valid");
+    let outcome = ask_user.call(call(CHOICES), AskContext::new()).await;
+    assert_eq!(text(&outcome), r#"{"status":"timed_out","answered_by":"timeout","answers":[]}"#);
+    // The reference profile's sentences are the host's to word.
+    let reference = AskUser::builder()
+        .answerer(Slow { log: Log::default() })
+        .timeout(Duration::from_secs(10))
+        .timed_out_text("Too late.")
+        .build()
+        .expect("valid");
+    let args = r#"{"questions":[{"header":"H","question":"Q","options":[{"label":"A"},{"label":"B"}]}]}"#;
+    assert_eq!(text(&reference.call(call(args), AskContext::new()).await), "Too late.");
+}
