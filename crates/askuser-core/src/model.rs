@@ -413,14 +413,19 @@ impl fmt::Debug for Question {
 /// An extended question's options, with their `default` flags.
 struct ExtendedOptions<'a>(&'a [QuestionOption]);
 
+#[derive(Serialize)]
+struct ExtendedOption<'a> {
+    label: &'a str,
+    description: Option<&'a str>,
+    default: bool,
+}
+
 impl Serialize for ExtendedOptions<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|o| {
-            let mut map = serde_json::Map::new();
-            map.insert("label".to_owned(), o.label().into());
-            map.insert("description".to_owned(), o.description().into());
-            map.insert("default".to_owned(), o.default.into());
-            serde_json::Value::Object(map)
+        s.collect_seq(self.0.iter().map(|o| ExtendedOption {
+            label: o.label(),
+            description: o.description(),
+            default: o.default,
         }))
     }
 }

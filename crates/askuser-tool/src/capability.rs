@@ -319,25 +319,15 @@ impl AskUser {
         let pending = answerer.answer(request.clone(), context);
         // A `let` statement, so the answerer's future is dropped (cancelled) here, before the
         // `Answered` event below, and not at the end of a `match` on the awaited value.
-        let outcome_of_wait = match timeout {
-            Some(limit) => {
-                let nudge = deadline
-                    .nudge_at()
-                    .map(|at| deadline.asked_at().until(at))
-                    .filter(|_| !config.listeners.is_empty());
-                let nudged = with_nudge(pending, nudge, || {
-                    self.emit(|| {
-                        AskUserEvent::Nudge(NudgeEvent {
-                            call: info.clone(),
-                            request_id: request.id().to_owned(),
-                            deadline,
-                        })
-                    });
-                });
-                tokio::time::timeout(limit, nudged).await.ok()
-            }
-            None => Some(pending.await),
-        };
+        let outcome_of_wait = self
+            .wait(pending, timeout, deadline, || {
+                AskUserEvent::Nudge(NudgeEvent {
+                    call: info.clone(),
+                    request_id: request.id().to_owned(),
+                    deadline,
+                })
+            })
+            .await;
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
             AskUserEvent::Answered(AnsweredEvent {
                 call: info.clone(),
@@ -349,34 +339,46 @@ impl AskUser {
             })
         };
         let outcome = match outcome_of_wait {
-            None => match config.on_timeout {
-                OnTimeout::Decline => {
-                    self.emit(|| answered_event(AskUserResponse::declined(), true, false));
-                    CallOutcome::Completed(AskUserResult::timed_out_for(&request))
+            None => {
+                // The event carries what the model is given: the defaults under apply-defaults.
+                let response = match config.on_timeout {
+                    OnTimeout::ApplyDefaults => DefaultsResponder::respond(&request, AnsweredBy::Timeout),
+                    _ => AskUserResponse::declined(),
+                };
+                self.emit(|| answered_event(response.clone(), true, false));
+                match config.on_timeout {
+                    OnTimeout::ApplyDefaults => completed(&request, &response),
+                    _ => CallOutcome::Completed(AskUserResult::timed_out_for(&request)),
                 }
-                OnTimeout::ApplyDefaults => {
-                    // The event carries what the model is given: the defaults, not a decline.
-                    let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
-                    self.emit(|| answered_event(defaults.clone(), true, false));
-                    match askuser_core::ask_user_result(&request, &defaults) {
-                        Ok(result) => CallOutcome::Completed(result),
-                        Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                    }
-                }
-            },
+            }
             Some(Err(error)) => {
                 self.emit(|| answered_event(AskUserResponse::declined(), false, true));
                 answer_error(error)
             }
             Some(Ok(response)) => {
                 self.emit(|| answered_event(response.clone(), false, false));
-                match askuser_core::ask_user_result(&request, &response) {
-                    Ok(result) => CallOutcome::Completed(result),
-                    Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                }
+                completed(&request, &response)
             }
         };
         trace.finish(self.worded(outcome))
+    }
+
+    /// Awaits the answerer under `timeout`, emitting the `nudge` event once at the deadline's
+    /// `nudge_at` if it still waits then (and someone listens). `None` when the timeout ran out;
+    /// the answerer's future is dropped (cancelled) before this returns, so before any `Answered`.
+    async fn wait<T>(
+        &self,
+        answer: impl Future<Output = T>,
+        timeout: Option<Duration>,
+        deadline: Deadline,
+        nudge: impl FnOnce() -> AskUserEvent,
+    ) -> Option<T> {
+        let Some(limit) = timeout else { return Some(answer.await) };
+        let delay = deadline
+            .nudge_at()
+            .map(|at| deadline.asked_at().until(at))
+            .filter(|_| !self.config.listeners.is_empty());
+        tokio::time::timeout(limit, with_nudge(answer, delay, || self.emit(nudge))).await.ok()
     }
 
     /// `outcome` with the host's wording of a declined or timed-out result, if it set one.
@@ -481,6 +483,14 @@ fn timer_available() -> bool {
         return false;
     }
     std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
+/// `response` checked against `request` and rendered, or the misfit that fails the call.
+fn completed(request: &AskUserRequest, response: &AskUserResponse) -> CallOutcome {
+    match askuser_core::ask_user_result(request, response) {
+        Ok(result) => CallOutcome::Completed(result),
+        Err(error) => CallOutcome::Failed(CallError::Response(error)),
+    }
 }
 
 /// Awaits `answer`, calling `on_nudge` once if it is still waiting after `nudge` (when set).
