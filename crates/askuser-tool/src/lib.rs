@@ -69,6 +69,7 @@
 //!
 //! | feature | default | what it adds |
 //! | --- | --- | --- |
+//! | `async-openai` | off | the `openai` module: the tool as async-openai 0.43's `ChatCompletionTools` (strict), its tool calls as [`ToolCall`]s, results as tool messages; types only, no HTTP client |
 //! | `tracing` | off | one `ask_user_question` span per call (capability, tool-call id, request id, outcome); the questions and the result text are recorded only when `include_content` is true |
 //!
 //! # Guides
@@ -83,6 +84,8 @@ mod capability;
 mod definition;
 mod error;
 mod event;
+#[cfg(feature = "async-openai")]
+pub mod openai;
 mod pending;
 mod router;
 mod schema;

@@ -3,6 +3,8 @@
 mod capability;
 mod deferred;
 mod extended;
+#[cfg(feature = "async-openai")]
+mod openai;
 mod properties;
 mod router;
 mod schema;
