@@ -654,10 +654,22 @@ fn random_id() -> String {
 ///
 /// The id is random (32 lowercase hex digits) for an inline call, and the tool-call id for a
 /// deferred one, so that rebuilding a deferred request gives the same id.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Two requests are equal when their ids and questions are: the stamps say when it was asked,
+/// not what, so a request rebuilt from its tool call equals the one that was stamped. Compare
+/// [`deadline`](Self::deadline) too where the times matter.
+#[derive(Clone)]
 pub struct AskUserRequest(Arc<RequestInner>);
 
-#[derive(Clone, PartialEq, Eq)]
+impl PartialEq for AskUserRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id && self.0.questions == other.0.questions
+    }
+}
+
+impl Eq for AskUserRequest {}
+
+#[derive(Clone)]
 struct RequestInner {
     id: String,
     questions: Questions,

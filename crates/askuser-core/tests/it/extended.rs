@@ -101,6 +101,7 @@ fn normalised_arguments_round_trip_through_a_request() {
     );
     let back: AskUserRequest = serde_json::from_value(written.clone()).unwrap();
     assert_eq!(back, request);
+    assert_eq!(back.deadline(), request.deadline());
     assert_eq!(serde_json::to_value(&back).unwrap(), written);
 
     // A reference request is written exactly as before: no profile, no stamps unless stamped.

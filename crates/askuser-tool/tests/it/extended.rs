@@ -159,6 +159,10 @@ async fn deferred_extended_questions_are_pending_version_2_and_expire() {
     assert!(text.contains(r#""timeout_seconds":100"#), "{text}");
     let back: PendingQuestion = serde_json::from_str(&text).expect("reads back");
     assert_eq!(back, pending);
+    assert_eq!(
+        (back.asked_at(), back.nudge_at(), back.expires_at()),
+        (pending.asked_at(), pending.nudge_at(), pending.expires_at())
+    );
     let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Deploy", ["Staging"])]);
     assert!(back.result(&answer).expect("fits").text().starts_with(r#"{"status":"answered""#));
 
