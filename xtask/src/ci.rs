@@ -19,6 +19,7 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 pub(crate) fn run() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"], &[])?;
     tidy()?;
+    demo_builds_without_rmcp()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
     // Optional features (`inquire`, `tracing`) and the plain build of askuser-tool, whose own tests
     // switch `tracing` on through a dev-dependency.
@@ -31,6 +32,29 @@ pub(crate) fn run() -> Result<(), String> {
     eprintln!("xtask: schema --check");
     crate::schema::run(&["--check".to_owned()])?;
     cargo(&["test", "--workspace", "--locked"], &[])
+}
+
+/// The README's first command must stay quick to build: no rmcp in the `askuser` binary's graph
+/// (the MCP server is the separate `askuser-mcp` binary).
+fn demo_builds_without_rmcp() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("xtask: cargo tree -p askuser-cli -i rmcp (must find nothing)");
+    let output = Command::new(&cargo)
+        .args(["tree", "--locked", "-p", "askuser-cli", "-e", "normal,build", "-i", "rmcp"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("could not run {cargo}: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() && stderr.contains("did not match any packages") {
+        Ok(())
+    } else if output.status.success() {
+        Err(format!(
+            "rmcp is on the build path of `askuser demo`:\n{}",
+            String::from_utf8_lossy(&output.stdout)
+        ))
+    } else {
+        Err(format!("`cargo tree -i rmcp` failed: {stderr}"))
+    }
 }
 
 /// Fails on placeholders that must never land: `todo!`, `unimplemented!`, ignored tests, bare `allow`s.

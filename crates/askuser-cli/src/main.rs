@@ -3,6 +3,7 @@
 
 mod ask;
 mod check;
+mod mcp;
 mod schema;
 
 use std::io::{self, Write};
@@ -18,6 +19,7 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  mcp              serve ask_user_question over MCP on stdio (runs askuser-mcp; see askuser mcp --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
+        Some("mcp") => mcp::main(&rest),
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }

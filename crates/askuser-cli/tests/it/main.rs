@@ -2,5 +2,6 @@
 
 mod ask;
 mod check;
+mod mcp;
 #[cfg(unix)]
 mod pty;

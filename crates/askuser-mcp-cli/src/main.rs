@@ -1,0 +1,211 @@
+//! `askuser-mcp`: `ask_user_question` as an MCP server on stdin/stdout, asked through the host's
+//! form (elicitation). `askuser mcp …` runs this binary. See `askuser-mcp --help` and
+//! `docs/mcp.md`.
+
+use std::fs::OpenOptions;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use askuser_core::Validator;
+use askuser_mcp::{AskUserServer, Fallback};
+use askuser_terminal::{Mode, TerminalAnswerer};
+use rmcp::ServiceExt;
+
+const USAGE: &str = "\
+usage: askuser mcp [options]     (also: askuser-mcp [options])
+
+Serves the ask_user_question tool over MCP on stdin/stdout. The MCP host shows the questions as a
+form (elicitation); register the command in the host's MCP configuration (docs/mcp.md).
+
+  --profile standard     the question profile (only `standard` exists yet)
+  --fallback MODE        when the host cannot show a form: decline (default; the model is told
+                         nobody could be asked), defaults (the recommended or first options,
+                         marked unattended), or terminal (ask on this machine's terminal,
+                         /dev/tty; never on stdin/stdout, which carry MCP)
+  --timeout SECS         stop waiting after SECS seconds; the model is told nobody answered
+  --name NAME            the name the form's message gives the server (default: askuser)
+
+Logs and errors go to stderr.
+";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FallbackMode {
+    Decline,
+    Defaults,
+    Terminal,
+}
+
+#[derive(Debug)]
+struct Options {
+    fallback: FallbackMode,
+    timeout: Option<Duration>,
+    name: String,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options { fallback: FallbackMode::Decline, timeout: None, name: "askuser".to_owned() };
+    // `--timeout=5` is read as `--timeout 5`.
+    let args: Vec<&str> = args
+        .iter()
+        .flat_map(|a| match a.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => vec![flag, value],
+            _ => vec![a.as_str()],
+        })
+        .collect();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} needs {what}"));
+        match arg {
+            "--profile" => {
+                match value("a profile")? {
+                    "standard" => {}
+                    "extended" => {
+                        return Err("--profile extended is not available yet: this build has the standard profile only"
+                        .to_owned());
+                    }
+                    other => return Err(format!("--profile takes standard, got {other:?}")),
+                }
+            }
+            "--fallback" => {
+                options.fallback = match value("decline, defaults or terminal")? {
+                    "decline" => FallbackMode::Decline,
+                    "defaults" => FallbackMode::Defaults,
+                    "terminal" => FallbackMode::Terminal,
+                    "server" => {
+                        return Err(
+                            "--fallback server is not available yet (it needs `askuser serve`)".to_owned()
+                        );
+                    }
+                    other => {
+                        return Err(format!("--fallback takes decline, defaults or terminal, got {other:?}"));
+                    }
+                };
+            }
+            "--timeout" => {
+                let text = value("a number of seconds")?;
+                let secs: f64 =
+                    text.parse().map_err(|_| format!("--timeout: not a number of seconds: {text:?}"))?;
+                // `try_from`: a huge number (`1e30`) is an error, not a panic.
+                options.timeout =
+                    Some(Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero()).ok_or_else(
+                        || format!("--timeout must be a number of seconds above 0, got {text}"),
+                    )?);
+            }
+            "--name" => value("a name")?.clone_into(&mut options.name),
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+fn fallback(mode: FallbackMode) -> Result<Fallback, String> {
+    Ok(match mode {
+        FallbackMode::Decline => Fallback::decline(),
+        FallbackMode::Defaults => Fallback::defaults(),
+        FallbackMode::Terminal => {
+            // stdin and stdout carry MCP: the person can only be reached on the terminal itself.
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")
+                .map_err(|e| format!("--fallback terminal: this process has no terminal (/dev/tty: {e})"))?;
+            askuser_terminal::install_panic_hook();
+            Fallback::answerer(
+                TerminalAnswerer::builder().mode(Mode::Tty).build(),
+                "the questions are shown on the terminal where the MCP server runs",
+            )
+        }
+    })
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help" || a == "help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse(&args) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("askuser mcp: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let fallback = match fallback(options.fallback) {
+        Ok(fallback) => fallback,
+        Err(message) => {
+            eprintln!("askuser mcp: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut builder =
+        AskUserServer::builder().name(options.name).fallback(fallback).validator(Validator::new());
+    if let Some(timeout) = options.timeout {
+        builder = builder.timeout(timeout);
+    }
+    let server = builder.build();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("askuser mcp: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async move {
+        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
+        running.waiting().await.map_err(|e| e.to_string())
+    });
+    match outcome {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("askuser mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let o = parse(&args(&[
+            "--fallback",
+            "defaults",
+            "--timeout=90",
+            "--profile",
+            "standard",
+            "--name",
+            "ci",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (o.fallback, o.timeout, o.name.as_str()),
+            (FallbackMode::Defaults, Some(Duration::from_secs(90)), "ci")
+        );
+        assert_eq!(parse(&[]).unwrap().fallback, FallbackMode::Decline);
+    }
+
+    #[test]
+    fn rejects_bad_options() {
+        for (bad, says) in [
+            (&["--fallback"][..], "--fallback needs"),
+            (&["--fallback", "phone"], "decline, defaults or terminal"),
+            (&["--fallback", "server"], "askuser serve"),
+            (&["--profile", "extended"], "not available yet"),
+            (&["--profile", "lax"], "standard"),
+            (&["--timeout", "0"], "above 0"),
+            (&["--timeout", "1e30"], "above 0"),
+            (&["--timeout", "soon"], "not a number"),
+            (&["--frobnicate"], "unknown option"),
+        ] {
+            let error = parse(&args(bad)).unwrap_err();
+            assert!(error.contains(says), "{bad:?}: {error}");
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The `askuser-mcp` binary, spawned as a child process and driven over stdio by real MCP
+//! clients: rmcp's, and the official TypeScript SDK's.
+
+mod node;
+mod stdio;
+mod terminal;

@@ -1,0 +1,43 @@
+// The official MCP TypeScript SDK as a host: declares form elicitation, answers askuser-mcp's
+// form like a person would, and prints what the model would receive as one JSON line.
+//
+// usage: node client.mjs REPLY SERVER [SERVER_ARGS...]   (tool arguments in $ASKUSER_ARGS)
+//   REPLY: pick (the last option of single-select questions, the first two of multi-select ones),
+//          other (type an answer into every question's "Other" field), decline, or none (declare
+//          no elicitation capability at all)
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const [reply, command, ...args] = process.argv.slice(2);
+const capabilities = reply === 'none' ? {} : { elicitation: { form: {} } };
+const client = new Client({ name: 'askuser-node-test', version: '0.0.0' }, { capabilities });
+const shown = [];
+
+if (reply !== 'none') {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    const { message, requestedSchema } = request.params;
+    shown.push({ message, requestedSchema });
+    if (reply === 'decline') return { action: 'decline' };
+    const content = {};
+    for (const [key, field] of Object.entries(requestedSchema.properties)) {
+      if (reply === 'other') {
+        if (key.endsWith('_other')) content[key] = `typed for ${field.title}`;
+      } else if (field.oneOf) {
+        content[key] = field.oneOf[field.oneOf.length - 1].const;
+      } else if (field.type === 'array') {
+        content[key] = field.items.anyOf.slice(0, 2).map((option) => option.const);
+      } else if (field.enum) {
+        content[key] = field.enum[field.enum.length - 1];
+      }
+    }
+    return { action: 'accept', content };
+  });
+}
+
+const transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
+await client.connect(transport);
+const { tools } = await client.listTools();
+const result = await client.callTool({ name: 'ask_user_question', arguments: JSON.parse(process.env.ASKUSER_ARGS) });
+console.log(JSON.stringify({ server: client.getServerVersion(), tools: tools.map((t) => t.name), result, shown }));
+await client.close();

@@ -1,0 +1,401 @@
+//! A batch of questions as an MCP elicitation form, and the form's answer back as an
+//! [`AskUserResponse`].
+//!
+//! Property keys are zero-padded (`q01`, `q01_other`, …, `q10`) because rmcp and most clients
+//! keep the keys of `requestedSchema.properties` in sorted order: `q10` must not come before
+//! `q2`. Every field is optional, because each question is answered either by its choice field or
+//! by its "Other" text field; [`read_answer`] enforces exactly one of the two, and
+//! `check_response` the rest.
+
+use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_response};
+use std::collections::BTreeMap;
+
+use rmcp::model::{
+    BooleanSchema, ConstTitle, ElicitationSchema, EnumSchema, LegacyEnumSchema, MultiSelectEnumSchema,
+    PrimitiveSchemaDefinition, ProtocolVersion, SingleSelectEnumSchema, StringSchema, TitledItems,
+    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+};
+use serde_json::{Map, Value};
+
+/// How long an "Other" answer may be, in characters (the terminal's cap, SPEC §6).
+pub const MAX_OTHER_CHARS: u32 = 2000;
+
+/// The two shapes a choice question takes in a form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FormStyle {
+    /// MCP 2025-06-18: a single-select question is a string `enum` with `enumNames` (display
+    /// names); a multi-select question is one boolean field per option, since that revision has
+    /// no arrays.
+    Enums2025,
+    /// MCP 2025-11-25 and later: a titled single-select (`oneOf` of `const`/`title`), and a
+    /// multi-select array (`items.anyOf`) with `minItems`/`maxItems`.
+    Titled2025,
+}
+
+impl FormStyle {
+    /// The style a client that negotiated `version` understands: [`Enums2025`](Self::Enums2025)
+    /// before 2025-11-25, [`Titled2025`](Self::Titled2025) from it on.
+    #[must_use]
+    pub fn for_version(version: &ProtocolVersion) -> Self {
+        // Revisions are dates, so their text orders as they do.
+        if version.as_str() >= ProtocolVersion::V_2025_11_25.as_str() {
+            Self::Titled2025
+        } else {
+            Self::Enums2025
+        }
+    }
+}
+
+/// The form's message: says plainly that the model wrote the questions (SPEC §4, §13), and, on a
+/// second attempt, why the first answer could not be used.
+#[must_use]
+pub fn message(server: &str, problem: Option<&str>) -> String {
+    let mut text = String::new();
+    if let Some(problem) = problem {
+        text.push_str("Your last answer could not be used: ");
+        text.push_str(problem);
+        text.push_str(". Please answer again.\n\n");
+    }
+    text.push_str("The AI model you are working with asks these questions (through ");
+    text.push_str(server);
+    text.push_str("). Pick an answer for each question, or type your own in its \"Other\" field. ");
+    text.push_str(
+        "They are the model's words, not a sign-in or system prompt: never enter a password or key here. ",
+    );
+    text.push_str("Decline if you would rather not answer.");
+    text
+}
+
+/// The key of question `index`'s choice field: `q01` … `q10`.
+fn key(index: usize) -> String {
+    format!("q{:02}", index + 1)
+}
+
+fn option_title(option: &askuser_core::QuestionOption) -> String {
+    match option.description() {
+        Some(description) if !description.is_empty() => format!("{} — {description}", option.label()),
+        _ => option.label().to_owned(),
+    }
+}
+
+/// The `requestedSchema` for `request` in `style`.
+#[must_use]
+pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
+    // Built from rmcp's types directly: going through `serde_json::Value` cost ten times the
+    // whole capability call (the untagged schema enums buffer and retry every field).
+    let mut properties = BTreeMap::new();
+    for (index, question) in request.questions().iter().enumerate() {
+        let key = key(index);
+        let header = question.header().to_owned();
+        let titled =
+            || question.options().iter().map(|o| ConstTitle::new(o.label(), option_title(o))).collect();
+        let field = match (style, question.multi_select()) {
+            (FormStyle::Enums2025, false) => {
+                let mut field =
+                    LegacyEnumSchema::new(question.options().iter().map(|o| o.label().to_owned()).collect());
+                field.title = Some(header.clone().into());
+                field.description = Some(question.question().to_owned().into());
+                field.enum_names = Some(question.options().iter().map(option_title).collect());
+                Some(EnumSchema::Legacy(field))
+            }
+            (FormStyle::Enums2025, true) => {
+                for (n, option) in question.options().iter().enumerate() {
+                    let mut field = BooleanSchema::new().with_default(false);
+                    field = if n == 0 {
+                        let description = match option.description() {
+                            Some(d) if !d.is_empty() => format!("{}\n\n{d}", question.question()),
+                            _ => question.question().to_owned(),
+                        };
+                        field.title(format!("{header}: {}", option.label())).description(description)
+                    } else {
+                        let field = field.title(option.label().to_owned());
+                        match option.description() {
+                            Some(d) if !d.is_empty() => field.description(d.to_owned()),
+                            _ => field,
+                        }
+                    };
+                    properties.insert(format!("{key}_{}", n + 1), PrimitiveSchemaDefinition::Boolean(field));
+                }
+                None
+            }
+            (FormStyle::Titled2025, false) => {
+                let mut field = TitledSingleSelectEnumSchema::new(titled());
+                field.title = Some(header.clone().into());
+                field.description = Some(question.question().to_owned().into());
+                Some(EnumSchema::Single(SingleSelectEnumSchema::Titled(field)))
+            }
+            (FormStyle::Titled2025, true) => {
+                let field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
+                    .with_title(header.clone())
+                    .with_description(question.question().to_owned())
+                    .with_min_items(1)
+                    .with_max_items(question.options().len() as u64);
+                Some(EnumSchema::Multi(MultiSelectEnumSchema::Titled(field)))
+            }
+        };
+        if let Some(field) = field {
+            properties.insert(key.clone(), PrimitiveSchemaDefinition::Enum(field));
+        }
+        properties.insert(
+            format!("{key}_other"),
+            PrimitiveSchemaDefinition::String(
+                StringSchema::new()
+                    .title(format!("{header}: other answer"))
+                    .description("Your own answer instead of the choices above (leave empty to use them).")
+                    .max_length(MAX_OTHER_CHARS),
+            ),
+        );
+    }
+    // Sorted keys are question order, thanks to the zero padding.
+    ElicitationSchema::new(properties)
+}
+
+/// Why a form answer could not be used. Its text goes back to the person when the question is
+/// asked again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Misfit(pub String);
+
+impl std::fmt::Display for Misfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Misfit {}
+
+fn misfit(text: impl Into<String>) -> Misfit {
+    Misfit(text.into())
+}
+
+/// Maps an accepted form's `content` onto an answer to `request` and checks it.
+///
+/// # Errors
+///
+/// A [`Misfit`] naming the field or question when the content is not an answer to the form:
+/// an unknown or mistyped field, a question answered both by a choice and by "Other", or not at
+/// all, or an answer that `check_response` rejects.
+pub fn read_answer(
+    request: &AskUserRequest,
+    style: FormStyle,
+    content: Option<&Value>,
+) -> Result<AskUserResponse, Misfit> {
+    let empty = Map::new();
+    let fields = match content {
+        Some(Value::Object(fields)) => fields,
+        None | Some(Value::Null) => &empty,
+        Some(_) => return Err(misfit("the form's content is not an object")),
+    };
+    let questions = request.questions();
+    let names = field_names(questions.as_slice(), style);
+    for name in fields.keys() {
+        if !names.contains(name) {
+            return Err(misfit(format!("the form has no field {name:?}")));
+        }
+    }
+    let mut answers = Vec::with_capacity(questions.len());
+    for (index, question) in questions.iter().enumerate() {
+        let key = key(index);
+        let other = match fields.get(&format!("{key}_other")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if text.trim().is_empty() => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => return Err(misfit(format!("{key}_other (\"{}\") must be text", question.header()))),
+        };
+        let picked = picked(question, &key, style, fields)?;
+        let answer = match (picked.is_empty(), other) {
+            (true, Some(text)) => AskUserAnswer::custom(question.header(), text),
+            (false, None) => AskUserAnswer::picked(question.header(), picked),
+            (false, Some(_)) => {
+                return Err(misfit(format!(
+                    "\"{}\" has both a choice and an other answer; give one of them",
+                    question.header()
+                )));
+            }
+            (true, None) => return Err(misfit(format!("\"{}\" was not answered", question.header()))),
+        };
+        answers.push(answer);
+    }
+    let response = AskUserResponse::answered(answers);
+    check_response(request, &response).map_err(|e| misfit(e.to_string()))?;
+    Ok(response)
+}
+
+/// Every field name the form for `questions` has in `style`.
+fn field_names(questions: &[Question], style: FormStyle) -> Vec<String> {
+    let mut names = Vec::new();
+    for (index, question) in questions.iter().enumerate() {
+        let key = key(index);
+        if style == FormStyle::Enums2025 && question.multi_select() {
+            names.extend((1..=question.options().len()).map(|n| format!("{key}_{n}")));
+        } else {
+            names.push(key.clone());
+        }
+        names.push(format!("{key}_other"));
+    }
+    names
+}
+
+/// The labels picked for `question` (empty when its choice field is absent or empty).
+fn picked(
+    question: &Question,
+    key: &str,
+    style: FormStyle,
+    fields: &Map<String, Value>,
+) -> Result<Vec<String>, Misfit> {
+    let header = question.header();
+    if style == FormStyle::Enums2025 && question.multi_select() {
+        let mut picked = Vec::new();
+        for (n, option) in question.options().iter().enumerate() {
+            match fields.get(&format!("{key}_{}", n + 1)) {
+                None | Some(Value::Null | Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => picked.push(option.label().to_owned()),
+                Some(_) => {
+                    return Err(misfit(format!("{key}_{} (\"{header}\") must be true or false", n + 1)));
+                }
+            }
+        }
+        return Ok(picked);
+    }
+    match fields.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(label)) if !question.multi_select() => Ok(vec![label.clone()]),
+        Some(Value::Array(items)) if question.multi_select() => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| misfit(format!("{key} (\"{header}\") must list option labels")))
+            })
+            .collect(),
+        Some(_) if question.multi_select() => {
+            Err(misfit(format!("{key} (\"{header}\") must be a list of options")))
+        }
+        Some(_) => Err(misfit(format!("{key} (\"{header}\") must be one option"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askuser_core::Questions;
+    use serde_json::json;
+
+    fn request() -> AskUserRequest {
+        AskUserRequest::new(
+            Questions::from_json(
+                r#"{"questions":[
+                {"header":"Lang","question":"Which language?","options":[{"label":"Rust","description":"fast"},{"label":"Go"}]},
+                {"header":"Parts","question":"Which parts?","multi_select":true,"options":[{"label":"A"},{"label":"B"},{"label":"C"}]}]}"#,
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn enums_2025_shape() {
+        let schema = serde_json::to_value(schema(&request(), FormStyle::Enums2025)).unwrap();
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["q01", "q01_other", "q02_1", "q02_2", "q02_3", "q02_other"]);
+        assert_eq!(schema["properties"]["q01"]["enum"], json!(["Rust", "Go"]));
+        assert_eq!(schema["properties"]["q01"]["enumNames"], json!(["Rust — fast", "Go"]));
+        assert_eq!(schema["properties"]["q02_2"]["type"], "boolean");
+        assert!(schema.get("required").is_none());
+    }
+
+    #[test]
+    fn titled_2025_shape() {
+        let schema = serde_json::to_value(schema(&request(), FormStyle::Titled2025)).unwrap();
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["q01", "q01_other", "q02", "q02_other"]);
+        assert_eq!(schema["properties"]["q01"]["oneOf"][0], json!({"const": "Rust", "title": "Rust — fast"}));
+        assert_eq!(schema["properties"]["q02"]["items"]["anyOf"][2], json!({"const": "C", "title": "C"}));
+        assert_eq!(
+            (
+                schema["properties"]["q02"]["minItems"].clone(),
+                schema["properties"]["q02"]["maxItems"].clone()
+            ),
+            (json!(1), json!(3))
+        );
+        assert_eq!(schema["properties"]["q02_other"]["maxLength"], MAX_OTHER_CHARS);
+    }
+
+    /// Guards the zero padding: with `q10` the tenth question must still sort last.
+    #[test]
+    fn ten_questions_keep_their_order() {
+        let questions: Vec<Value> = (1..=10)
+            .map(|n| json!({"header": format!("H{n}"), "question": "?", "options": [{"label": "a"}, {"label": "b"}]}))
+            .collect();
+        let request = AskUserRequest::new(Questions::from_value(&json!({"questions": questions})).unwrap());
+        let schema = serde_json::to_value(schema(&request, FormStyle::Titled2025)).unwrap();
+        let titles: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| !k.ends_with("_other"))
+            .map(|(_, v)| v["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(titles, ["H1", "H2", "H3", "H4", "H5", "H6", "H7", "H8", "H9", "H10"]);
+    }
+
+    #[track_caller]
+    fn check(style: FormStyle, content: &Value, expected: Result<&str, &str>) {
+        let request = request();
+        let got = read_answer(&request, style, Some(content))
+            .map(|r| askuser_core::ask_user_result(&request, &r).unwrap().into_text())
+            .map_err(|m| m.0);
+        match expected {
+            Ok(text) => assert_eq!(got.as_deref(), Ok(text)),
+            Err(part) => {
+                let error = got.expect_err("a misfit");
+                assert!(error.contains(part), "{error:?} lacks {part:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn answers_map_back() {
+        use FormStyle::{Enums2025 as E, Titled2025 as T};
+        check(T, &json!({"q01": "Go", "q02": ["C", "A"]}), Ok(r#"{"Lang":["Go"],"Parts":["C","A"]}"#));
+        check(
+            T,
+            &json!({"q01_other": "Zig", "q02": ["B"], "q02_other": " "}),
+            Ok(r#"{"Lang":["Zig"],"Parts":["B"]}"#),
+        );
+        check(
+            E,
+            &json!({"q01": "Rust", "q02_1": true, "q02_2": false, "q02_3": true}),
+            Ok(r#"{"Lang":["Rust"],"Parts":["A","C"]}"#),
+        );
+        check(
+            E,
+            &json!({"q01": "Rust", "q02_other": "none of them"}),
+            Ok(r#"{"Lang":["Rust"],"Parts":["none of them"]}"#),
+        );
+        check(T, &json!({"q01": "Go"}), Err("\"Parts\" was not answered"));
+        check(
+            T,
+            &json!({"q01": "Go", "q01_other": "x", "q02": ["A"]}),
+            Err("both a choice and an other answer"),
+        );
+        check(T, &json!({"q01": "Java", "q02": ["A"]}), Err("Java"));
+        check(T, &json!({"q01": "Go", "q02": ["A", "A"]}), Err("same option"));
+        check(T, &json!({"q01": "Go", "q02": []}), Err("\"Parts\" was not answered"));
+        check(T, &json!({"q01": 3, "q02": ["A"]}), Err("q01 (\"Lang\") must be one option"));
+        check(T, &json!({"q01": "Go", "q02": ["A"], "q03": "x"}), Err("no field \"q03\""));
+        check(T, &json!({"q01": "Go", "q02_1": true}), Err("no field \"q02_1\""));
+        check(E, &json!({"q01": "Go", "q02": ["A"]}), Err("no field \"q02\""));
+        check(E, &json!({"q01": "Go", "q02_4": true}), Err("no field \"q02_4\""));
+        check(E, &json!({"q01": "Go", "q2_1": true}), Err("no field \"q2_1\""));
+        check(T, &json!({"q01": "Go", "q02": ["A"], "q01_other": "bell\u{7}"}), Err("both"));
+        check(T, &json!({"q01_other": "bell\u{7}", "q02": ["A"]}), Err("Lang"));
+        check(T, &json!("text"), Err("not an object"));
+    }
+
+    #[test]
+    fn style_follows_the_revision() {
+        assert_eq!(FormStyle::for_version(&ProtocolVersion::V_2025_06_18), FormStyle::Enums2025);
+        assert_eq!(FormStyle::for_version(&ProtocolVersion::V_2025_11_25), FormStyle::Titled2025);
+        assert_eq!(FormStyle::for_version(&ProtocolVersion::V_2026_07_28), FormStyle::Titled2025);
+    }
+}

@@ -1,0 +1,43 @@
+//! `ask_user_question` over MCP: a server that asks through the host's own form (elicitation),
+//! and a client handler that answers any server's form through an askuser `Answerer`.
+//!
+//! ```
+//! use askuser_mcp::{AskUserServer, Fallback};
+//!
+//! // Serve it over stdio with `rmcp::ServiceExt::serve(server, rmcp::transport::stdio())`.
+//! let server = AskUserServer::builder().fallback(Fallback::decline()).build();
+//! assert_eq!(server.tool().name, "ask_user_question");
+//! ```
+//!
+//! # Which crate do I need?
+//!
+//! | crate | for |
+//! | --- | --- |
+//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
+//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
+//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
+//! | `askuser-mcp` (this one) | the MCP server and the client elicitation handler (rmcp 3.x) |
+//! | `askuser-mcp-server` | the `askuser-mcp` stdio binary (`askuser mcp` forwards to it) |
+//! | `askuser-cli` | the `askuser` binary |
+//!
+//! # Feature flags
+//!
+//! None. The crate always pulls rmcp, which is why it is kept off the `askuser demo` build path.
+//!
+//! The guide is `docs/mcp.md` in the repository.
+
+mod client;
+mod form;
+mod server;
+
+pub use client::{ElicitationHandler, LEAVE_EMPTY};
+
+pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
+pub use server::{
+    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM, PROGRESS_EVERY,
+};
+
+/// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp.md")]
+pub struct McpGuideDoctests;

@@ -1,0 +1,612 @@
+//! The MCP server: `ask_user_question` as a tool, asked through the client's form elicitation in
+//! the shape of the negotiated revision, with a fallback for clients that cannot show a form.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use askuser_core::{
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DECLINED, DefaultsResponder,
+    Validator, ask_user_result,
+};
+use askuser_tool::{AskUser, CallOutcome, DESCRIPTION, Dialect, TOOL_NAME, ToolCall, parameters};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::form::{self, FormStyle};
+
+/// The key of the one input request in a 2026-07-28 `InputRequiredResult`.
+pub const INPUT_KEY: &str = "ask_user_question";
+
+/// What the model is told when the client cannot show a form and the fallback is to decline.
+pub const NO_FORM: &str = "This MCP client cannot show questions to the person (it did not declare form elicitation), so nobody was asked. Continue without the answers: make a reasonable choice and say which one you made, or ask in your reply if the answer is essential.";
+
+/// How long a 2026-07-28 `requestState` stays valid when no timeout is set.
+pub const DEFAULT_STATE_TTL: Duration = Duration::from_hours(1);
+
+/// How much longer than the server's own timeout an `elicitation/create` request may run, so that
+/// the timeout, not the request, decides when the person is cut off.
+const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
+
+/// How often a call waiting for the person sends a progress notification, when the client gave
+/// a progress token.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
+/// Who answers when the client cannot show a form.
+#[derive(Clone)]
+pub struct Fallback {
+    answerer: Option<Arc<dyn Answerer>>,
+    note: String,
+}
+
+impl fmt::Debug for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fallback")
+            .field("answerer", &self.answerer.is_some())
+            .field("note", &self.note)
+            .finish()
+    }
+}
+
+impl Default for Fallback {
+    fn default() -> Self {
+        Self::decline()
+    }
+}
+
+impl Fallback {
+    /// Ask nobody: the model is told at once that the client cannot show questions ([`NO_FORM`]).
+    /// The default.
+    #[must_use]
+    pub fn decline() -> Self {
+        Self {
+            answerer: None,
+            note: "nobody is asked and the result says so at once: continue without the answers, or ask in your reply"
+                .to_owned(),
+        }
+    }
+
+    /// Answer with the defaults ([`DefaultsResponder`]): the `(Recommended)` options, else the
+    /// first, marked `"answered_by":"unattended"`.
+    #[must_use]
+    pub fn defaults() -> Self {
+        Self::answerer(
+            DefaultsResponder::new(),
+            "the default options are picked without the person and marked \"answered_by\":\"unattended\"",
+        )
+    }
+
+    /// Ask through `answerer` (a terminal, an answer server, a script). `note` completes the tool
+    /// description's sentence "When this MCP client cannot show a form, …", e.g. "the questions
+    /// are shown on the terminal where the server runs".
+    #[must_use]
+    pub fn answerer(answerer: impl Answerer + 'static, note: impl Into<String>) -> Self {
+        Self { answerer: Some(Arc::new(answerer)), note: note.into() }
+    }
+}
+
+/// An MCP server with one tool, `ask_user_question`.
+///
+/// Per call it picks the delivery the client negotiated:
+///
+/// | client | delivery |
+/// | --- | --- |
+/// | 2026-07-28 with form elicitation | an `InputRequiredResult` whose `requestState` is sealed (HMAC, per-process key), bound to the arguments, expiring, and good for one retry |
+/// | 2025-11-25 with form elicitation | `elicitation/create` with titled single-select and multi-select arrays |
+/// | 2025-06-18 with form elicitation | `elicitation/create` with string enums and one boolean per option |
+/// | no form elicitation | the [`Fallback`] |
+///
+/// An answer that does not fit the questions is refused and the form shown again once, naming the
+/// problem; a second misfit declines. Decline and cancel reach the model as declined.
+///
+/// ```
+/// use std::time::Duration;
+/// use askuser_mcp::{AskUserServer, Fallback};
+///
+/// let server = AskUserServer::builder()
+///     .timeout(Duration::from_secs(600))
+///     .fallback(Fallback::defaults())
+///     .build();
+/// assert!(server.tool().description.unwrap().contains("default options"));
+/// ```
+#[derive(Clone)]
+pub struct AskUserServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    timeout: Option<Duration>,
+    fallback: Fallback,
+    validator: Validator,
+    codec: RequestStateCodec,
+    state_ttl: Duration,
+    /// Nonces of states already redeemed, until their states expire.
+    redeemed: Mutex<Redeemed>,
+}
+
+impl fmt::Debug for AskUserServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskUserServer")
+            .field("name", &self.inner.name)
+            .field("timeout", &self.inner.timeout)
+            .field("fallback", &self.inner.fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AskUserServer {
+    fn default() -> Self {
+        Self::builder().build()
+    }
+}
+
+/// Builds an [`AskUserServer`].
+#[must_use]
+pub struct AskUserServerBuilder {
+    name: String,
+    timeout: Option<Duration>,
+    fallback: Fallback,
+    validator: Validator,
+    codec: Option<RequestStateCodec>,
+    state_ttl: Option<Duration>,
+}
+
+impl fmt::Debug for AskUserServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskUserServerBuilder")
+            .field("name", &self.name)
+            .field("timeout", &self.timeout)
+            .field("fallback", &self.fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AskUserServerBuilder {
+    /// The name shown to the person in the form's message and sent as the server's name.
+    /// Default: `askuser`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How long to wait for an answer; the model is then told nobody answered in time. The
+    /// `elicitation/create` request itself is given 30 s more, so the wait, not an SDK's request
+    /// timeout, decides. On 2026-07-28 the `requestState` expires after it. Default: none.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How often a call waiting for the person sends a progress notification, when the client gave
+    /// a progress token.
+    pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
+    /// Who answers when the client cannot show a form. Default: [`Fallback::decline`].
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// The validator for the tool's arguments (its argument-size cap). Default:
+    /// [`Validator::new`].
+    pub fn validator(mut self, validator: Validator) -> Self {
+        self.validator = validator;
+        self
+    }
+
+    /// The key that seals 2026-07-28 `requestState` values, at least 32 bytes; give every replica
+    /// of a server the same key. Default: 32 random bytes per process, so a state outlives
+    /// neither the process nor a restart.
+    ///
+    /// # Errors
+    ///
+    /// The key is shorter than 32 bytes.
+    pub fn state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, RequestStateError> {
+        self.codec = Some(RequestStateCodec::try_new(key)?);
+        Ok(self)
+    }
+
+    /// How long a 2026-07-28 `requestState` stays valid. Default: the timeout, else
+    /// [`DEFAULT_STATE_TTL`].
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = Some(ttl);
+        self
+    }
+
+    /// The server.
+    #[must_use]
+    pub fn build(self) -> AskUserServer {
+        AskUserServer {
+            inner: Arc::new(Inner {
+                name: self.name,
+                timeout: self.timeout,
+                fallback: self.fallback,
+                validator: self.validator,
+                codec: self.codec.unwrap_or_else(random_codec),
+                state_ttl: self.state_ttl.or(self.timeout).unwrap_or(DEFAULT_STATE_TTL),
+                redeemed: Mutex::new(Redeemed::default()),
+            }),
+        }
+    }
+}
+
+fn random_codec() -> RequestStateCodec {
+    let mut key = vec![0; RequestStateCodec::MIN_KEY_LENGTH];
+    random_bytes(&mut key);
+    // The key has exactly the minimum length, which `try_new` accepts.
+    RequestStateCodec::try_new(key)
+        .unwrap_or_else(|_| unreachable!("a key of the minimum length is accepted"))
+}
+
+/// Fills `bytes` from the operating system's random source.
+///
+/// # Panics
+///
+/// When the operating system has no random source: a fixed key or nonce would let anyone forge
+/// or replay a state, so there is no safe way on.
+fn random_bytes(bytes: &mut [u8]) {
+    if let Err(error) = getrandom::fill(bytes) {
+        panic!("the operating system's random source failed: {error}");
+    }
+}
+
+fn random_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    random_bytes(&mut bytes);
+    bytes.iter().fold(String::with_capacity(32), |mut hex, b| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+/// The nonces of redeemed states, oldest first.
+#[derive(Default)]
+struct Redeemed {
+    nonces: HashSet<String>,
+    order: VecDeque<(Instant, String)>,
+}
+
+/// What a 2026-07-28 `requestState` carries (signed, readable by the client: nothing secret).
+#[derive(Serialize, Deserialize)]
+struct State {
+    /// One-time nonce: a state is redeemed once.
+    nonce: String,
+    /// 1 for the first form, 2 for the one asked again after a misfit.
+    attempt: u8,
+}
+
+impl AskUserServer {
+    /// A builder: name `askuser`, no timeout, fallback [`Fallback::decline`], a random state key.
+    pub fn builder() -> AskUserServerBuilder {
+        AskUserServerBuilder {
+            name: "askuser".to_owned(),
+            timeout: None,
+            fallback: Fallback::decline(),
+            validator: Validator::new(),
+            codec: None,
+            state_ttl: None,
+        }
+    }
+
+    /// The tool as listed: `ask_user_question`, the generic parameters schema, a description that
+    /// ends with what happens when the client cannot show a form.
+    #[must_use]
+    pub fn tool(&self) -> Tool {
+        let description = format!(
+            "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+            self.inner.fallback.note
+        );
+        let schema = match parameters(Dialect::Generic) {
+            Value::Object(schema) => schema,
+            _ => JsonObject::new(),
+        };
+        Tool::new(TOOL_NAME, description, Arc::new(schema)).with_annotations(
+            ToolAnnotations::new().read_only(true).destructive(false).idempotent(false).open_world(false),
+        )
+    }
+
+    /// Handles one `tools/call` of `ask_user_question`.
+    async fn ask(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if params.name != TOOL_NAME {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}: this server has only {TOOL_NAME}", params.name),
+                None,
+            ));
+        }
+        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
+        let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
+        if can_form && !version.has_initialize() {
+            return self.ask_by_input_required(&params, &arguments);
+        }
+        let answerer: Arc<dyn Answerer> = if can_form {
+            Arc::new(Eliciting {
+                peer: context.peer.clone(),
+                style: FormStyle::for_version(&version),
+                name: self.inner.name.clone(),
+                request_timeout: self.inner.timeout.map(|t| t + REQUEST_TIMEOUT_MARGIN),
+            })
+        } else if let Some(fallback) = &self.inner.fallback.answerer {
+            Arc::clone(fallback)
+        } else {
+            return Ok(match self.inner.validator.validate_value(&arguments) {
+                Ok(_) => text_result(NO_FORM, false),
+                Err(error) => text_result(&error.retry_payload(), true),
+            }
+            .into());
+        };
+        let mut builder = AskUser::builder()
+            .shared_answerer(answerer)
+            .max_argument_bytes(self.inner.validator.max_argument_bytes());
+        if let Some(timeout) = self.inner.timeout {
+            builder = builder.timeout(timeout);
+        }
+        let ask_user = builder.build().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let call_id = request_id_text(&context);
+        let call = ToolCall::new(&call_id, &arguments);
+        let wait = ask_user.call(call, AskContext::new().with_tool_call_id(call_id.clone()));
+        tokio::pin!(wait);
+        // While the person thinks, tell a client that asked for progress that the call is alive:
+        // SDKs that reset their request timeout on progress (the TypeScript SDK's
+        // `resetTimeoutOnProgress`) then do not give up on a long answer.
+        let progress = context.meta.get_progress_token();
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut beats = 0_u32;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut wait => break outcome,
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("the client cancelled the call", None));
+                }
+                _ = beat.tick(), if progress.is_some() => {
+                    beats += 1;
+                    if let Some(token) = &progress {
+                        let note = ProgressNotificationParam::new(token.clone(), f64::from(beats))
+                            .with_message("waiting for the person to answer");
+                        // A lost heartbeat only costs the client's patience, never the answer.
+                        let _ = context.peer.notify_progress(note).await;
+                    }
+                }
+            }
+        };
+        Ok(outcome_result(outcome).into())
+    }
+
+    /// The 2026-07-28 delivery: a first call gets an `InputRequiredResult`, the client's retry
+    /// (same arguments, the sealed state, the form's result) completes the call.
+    fn ask_by_input_required(
+        &self,
+        params: &CallToolRequestParams,
+        arguments: &Value,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let questions = match self.inner.validator.validate_value(arguments) {
+            Ok(questions) => questions,
+            Err(error) => return Ok(text_result(&error.retry_payload(), true).into()),
+        };
+        let request = AskUserRequest::new(questions);
+        let bound = bound_to(&request);
+        let Some(sealed) = params.request_state.as_deref() else {
+            return Ok(self.input_required(&request, &bound, 1, None).into());
+        };
+        let state: State = self.inner.codec.open_json_with(sealed, &bound).map_err(|error| match error {
+            RequestStateError::Expired => ErrorData::invalid_params(
+                format!(
+                    "requestState expired: the form was answered more than {:?} after it was shown; call {TOOL_NAME} again",
+                    self.inner.state_ttl
+                ),
+                None,
+            ),
+            // One message for every other failure, as the codec asks: what failed is no
+            // business of the client's.
+            _ => ErrorData::invalid_params(
+                "requestState failed verification: it was altered, belongs to other arguments, or was issued by another server process",
+                None,
+            ),
+        })?;
+        let response = params
+            .input_responses
+            .as_ref()
+            .and_then(|responses| responses.get(INPUT_KEY))
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("the retry carries no inputResponses[{INPUT_KEY:?}]"), None)
+            })?;
+        let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
+            ErrorData::invalid_params(
+                format!("inputResponses[{INPUT_KEY:?}] is not an elicitation result: {e}"),
+                None,
+            )
+        })?;
+        // Redeemed only now, so a malformed retry does not use the state up.
+        self.redeem(&state.nonce)?;
+        if result.action != ElicitationAction::Accept {
+            return Ok(text_result(DECLINED, false).into());
+        }
+        match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
+            Ok(response) => Ok(rendered(&request, &response).into()),
+            Err(misfit) if state.attempt < 2 => {
+                Ok(self.input_required(&request, &bound, 2, Some(&misfit.0)).into())
+            }
+            Err(_) => Ok(text_result(DECLINED, false).into()),
+        }
+    }
+
+    fn input_required(
+        &self,
+        request: &AskUserRequest,
+        bound: &[u8],
+        attempt: u8,
+        problem: Option<&str>,
+    ) -> InputRequiredResult {
+        let state = State { nonce: random_nonce(), attempt };
+        let options = SealOptions::new().associated_data(bound).ttl(self.inner.state_ttl);
+        // A struct of a string and a number always serialises.
+        let sealed = self.inner.codec.seal_json_with(&state, &options).unwrap_or_default();
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: form::message(&self.inner.name, problem),
+            requested_schema: form::schema(request, FormStyle::Titled2025),
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+        InputRequiredResult::new(Some(requests), Some(sealed))
+    }
+
+    /// Marks a state's nonce as used.
+    fn redeem(&self, nonce: &str) -> Result<(), ErrorData> {
+        let now = Instant::now();
+        let mut redeemed = self.inner.redeemed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Every state lives for the same TTL, so redemption order is expiry order: forgetting
+        // from the front is enough, and a nonce is forgotten only once the codec refuses its
+        // state anyway.
+        while redeemed.order.front().is_some_and(|(forget_at, _)| *forget_at <= now) {
+            if let Some((_, old)) = redeemed.order.pop_front() {
+                redeemed.nonces.remove(&old);
+            }
+        }
+        if !redeemed.nonces.insert(nonce.to_owned()) {
+            return Err(ErrorData::invalid_params(
+                "requestState was already used: each form answer completes the call once",
+                None,
+            ));
+        }
+        redeemed.order.push_back((now + self.inner.state_ttl, nonce.to_owned()));
+        Ok(())
+    }
+}
+
+/// The bytes a state is bound to: the tool and its validated arguments, so a state cannot be
+/// replayed against other questions.
+fn bound_to(request: &AskUserRequest) -> Vec<u8> {
+    let mut bound = format!("{TOOL_NAME}\0").into_bytes();
+    // Serialising validated questions into memory cannot fail.
+    bound.extend(serde_json::to_vec(request.questions().as_slice()).unwrap_or_default());
+    bound
+}
+
+fn supports_form(capabilities: &ClientCapabilities) -> bool {
+    // `elicitation: {}` means form only (2025-11-25); `form` may also be named explicitly.
+    capabilities.elicitation.as_ref().is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+fn request_id_text(context: &RequestContext<RoleServer>) -> String {
+    serde_json::to_value(&context.id).map(|v| v.to_string().trim_matches('"').to_owned()).unwrap_or_default()
+}
+
+fn text_result(text: &str, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text)];
+    if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+}
+
+fn rendered(request: &AskUserRequest, response: &AskUserResponse) -> CallToolResult {
+    match ask_user_result(request, response) {
+        Ok(result) => text_result(result.text(), false),
+        Err(error) => text_result(&format!("the answer did not fit the questions: {error}"), true),
+    }
+}
+
+fn outcome_result(outcome: CallOutcome) -> CallToolResult {
+    match outcome {
+        CallOutcome::Completed(result) => text_result(result.text(), false),
+        CallOutcome::Retry(retry) => text_result(retry.text(), true),
+        CallOutcome::Failed(error) if error.is_interrupted() => {
+            text_result("The person interrupted: stop and wait for their instructions.", true)
+        }
+        CallOutcome::Failed(error) => {
+            text_result(&format!("{TOOL_NAME} failed: {}", with_causes(&error)), true)
+        }
+        other => text_result(&format!("{TOOL_NAME} failed: unexpected outcome {other:?}"), true),
+    }
+}
+
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+/// Asks through the client's `elicitation/create` (2025-06-18 and 2025-11-25).
+struct Eliciting {
+    peer: Peer<RoleServer>,
+    style: FormStyle,
+    name: String,
+    request_timeout: Option<Duration>,
+}
+
+#[askuser_core::async_trait]
+impl Answerer for Eliciting {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        _context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        let mut problem: Option<String> = None;
+        for _attempt in 0..2 {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: form::message(&self.name, problem.as_deref()),
+                requested_schema: form::schema(&request, self.style),
+            };
+            let result =
+                self.peer.create_elicitation_with_timeout(params, self.request_timeout).await.map_err(
+                    |e| AnswerError::failed("the client's elicitation/create failed").with_source(e),
+                )?;
+            if result.action != ElicitationAction::Accept {
+                return Ok(AskUserResponse::declined());
+            }
+            match form::read_answer(&request, self.style, result.content.as_ref()) {
+                Ok(response) => return Ok(response),
+                Err(misfit) => problem = Some(misfit.0),
+            }
+        }
+        Ok(AskUserResponse::declined())
+    }
+}
+
+impl ServerHandler for AskUserServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("askuser-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(askuser_tool::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool()]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == TOOL_NAME).then(|| self.tool())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.ask(request, context).await
+    }
+}

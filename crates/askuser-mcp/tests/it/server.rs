@@ -1,0 +1,391 @@
+//! The server against a real rmcp client, for each of the three revisions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use askuser_core::{
+    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, TIMED_OUT,
+};
+use askuser_mcp::{AskUserServer, Fallback, NO_FORM};
+use rmcp::model::{CallToolRequest, ClientRequest};
+use rmcp::model::{
+    CallToolResponse, InputResponses, NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::{Value, json};
+
+use crate::harness::{Reply, TestClient, call, connect, text_of};
+
+const REVISIONS: [ProtocolVersion; 3] =
+    [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+fn one() -> Value {
+    json!({"questions": [{"header": "Lang", "question": "Which language?",
+        "options": [{"label": "Rust", "description": "fast"}, {"label": "Go"}]}]})
+}
+
+fn two() -> Value {
+    json!({"questions": [
+        {"header": "Lang", "question": "Which language?", "options": [{"label": "Rust", "description": "fast"}, {"label": "Go"}]},
+        {"header": "Parts", "question": "Which parts?", "multi_select": true,
+         "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}]}]})
+}
+
+/// The form content a person submits for `two()`, in the shape of `version`'s form.
+fn answer_two(version: &ProtocolVersion, lang: &str, parts: &[&str]) -> Value {
+    if *version == ProtocolVersion::V_2025_06_18 {
+        json!({"q01": lang, "q02_1": parts.contains(&"A"), "q02_2": parts.contains(&"B"), "q02_3": parts.contains(&"C")})
+    } else {
+        json!({"q01": lang, "q02": parts})
+    }
+}
+
+/// Calls `ask_user_question` with `arguments` through a client of `version` that answers with
+/// `replies`; returns the result text, whether it is an error, and the forms shown.
+async fn ask(
+    server: AskUserServer,
+    version: &ProtocolVersion,
+    elicitation: bool,
+    replies: Vec<Reply>,
+    arguments: &Value,
+) -> (String, bool, Vec<crate::harness::Shown>) {
+    let client = TestClient::new(version.clone(), elicitation, replies);
+    let running = connect(server, client.clone()).await;
+    let result = running.call_tool(call(arguments)).await.unwrap_or_else(|e| panic!("{version}: {e}"));
+    let (text, is_error) = text_of(&result);
+    running.cancel().await.unwrap();
+    (text, is_error, client.shown())
+}
+
+#[tokio::test]
+async fn a_single_question() {
+    for version in &REVISIONS {
+        let replies = vec![Reply::Accept(json!({"q01": "Go"}))];
+        let (text, is_error, shown) = ask(AskUserServer::default(), version, true, replies, &one()).await;
+        assert_eq!((text.as_str(), is_error), (r#"{"Lang":["Go"]}"#, false), "{version}");
+        assert_eq!(shown.len(), 1);
+        assert!(shown[0].message.contains("The AI model you are working with asks"), "{version}");
+        let field = &shown[0].schema["properties"]["q01"];
+        if *version == ProtocolVersion::V_2025_06_18 {
+            assert_eq!(field["enum"], json!(["Rust", "Go"]));
+            assert_eq!(field["enumNames"], json!(["Rust — fast", "Go"]));
+        } else {
+            assert_eq!(
+                field["oneOf"],
+                json!([{"const": "Rust", "title": "Rust — fast"}, {"const": "Go", "title": "Go"}])
+            );
+        }
+        assert_eq!(shown[0].schema["properties"]["q01_other"]["type"], "string");
+    }
+}
+
+#[tokio::test]
+async fn single_and_multi_select() {
+    for version in &REVISIONS {
+        let replies = vec![Reply::Accept(answer_two(version, "Rust", &["A", "C"]))];
+        let (text, is_error, shown) = ask(AskUserServer::default(), version, true, replies, &two()).await;
+        assert_eq!((text.as_str(), is_error), (r#"{"Lang":["Rust"],"Parts":["A","C"]}"#, false), "{version}");
+        let keys: Vec<String> = shown[0].schema["properties"].as_object().unwrap().keys().cloned().collect();
+        if *version == ProtocolVersion::V_2025_06_18 {
+            assert_eq!(keys, ["q01", "q01_other", "q02_1", "q02_2", "q02_3", "q02_other"]);
+        } else {
+            assert_eq!(keys, ["q01", "q01_other", "q02", "q02_other"]);
+            assert_eq!(shown[0].schema["properties"]["q02"]["maxItems"], 3);
+        }
+    }
+}
+
+#[tokio::test]
+async fn other_answers() {
+    for version in &REVISIONS {
+        let mut content = answer_two(version, "Rust", &[]);
+        content.as_object_mut().unwrap().remove("q01");
+        content["q01_other"] = json!("Zig, if the team agrees");
+        content["q02_other"] = json!("none yet");
+        let (text, _, _) =
+            ask(AskUserServer::default(), version, true, vec![Reply::Accept(content)], &two()).await;
+        assert_eq!(text, r#"{"Lang":["Zig, if the team agrees"],"Parts":["none yet"]}"#, "{version}");
+    }
+}
+
+#[tokio::test]
+async fn decline_and_cancel_reach_the_model_as_declined() {
+    for version in &REVISIONS {
+        for reply in [Reply::Decline, Reply::Cancel] {
+            let (text, is_error, shown) =
+                ask(AskUserServer::default(), version, true, vec![reply], &two()).await;
+            assert_eq!((text.as_str(), is_error, shown.len()), (DECLINED, false, 1), "{version}");
+        }
+    }
+}
+
+/// A misfit is refused and the form shown again once, naming the problem; the second answer counts.
+#[tokio::test]
+async fn a_misfit_is_asked_again_once() {
+    for version in &REVISIONS {
+        let replies =
+            vec![Reply::Accept(json!({"q01": "Go"})), Reply::Accept(answer_two(version, "Go", &["B"]))];
+        let (text, _, shown) = ask(AskUserServer::default(), version, true, replies, &two()).await;
+        assert_eq!(text, r#"{"Lang":["Go"],"Parts":["B"]}"#, "{version}");
+        assert_eq!(shown.len(), 2);
+        assert!(!shown[0].message.contains("could not be used"));
+        assert!(
+            shown[1].message.starts_with("Your last answer could not be used: \"Parts\" was not answered."),
+            "{version}: {}",
+            shown[1].message
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_second_misfit_declines() {
+    for version in &REVISIONS {
+        let both = json!({"q01": "Go", "q01_other": "Zig"});
+        let replies =
+            vec![Reply::Accept(both.clone()), Reply::Accept(json!({"q01": "Java"})), Reply::Accept(both)];
+        let (text, _, shown) = ask(AskUserServer::default(), version, true, replies, &one()).await;
+        assert_eq!((text.as_str(), shown.len()), (DECLINED, 2), "{version}");
+        assert!(shown[1].message.contains("both a choice and an other answer"), "{}", shown[1].message);
+    }
+}
+
+/// The wait is bounded by the server's timeout, not by the person (2025 revisions: the
+/// `elicitation/create` request is still open when the timeout fires).
+#[tokio::test(start_paused = true)]
+async fn the_timeout_bounds_the_wait() {
+    for version in &REVISIONS[..2] {
+        let server = AskUserServer::builder().timeout(Duration::from_secs(30)).build();
+        let replies = vec![Reply::Late(Duration::from_mins(10), json!({"q01": "Go"}))];
+        let (text, is_error, _) = ask(server, version, true, replies, &one()).await;
+        assert_eq!((text.as_str(), is_error), (TIMED_OUT, false), "{version}");
+    }
+}
+
+/// Guards the SDK request timeout: an answer given after 90 s (past the 60 s many SDKs use) but
+/// within `--timeout` still counts.
+#[tokio::test(start_paused = true)]
+async fn a_slow_person_within_the_timeout_is_heard() {
+    for version in &REVISIONS[..2] {
+        let server = AskUserServer::builder().timeout(Duration::from_mins(5)).build();
+        let replies = vec![Reply::Late(Duration::from_secs(90), json!({"q01": "Rust"}))];
+        let (text, _, _) = ask(server, version, true, replies, &one()).await;
+        assert_eq!(text, r#"{"Lang":["Rust"]}"#, "{version}");
+    }
+}
+
+/// Guards the heartbeat: a client that asked for progress hears every 15 s that the call is
+/// alive, so an SDK that resets its request timeout on progress keeps waiting.
+#[tokio::test(start_paused = true)]
+async fn a_long_wait_sends_progress() {
+    for version in &REVISIONS[..2] {
+        let server = AskUserServer::builder().timeout(Duration::from_mins(10)).build();
+        let replies = vec![Reply::Late(Duration::from_secs(100), json!({"q01": "Rust"}))];
+        let client = TestClient::new(version.clone(), true, replies);
+        let running = connect(server, client.clone()).await;
+        let mut params = call(&one());
+        params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::Number(7))));
+        let result = running.call_tool(params).await.unwrap();
+        assert_eq!(text_of(&result).0, r#"{"Lang":["Rust"]}"#);
+        // Let the client finish handling what arrived before the result.
+        tokio::task::yield_now().await;
+        let progress = client.progress.lock().unwrap().clone();
+        assert!((5..=6).contains(&progress.len()), "{version}: {progress:?}");
+        assert!(progress.iter().all(|m| m == "waiting for the person to answer"));
+        running.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_elicitation_gets_the_fallback() {
+    let scripted = |request: AskUserRequest, context: AskContext| async move {
+        assert!(context.tool_call_id.is_some());
+        let first = request.questions().as_slice()[0].options()[1].label().to_owned();
+        Ok::<_, AnswerError>(AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", [first])]))
+    };
+    for version in &REVISIONS {
+        let decline = AskUserServer::default();
+        let (text, is_error, _) = ask(decline, version, false, vec![], &one()).await;
+        assert_eq!((text.as_str(), is_error), (NO_FORM, false), "{version}");
+
+        let defaults = AskUserServer::builder().fallback(Fallback::defaults()).build();
+        let (text, _, _) = ask(defaults, version, false, vec![], &one()).await;
+        assert_eq!(text, r#"{"answered_by":"unattended","answers":{"Lang":["Rust"]}}"#, "{version}");
+
+        let answerer =
+            AskUserServer::builder().fallback(Fallback::answerer(scripted, "a script answers")).build();
+        let (text, _, shown) = ask(answerer, version, false, vec![], &one()).await;
+        assert_eq!((text.as_str(), shown.len()), (r#"{"Lang":["Go"]}"#, 0), "{version}");
+    }
+}
+
+/// Guards cancellation: when the client cancels the call (`notifications/cancelled`), the server
+/// stops waiting and drops whoever was asking, instead of holding a question open forever.
+#[tokio::test]
+async fn a_cancelled_call_stops_the_answerer() {
+    struct Dropped(Arc<Notify>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let dropped = Arc::new(Notify::new());
+    let started = Arc::new(Notify::new());
+    let (on_drop, on_start) = (Arc::clone(&dropped), Arc::clone(&started));
+    let never = move |_: AskUserRequest, _: AskContext| {
+        let guard = Dropped(Arc::clone(&on_drop));
+        on_start.notify_one();
+        async move {
+            let _guard = guard;
+            std::future::pending::<Result<AskUserResponse, AnswerError>>().await
+        }
+    };
+    let server = AskUserServer::builder().fallback(Fallback::answerer(never, "nobody answers")).build();
+    let running = connect(server, TestClient::new(ProtocolVersion::V_2025_11_25, false, vec![])).await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(call(&one())));
+    let handle =
+        running.peer().send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+    started.notified().await;
+    handle.cancel(Some("the user moved on".to_owned())).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), dropped.notified())
+        .await
+        .expect("the answerer was dropped");
+    running.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_a_retry_for_the_model() {
+    for version in &REVISIONS {
+        for elicitation in [true, false] {
+            let bad =
+                json!({"questions": [{"header": "H", "question": "Q?", "options": [{"label": "only one"}]}]});
+            let (text, is_error, shown) =
+                ask(AskUserServer::default(), version, elicitation, vec![], &bad).await;
+            assert!(is_error, "{version}");
+            assert!(text.contains(r#""loc":["questions",0,"options"]"#), "{text}");
+            assert!(shown.is_empty());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_tool_says_what_happens_without_a_form() {
+    let client = TestClient::new(ProtocolVersion::V_2025_11_25, true, vec![]);
+    let server = AskUserServer::builder().fallback(Fallback::defaults()).build();
+    let running = connect(server, client).await;
+    let tools = running.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    let description = tools[0].description.as_deref().unwrap();
+    assert!(description.contains("When this MCP client cannot show a form, the default options are picked"));
+    assert_eq!(tools[0].input_schema["required"], json!(["questions"]));
+    assert_eq!(tools[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
+    running.cancel().await.unwrap();
+}
+
+// 2026-07-28: the state the client echoes is untrusted.
+
+async fn first_round(running: &crate::harness::Client, arguments: &Value) -> String {
+    match running.call_tool_once(call(arguments)).await.unwrap() {
+        CallToolResponse::InputRequired(result) => {
+            let requests = result.input_requests.expect("an input request");
+            assert_eq!(requests.keys().collect::<Vec<_>>(), ["ask_user_question"]);
+            result.request_state.expect("a request state")
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+async fn retry(
+    running: &crate::harness::Client,
+    arguments: &Value,
+    state: &str,
+    content: Value,
+) -> Result<CallToolResponse, ServiceError> {
+    let mut responses = InputResponses::new();
+    responses.insert("ask_user_question".to_owned(), json!({"action": "accept", "content": content}));
+    running.call_tool_once(call(arguments).with_request_state(state).with_input_responses(responses)).await
+}
+
+#[track_caller]
+fn refused(outcome: Result<CallToolResponse, ServiceError>, part: &str) {
+    match outcome {
+        Err(ServiceError::McpError(error)) => {
+            assert!(error.message.contains(part), "{:?} lacks {part:?}", error.message);
+        }
+        other => panic!("expected a refusal naming {part:?}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_state_completes_the_call_once() {
+    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![]);
+    let running = connect(AskUserServer::default(), client).await;
+    let state = first_round(&running, &one()).await;
+    match retry(&running, &one(), &state, json!({"q01": "Go"})).await.unwrap() {
+        CallToolResponse::Complete(result) => assert_eq!(text_of(&result).0, r#"{"Lang":["Go"]}"#),
+        other => panic!("{other:?}"),
+    }
+    refused(retry(&running, &one(), &state, json!({"q01": "Rust"})).await, "already used");
+    running.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_tampered_state_is_refused() {
+    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![]);
+    let running = connect(AskUserServer::default(), client).await;
+    let state = first_round(&running, &one()).await;
+    let mut tampered = state.clone().into_bytes();
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    refused(retry(&running, &one(), &tampered, json!({"q01": "Go"})).await, "failed verification");
+    refused(retry(&running, &one(), "made-up", json!({"q01": "Go"})).await, "failed verification");
+    // A retry without the form's result is refused.
+    let bare = call(&one()).with_request_state(state.clone());
+    refused(running.call_tool_once(bare).await, "no inputResponses");
+    // The state is bound to the arguments: it does not answer other questions.
+    let mut other = one();
+    other["questions"][0]["header"] = json!("Language");
+    refused(retry(&running, &other, &state, json!({"q01": "Go"})).await, "failed verification");
+    // A state from another server process (another key) is refused too.
+    let elsewhere =
+        connect(AskUserServer::default(), TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![])).await;
+    refused(retry(&elsewhere, &one(), &state, json!({"q01": "Go"})).await, "failed verification");
+    // The untouched state still works: refusals do not use it up.
+    assert!(matches!(
+        retry(&running, &one(), &state, json!({"q01": "Go"})).await,
+        Ok(CallToolResponse::Complete(_))
+    ));
+    running.cancel().await.unwrap();
+    elsewhere.cancel().await.unwrap();
+}
+
+/// The codec's expiry reads the wall clock, so this test waits for real (a few milliseconds).
+#[tokio::test]
+async fn an_expired_state_is_refused() {
+    let server = AskUserServer::builder().state_ttl(Duration::from_millis(20)).build();
+    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![]);
+    let running = connect(server, client).await;
+    let state = first_round(&running, &one()).await;
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    refused(retry(&running, &one(), &state, json!({"q01": "Go"})).await, "requestState expired");
+    running.cancel().await.unwrap();
+}
+
+/// A client that keeps a person waiting past the timeout on 2026-07-28: the state has expired by
+/// the time the client retries, and rmcp's client reports the refusal.
+#[tokio::test]
+async fn the_timeout_expires_the_state() {
+    let server = AskUserServer::builder().timeout(Duration::from_millis(20)).build();
+    let replies = vec![Reply::Late(Duration::from_millis(60), json!({"q01": "Go"}))];
+    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, replies);
+    let running = connect(server, client).await;
+    match running.call_tool(call(&one())).await {
+        Err(ServiceError::McpError(error)) => {
+            assert!(error.message.contains("requestState expired"), "{error:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    running.cancel().await.unwrap();
+}
