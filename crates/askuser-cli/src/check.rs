@@ -6,7 +6,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
 
 use askuser_core::{
-    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Location, Questions,
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Location, Profile, Questions,
     ValidationError, Validator, ask_user_result,
 };
 use serde::{Deserialize, Deserializer, Serialize};
@@ -15,7 +15,10 @@ use serde_json::ser::Formatter as _;
 use serde_json::value::RawValue;
 
 pub(crate) const HELP: &str = "\
-usage: askuser check < cases.jsonl > verdicts.jsonl
+usage: askuser check [--profile reference|extended] < cases.jsonl > verdicts.jsonl
+
+--profile  the rules the cases are judged by (default: reference, the reference implementation's;
+           extended: SPEC section 10, where an answer may also carry \"id\" and \"secret_ref\")
 
 Reads one JSON object per line (split on LF; blank lines, ASCII white space and VT only, skipped):
   {\"kind\":\"request\",  \"args\": {...} | \"args_json\": \"...\"}
@@ -30,17 +33,40 @@ unless reading or writing fails.
 ";
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if let Some(arg) = args.first() {
-        if matches!(arg.as_str(), "-h" | "--help") {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
+    let mut profile = Profile::Reference;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let value = match arg.as_str() {
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            "--profile" => rest.next().map(String::as_str),
+            other => {
+                let Some(value) = other.strip_prefix("--profile=") else {
+                    eprintln!(
+                        "askuser check: unexpected argument {arg:?} (cases are read from stdin)\n\n{HELP}"
+                    );
+                    return ExitCode::from(2);
+                };
+                Some(value)
+            }
+        };
+        match value.map(str::parse::<Profile>) {
+            Some(Ok(chosen)) => profile = chosen,
+            Some(Err(e)) => {
+                eprintln!("askuser check: {e}");
+                return ExitCode::from(2);
+            }
+            None => {
+                eprintln!("askuser check: --profile needs a value (reference or extended)");
+                return ExitCode::from(2);
+            }
         }
-        eprintln!("askuser check: unexpected argument {arg:?} (cases are read from stdin)\n\n{HELP}");
-        return ExitCode::from(2);
     }
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    match run(stdin, stdout) {
+    match run_with(stdin, stdout, Validator::new().with_profile(profile)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
@@ -60,11 +86,20 @@ const MAX_LINE_BYTES: usize = 16 << 20;
 /// # Errors
 ///
 /// Reading or writing failed.
-pub(crate) fn run(mut input: impl BufRead, output: impl Write) -> io::Result<()> {
+#[cfg(test)]
+pub(crate) fn run(input: impl BufRead, output: impl Write) -> io::Result<()> {
+    run_with(input, output, Validator::new())
+}
+
+/// Streams verdicts for every line of `input` into `output`, judged by `validator`'s profile.
+///
+/// # Errors
+///
+/// Reading or writing failed.
+pub(crate) fn run_with(mut input: impl BufRead, output: impl Write, validator: Validator) -> io::Result<()> {
     let mut output = io::BufWriter::with_capacity(1 << 16, output);
     let mut line = Vec::with_capacity(4096);
     let mut number = 0_u64;
-    let validator = Validator::new();
     loop {
         line.clear();
         if Read::take(&mut input, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut line)? == 0 {
@@ -153,12 +188,20 @@ struct AnswerCase {
     selected: Vec<Lossy>,
     #[serde(default)]
     custom_answer: Option<Lossy>,
+    /// Extended profile.
+    #[serde(default)]
+    id: Option<Lossy>,
+    /// Extended profile.
+    #[serde(default)]
+    secret_ref: Option<Lossy>,
 }
 
 impl From<AnswerCase> for AskUserAnswer {
     fn from(answer: AnswerCase) -> Self {
         let mut out = AskUserAnswer::picked(answer.header.0, answer.selected.into_iter().map(|l| l.0));
         out.custom_answer = answer.custom_answer.map(|c| c.0);
+        out.id = answer.id.map(|c| c.0);
+        out.secret_ref = answer.secret_ref.map(|c| c.0);
         out
     }
 }
@@ -295,7 +338,7 @@ fn evaluate_case(case: Case<'_>, validator: Validator) -> Result<Verdict, String
     let request = AskUserRequest::with_id("check", questions);
     let result = if case.timed_out {
         // The answerer's response is discarded unchecked when the timeout runs out.
-        AskUserResult::timed_out()
+        AskUserResult::timed_out_for(&request)
     } else {
         let answers = case.answers.into_iter().map(AskUserAnswer::from).collect();
         let mut response = AskUserResponse::answered(answers).with_answered_by(case.answered_by);

@@ -8,10 +8,13 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use askuser_core::{AskUserRequest, AskUserResponse, Questions, ask_user_result};
+use askuser_core::{AskUserRequest, AskUserResponse, Profile, Questions, Validator, ask_user_result};
 use serde::Deserialize;
 
 const ARGS: &str = include_str!("../tests/data/typical-4x4.args.json");
+/// The same four choice questions as a model using the extended profile writes them: `kind`, an
+/// `id` each, declared defaults and `timeout_seconds`.
+const EXTENDED_ARGS: &str = include_str!("../tests/data/typical-4x4.extended.args.json");
 const RESPONSE: &str = include_str!("../tests/data/typical-4x4.response.json");
 
 /// The same arguments into plain structs: no trimming, no limits, no character or uniqueness checks.
@@ -65,6 +68,25 @@ fn measure(rounds: u32, budget: Duration, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Nanoseconds per call of `a` and of `b`: the best of `samples` short samples each, taken
+/// alternately. On a loaded machine the minimum over many short samples finds the moments that
+/// were quiet for both, which one long window per function does not.
+fn paired(samples: u32, iterations: u32, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let time = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            f();
+        }
+        start.elapsed().as_secs_f64() * 1e9 / f64::from(iterations)
+    };
+    let (mut best_a, mut best_b) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..samples {
+        best_a = best_a.min(time(&mut a));
+        best_b = best_b.min(time(&mut b));
+    }
+    (best_a, best_b)
+}
+
 /// The reference's rates (calls per second) for validation and check + render, if its python is set.
 fn reference_rates() -> Option<(f64, f64)> {
     let python = std::env::var("ASKUSER_ORACLE_PY").ok()?;
@@ -85,11 +107,21 @@ fn main() {
     assert!(ask_user_result(&request, &response).is_ok());
     let budget = Duration::from_millis(300);
 
+    let extended = Validator::new().with_profile(Profile::Extended);
+    assert!(extended.validate_json(EXTENDED_ARGS).is_ok());
     let mut floor = f64::INFINITY;
     let mut validate = f64::INFINITY;
     let mut render = f64::INFINITY;
-    // Interleaved so that the three see the same machine state.
+    let mut validate_extended = f64::INFINITY;
+    let mut validate_extended_plain = f64::INFINITY;
+    // Interleaved so that they all see the same machine state.
     for _ in 0..3 {
+        validate_extended = validate_extended.min(measure(3, budget, || {
+            black_box(extended.validate_json(black_box(EXTENDED_ARGS)).ok());
+        }));
+        validate_extended_plain = validate_extended_plain.min(measure(3, budget, || {
+            black_box(extended.validate_json(black_box(ARGS)).ok());
+        }));
         floor = floor.min(measure(3, budget, || {
             black_box(serde_json::from_str::<PlainArgs>(black_box(ARGS)).ok());
         }));
@@ -106,6 +138,30 @@ fn main() {
     println!("validate JSON text                     {validate:>9.0} ns  {:>12.0}/s", rate(validate));
     println!("check_response + render (4 answers)    {render:>9.0} ns  {:>12.0}/s", rate(render));
     println!("validation / parse-only floor: {:.2}x (target <= 2x)", validate / floor);
+    println!(
+        "extended profile, same text              {validate_extended_plain:>9.0} ns  {:>12.0}/s",
+        rate(validate_extended_plain)
+    );
+    println!(
+        "extended profile, typical extended call  {validate_extended:>9.0} ns  {:>12.0}/s  ({} bytes: kind, id, defaults, timeout_seconds)",
+        rate(validate_extended),
+        EXTENDED_ARGS.len()
+    );
+    let (paired_reference, paired_extended) = paired(
+        2000,
+        100,
+        || {
+            black_box(Questions::from_json(black_box(ARGS)).ok());
+        },
+        || {
+            black_box(extended.validate_json(black_box(EXTENDED_ARGS)).ok());
+        },
+    );
+    println!(
+        "typical extended call / reference, same questions: {:.2}x (target <= 1.3x); paired short samples: {paired_extended:.0} / {paired_reference:.0} ns = {:.2}x",
+        validate_extended / validate,
+        paired_extended / paired_reference
+    );
     match reference_rates() {
         Some((ref_validate, ref_render)) => {
             println!("reference validate {ref_validate:.0}/s, check + render {ref_render:.0}/s (same run)");

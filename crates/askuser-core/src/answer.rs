@@ -5,7 +5,9 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 
-use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionOption};
+use crate::model::{
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind, QuestionOption,
+};
 
 /// Puts a validated request in front of whoever answers and returns their response.
 ///
@@ -58,6 +60,17 @@ where
         context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
         self(request, context).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: Answerer + ?Sized> Answerer for std::sync::Arc<T> {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        (**self).answer(request, context).await
     }
 }
 
@@ -186,9 +199,13 @@ impl StdError for AnswerError {
     }
 }
 
-/// Answers at once, with no person: per question, every option whose label ends with
-/// `(Recommended)` (ignoring case; only the first on a single-select question), else the first
-/// option. Marked `answered_by: unattended`, so the model is told these are defaults.
+/// Answers at once, with no person: per question, the options the model marked `default`
+/// (extended profile), else every option whose label ends with `(Recommended)` (ignoring case;
+/// only the first on a single-select question), else the first option. Marked
+/// `answered_by: unattended`, so the model is told these are defaults.
+///
+/// A batch holding a text or secret question has no unattended value: it is declined (still
+/// marked `unattended`), never answered with something empty.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DefaultsResponder;
 
@@ -199,9 +216,13 @@ impl DefaultsResponder {
         Self
     }
 
-    /// The default response to `request`, marked as given by `by`.
+    /// The default response to `request`, marked as given by `by`: the defaults, or a decline
+    /// when the batch holds a text or secret question.
     #[must_use]
     pub fn respond(request: &AskUserRequest, by: AnsweredBy) -> AskUserResponse {
+        if !request.questions().has_defaults() {
+            return AskUserResponse::declined().with_answered_by(by);
+        }
         AskUserResponse::answered(default_answers(request)).with_answered_by(by)
     }
 }
@@ -225,22 +246,30 @@ fn recommended(label: &str) -> bool {
         && label[label.len() - MARK.len()..].eq_ignore_ascii_case(MARK)
 }
 
-/// The default answers to `request` (see [`DefaultsResponder`]).
+/// The default answers to the choice questions of `request` (see [`DefaultsResponder`]); a text
+/// or secret question has none and is left out.
 #[must_use]
 pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
     request
         .questions()
         .iter()
+        .filter(|q| q.kind() == QuestionKind::Choice)
         .map(|q| {
-            let mut picks: Vec<&str> =
-                q.options().iter().map(QuestionOption::label).filter(|l| recommended(l)).collect();
+            let mut picks: Vec<&str> = q.declared_defaults().map(QuestionOption::label).collect();
+            if picks.is_empty() {
+                picks = q.options().iter().map(QuestionOption::label).filter(|l| recommended(l)).collect();
+            }
             if !q.multi_select() {
                 picks.truncate(1);
             }
             if picks.is_empty() {
                 picks.push(q.options()[0].label());
             }
-            AskUserAnswer::picked(q.header(), picks)
+            let answer = AskUserAnswer::picked(q.header(), picks);
+            match q.id() {
+                Some(id) => answer.with_id(id),
+                None => answer,
+            }
         })
         .collect()
 }

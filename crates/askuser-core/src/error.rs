@@ -231,6 +231,79 @@ pub enum ProblemKind {
         /// The later option's label.
         label: String,
     },
+    /// `kind` that is not `choice`, `text` or `secret` (extended profile).
+    #[error("must be \"choice\", \"text\" or \"secret\", got {}", quoted(found))]
+    InvalidKind {
+        /// The kind sent.
+        found: String,
+    },
+    /// An `id` or `secret_name` whose characters or length break its pattern (extended profile).
+    #[error("must be {expected}, got {}", quoted(found))]
+    PatternMismatch {
+        /// The rule, in words.
+        expected: &'static str,
+        /// The value sent.
+        found: String,
+    },
+    /// A field set on a question of a kind it does not apply to (extended profile): `options`,
+    /// `multi_select: true` or `allow_other: false` on a text or secret question, `secret_name`
+    /// or `purpose` on another kind.
+    #[error("is only for {only_for} questions; this is a {kind} question")]
+    KindMismatch {
+        /// The kinds the field is for, such as `choice`.
+        only_for: &'static str,
+        /// The question's kind.
+        kind: &'static str,
+    },
+    /// A number that is not a whole number (extended profile: `timeout_seconds`).
+    #[error("must be a whole number of seconds, got {found}")]
+    NotAnInteger {
+        /// The number sent, as JSON.
+        found: String,
+    },
+    /// A whole number outside its range (extended profile: `timeout_seconds`).
+    #[error("must be between {min} and {max}, got {actual}")]
+    OutOfRange {
+        /// The smallest allowed.
+        min: u64,
+        /// The largest allowed.
+        max: u64,
+        /// The number sent.
+        actual: String,
+    },
+    /// Two questions with the same `id` (exact match; extended profile).
+    #[error(
+        "question ids must be unique: questions[{first}].id and questions[{second}].id are both {}",
+        quoted(id)
+    )]
+    DuplicateId {
+        /// Index of the earlier question.
+        first: usize,
+        /// Index of the later question.
+        second: usize,
+        /// The id.
+        id: String,
+    },
+    /// A secret question with other questions in its call (extended profile).
+    #[error(
+        "a secret question must be alone in its call: questions[{index}] is a secret question among {count}"
+    )]
+    SecretNotAlone {
+        /// Index of the (first) secret question.
+        index: usize,
+        /// How many questions the call has.
+        count: usize,
+    },
+    /// Several `default` options on a single-select question (extended profile).
+    #[error(
+        "a single-select question has at most one default option: options[{first}] and options[{second}] are both default"
+    )]
+    TooManyDefaults {
+        /// Index of the first default option.
+        first: usize,
+        /// Index of the second.
+        second: usize,
+    },
 }
 
 fn plural(n: usize) -> &'static str {
@@ -278,6 +351,14 @@ impl ProblemKind {
             Self::InvalidBoolean { .. } => "bool_parsing",
             Self::DuplicateHeader { .. } => "duplicate_header",
             Self::DuplicateLabel { .. } => "duplicate_label",
+            Self::InvalidKind { .. } => "invalid_kind",
+            Self::PatternMismatch { .. } => "pattern_mismatch",
+            Self::KindMismatch { .. } => "kind_mismatch",
+            Self::NotAnInteger { .. } => "int_type",
+            Self::OutOfRange { .. } => "out_of_range",
+            Self::DuplicateId { .. } => "duplicate_id",
+            Self::SecretNotAlone { .. } => "secret_not_alone",
+            Self::TooManyDefaults { .. } => "too_many_defaults",
         }
     }
 }
@@ -563,6 +644,64 @@ pub enum ResponseError {
     Unanswered {
         /// Their headers.
         headers: Vec<String>,
+    },
+    /// An `id` or `secret_ref` on an answer to a reference-profile question, which has neither.
+    #[error("answer for {} has {field}, which the reference profile does not have", quoted(header))]
+    NotInReferenceProfile {
+        /// The question's header.
+        header: String,
+        /// `id` or `secret_ref`.
+        field: &'static str,
+    },
+    /// An answer whose `id` is not the id of the question its header names (extended profile).
+    #[error(
+        "answer for {} gives id {}, but that question's id is {}",
+        quoted(header),
+        quoted(given),
+        quoted(expected)
+    )]
+    IdMismatch {
+        /// The question's header.
+        header: String,
+        /// The id the answer gave.
+        given: String,
+        /// The question's id.
+        expected: String,
+    },
+    /// A `secret_ref` on an answer to a question that is not a secret question (extended profile).
+    #[error("answer for {} has a secret_ref but is not a secret question", quoted(header))]
+    UnexpectedSecretRef {
+        /// The question's header.
+        header: String,
+    },
+    /// An answer to a secret question that is not exactly its `session:NAME` reference and nothing
+    /// else (extended profile). What was sent is not repeated: it may be the value itself.
+    #[error(
+        "answer for {} must be exactly secret_ref {}, with nothing selected and no custom_answer",
+        quoted(header),
+        quoted(expected)
+    )]
+    NotASecretReference {
+        /// The question's header.
+        header: String,
+        /// The reference expected: `session:NAME`.
+        expected: String,
+    },
+    /// An answer to a text question without a `custom_answer`, or with options selected
+    /// (extended profile).
+    #[error("answer for {} to a text question needs custom_answer and no selected options", quoted(header))]
+    TextNotAnswered {
+        /// The question's header.
+        header: String,
+    },
+    /// A custom answer to a choice question with `allow_other: false` (extended profile).
+    #[error(
+        "answer for {} has a custom answer, but the question does not allow one (allow_other is false)",
+        quoted(header)
+    )]
+    OtherNotAllowed {
+        /// The question's header.
+        header: String,
     },
 }
 

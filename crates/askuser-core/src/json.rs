@@ -15,7 +15,7 @@
 use std::fmt;
 
 use crate::error::JsonType;
-use crate::raw::{LaxBool, Raw, RawArgs, RawOption, RawQuestion, Slot, Span};
+use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -36,16 +36,17 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`.
-pub(crate) fn read_args(text: &str, arena: &mut String) -> Result<Slot<RawArgs>, JsonError> {
-    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena };
+/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`. The
+/// extended profile's keys are read only when `extended`; otherwise they are unknown keys.
+pub(crate) fn read_args(text: &str, arena: &mut String, extended: bool) -> Result<Slot<RawArgs>, JsonError> {
+    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena, extended };
     let args = reader.object(|r, key, args: &mut RawArgs| {
-        if key == "questions" {
-            args.questions = r.list(|r| r.object(read_question))?;
-            Ok(true)
-        } else {
-            Ok(false)
+        match key {
+            "questions" => args.questions = r.list(|r| r.object(read_question))?,
+            "timeout_seconds" if r.extended => args.timeout_seconds = r.number_slot()?,
+            _ => return Ok(false),
         }
+        Ok(true)
     })?;
     reader.skip_ws();
     if reader.pos < text.len() {
@@ -60,6 +61,12 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "question" => q.question = r.string_slot()?,
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
+        _ if !r.extended => return Ok(false),
+        "kind" => q.ext().kind = r.string_slot()?,
+        "id" => q.ext().id = r.string_slot()?,
+        "allow_other" => q.ext().allow_other = r.bool_slot()?,
+        "secret_name" => q.ext().secret_name = r.string_slot()?,
+        "purpose" => q.ext().purpose = r.string_slot()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -69,6 +76,7 @@ fn read_option(r: &mut Reader<'_, '_>, key: &str, o: &mut RawOption) -> Result<b
     match key {
         "label" => o.label = r.string_slot()?,
         "description" => o.description = r.string_slot()?,
+        "default" if r.extended => o.default = r.bool_slot()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -104,6 +112,8 @@ struct Reader<'s, 'a> {
     /// Decoded strings that contain escapes.
     scratch: String,
     arena: &'a mut String,
+    /// Whether the extended profile's keys are known.
+    extended: bool,
 }
 
 /// The bytes that end the plain run of a string: `"`, `\` and the controls below U+0020.
@@ -199,6 +209,38 @@ impl<'s> Reader<'s, '_> {
         });
         self.arena.push_str(trimmed);
         Ok(Slot::Present(start..self.arena.len()))
+    }
+
+    /// A strict boolean (`allow_other`, `default`); any other value is skipped and its type kept.
+    fn bool_slot(&mut self) -> Result<Slot<bool>, JsonError> {
+        match self.start_value()? {
+            b't' => self.literal("true").map(|()| Slot::Present(true)),
+            b'f' => self.literal("false").map(|()| Slot::Present(false)),
+            _ => self.skip_value().map(Slot::Wrong),
+        }
+    }
+
+    /// A number (`timeout_seconds`): an integer literal exactly, any other number as a float;
+    /// any other value is skipped and its type kept.
+    fn number_slot(&mut self) -> Result<Slot<RawNumber>, JsonError> {
+        let number = match self.start_value()? {
+            b'N' | b'I' => RawNumber::Other(self.special_float()?),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => RawNumber::Other(self.special_float()?),
+            b'-' | b'0'..=b'9' => {
+                // As `serde_json` reads numbers, for the same verdict and message on either path:
+                // an integer within u64 or i64 exactly, anything else (`-0` too) as a float.
+                let n = self.number()?;
+                let integer = n.integer.then(|| n.literal.parse::<u64>().map(i128::from));
+                let integer = integer.map(|u| u.or_else(|_| n.literal.parse::<i64>().map(i128::from)));
+                match integer {
+                    Some(Ok(0)) if n.literal.starts_with('-') => RawNumber::Other(-0.0),
+                    Some(Ok(v)) => RawNumber::Integer(v),
+                    _ => RawNumber::Other(self.float(&n)?),
+                }
+            }
+            _ => return self.skip_value().map(Slot::Wrong),
+        };
+        Ok(Slot::Present(number))
     }
 
     /// `multi_select`: booleans, numbers and strings go to the lax coercion; the rest is wrong.
@@ -627,7 +669,8 @@ mod tests {
     /// Reads any JSON value, as the reader skips unknown fields.
     fn check(text: &str) -> Result<(), JsonError> {
         let mut arena = String::new();
-        let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena };
+        let mut reader =
+            Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena, extended: false };
         reader.skip_value()?;
         reader.skip_ws();
         if reader.pos < text.len() {

@@ -35,6 +35,14 @@
 //! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
 //! | `askuser-cli` | the `askuser` binary |
 //!
+//! # Profiles
+//!
+//! The reference profile (the default) is the reference implementation's contract to the letter.
+//! The opt-in extended profile ([`Profile::Extended`], set on a [`Validator`]) adds free-text and
+//! secret questions, question ids, declared defaults, `allow_other`, `timeout_seconds`, and a
+//! result the model reads as data (`{"status","answered_by","answers":[…]}`); secret values go
+//! to a [`SecretSink`] and the model only ever sees `session:NAME`. See `docs/wire.md`.
+//!
 //! # Feature flags
 //!
 //! None: the crate has no optional parts.
@@ -42,10 +50,13 @@
 mod answer;
 mod check;
 mod error;
+mod extended;
 mod json;
 mod model;
 mod raw;
+mod secret;
 mod text;
+mod time;
 mod validate;
 
 pub use answer::{AnswerError, AnswerErrorKind, Answerer, AskContext, DefaultsResponder, default_answers};
@@ -55,12 +66,18 @@ pub use error::{
     JsonType, Location, MAX_LISTED_PROBLEMS, PathSegment, Problem, ProblemKind, ResponseError,
     ValidationError,
 };
+pub use extended::{MAX_ID_CHARS, MAX_PURPOSE_CHARS};
 pub use model::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
-    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question, QuestionOption,
-    Questions,
+    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, Question,
+    QuestionKind, QuestionOption, Questions, UnknownProfile,
+};
+pub use secret::{
+    InMemorySecretSink, SECRET_REF_PREFIX, SecretError, SecretSink, SecretValue, parse_secret_ref,
+    session_secret_ref,
 };
 pub use text::is_forbidden_char;
+pub use time::{Deadline, Timestamp, TimestampError};
 pub use validate::Validator;
 
 /// The README's example, compiled and run as a doctest so that it stays true.

@@ -9,7 +9,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Problems, ValidationError};
-use crate::raw::{RawOption, RawQuestion, Slot, SlotSeed, Span};
+use crate::raw::{Arena, RawOption, RawQuestion, Slot, SlotSeed, Span};
+use crate::time::{Deadline, Timestamp};
 use crate::validate::{self, Path};
 
 /// Most questions in one call.
@@ -36,6 +37,8 @@ pub struct QuestionOption {
     text: Arc<str>,
     label: Span,
     description: Option<Span>,
+    /// `default: true` (extended profile only).
+    default: bool,
 }
 
 impl QuestionOption {
@@ -61,6 +64,7 @@ impl QuestionOption {
         let raw = RawOption {
             label: Slot::Present(push_trimmed(&mut text, label.as_ref())),
             description: description.map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d))),
+            default: Slot::Missing,
             unknown: Vec::new(),
         };
         let text: Arc<str> = text.into();
@@ -68,7 +72,12 @@ impl QuestionOption {
     }
 
     pub(crate) fn from_parts(text: &Arc<str>, label: Span, description: Option<Span>) -> Self {
-        Self { text: Arc::clone(text), label, description }
+        Self { text: Arc::clone(text), label, description, default: false }
+    }
+
+    pub(crate) fn with_default(mut self, default: bool) -> Self {
+        self.default = default;
+        self
     }
 
     /// The label, as the model wrote it but trimmed.
@@ -82,11 +91,20 @@ impl QuestionOption {
     pub fn description(&self) -> Option<&str> {
         self.description.clone().map(|span| &self.text[span])
     }
+
+    /// Whether the model marked this option as a default (`"default": true`, extended profile
+    /// only; always false in the reference profile).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        self.default
+    }
 }
 
 impl PartialEq for QuestionOption {
     fn eq(&self, other: &Self) -> bool {
-        self.label() == other.label() && self.description() == other.description()
+        self.label() == other.label()
+            && self.description() == other.description()
+            && self.default == other.default
     }
 }
 
@@ -96,6 +114,7 @@ impl Hash for QuestionOption {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.label().hash(state);
         self.description().hash(state);
+        self.default.hash(state);
     }
 }
 
@@ -104,7 +123,8 @@ impl fmt::Debug for QuestionOption {
         f.debug_struct("QuestionOption")
             .field("label", &self.label())
             .field("description", &self.description())
-            .finish()
+            .field("default", &self.default)
+            .finish_non_exhaustive()
     }
 }
 
@@ -117,8 +137,106 @@ impl Serialize for QuestionOption {
     }
 }
 
-/// One multiple-choice question. Always valid: every string within its rules, 2–6 options whose
-/// labels are unique once folded.
+/// Which rules a call is validated, checked and rendered by (SPEC §10).
+///
+/// [`Reference`](Self::Reference), the default, is the reference implementation's contract to the
+/// letter: multiple-choice questions only, results as in SPEC §3.2. [`Extended`](Self::Extended)
+/// is the opt-in second-seed contract: text and secret questions, ids, declared defaults,
+/// `allow_other`, `timeout_seconds`, and a result the model reads as data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Profile {
+    /// The reference profile (pydantic-ai-harness 0.62.0). The default.
+    #[default]
+    Reference,
+    /// The extended profile of SPEC §10.
+    Extended,
+}
+
+impl Profile {
+    /// `reference` or `extended`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reference => "reference",
+            Self::Extended => "extended",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A profile name that is neither `reference` nor `extended`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profile {name:?} (expected reference or extended)")]
+pub struct UnknownProfile {
+    name: String,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = UnknownProfile;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "reference" => Ok(Self::Reference),
+            "extended" => Ok(Self::Extended),
+            _ => Err(UnknownProfile { name: s.to_owned() }),
+        }
+    }
+}
+
+/// What a question asks for (extended profile; every reference question is a choice).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum QuestionKind {
+    /// Pick from 2–6 options (or type an answer, when `allow_other`).
+    #[default]
+    Choice,
+    /// Type a free-text answer.
+    Text,
+    /// Enter a credential: the value goes to the host's secret sink, the model gets `session:NAME`.
+    Secret,
+}
+
+impl QuestionKind {
+    /// `choice`, `text` or `secret`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Choice => "choice",
+            Self::Text => "text",
+            Self::Secret => "secret",
+        }
+    }
+}
+
+/// A question's id: given by the model, generated (`q1`, `q2`, …), or none (reference profile).
+#[derive(Clone, Default)]
+pub(crate) enum QuestionId {
+    #[default]
+    None,
+    Given(Span),
+    Generated(&'static str),
+}
+
+/// The fields of an extended question beyond the reference's.
+#[derive(Clone, Default)]
+pub(crate) struct Extras {
+    pub(crate) kind: QuestionKind,
+    pub(crate) id: QuestionId,
+    pub(crate) allow_other: bool,
+    pub(crate) secret_name: Option<Span>,
+    pub(crate) purpose: Option<Span>,
+}
+
+/// One question. Always valid: every string within its rules, 2–6 options whose labels are unique
+/// once folded (a choice question), or none (a text or secret question, extended profile).
 #[derive(Clone)]
 #[expect(clippy::struct_field_names, reason = "the wire names the field `question`")]
 pub struct Question {
@@ -127,10 +245,12 @@ pub struct Question {
     question: Span,
     options: Vec<QuestionOption>,
     multi_select: bool,
+    /// `None` in the reference profile.
+    extras: Option<Extras>,
 }
 
 impl Question {
-    /// Validates a question. Strings are trimmed first.
+    /// Validates a multiple-choice question of the reference profile. Strings are trimmed first.
     ///
     /// # Errors
     ///
@@ -157,7 +277,16 @@ impl Question {
         options: Vec<QuestionOption>,
         multi_select: bool,
     ) -> Self {
-        Self { text: Arc::clone(text), header, question, options, multi_select }
+        Self { text: Arc::clone(text), header, question, options, multi_select, extras: None }
+    }
+
+    pub(crate) fn with_extras(mut self, extras: Extras) -> Self {
+        self.extras = Some(extras);
+        self
+    }
+
+    pub(crate) fn extras_mut(&mut self) -> Option<&mut Extras> {
+        self.extras.as_mut()
     }
 
     /// The short header that keys the answer.
@@ -172,7 +301,7 @@ impl Question {
         &self.text[self.question.clone()]
     }
 
-    /// The options, in the order the model gave them.
+    /// The options, in the order the model gave them; empty for a text or secret question.
     #[must_use]
     pub fn options(&self) -> &[QuestionOption] {
         &self.options
@@ -183,6 +312,55 @@ impl Question {
     pub fn multi_select(&self) -> bool {
         self.multi_select
     }
+
+    /// The profile the question was validated under.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        if self.extras.is_some() { Profile::Extended } else { Profile::Reference }
+    }
+
+    /// What the question asks for: always [`QuestionKind::Choice`] in the reference profile.
+    #[must_use]
+    pub fn kind(&self) -> QuestionKind {
+        self.extras.as_ref().map_or(QuestionKind::Choice, |e| e.kind)
+    }
+
+    /// The question's id (extended profile): the model's, or `q1`, `q2`, … generated by position.
+    /// `None` in the reference profile.
+    #[must_use]
+    pub fn id(&self) -> Option<&str> {
+        match self.extras.as_ref().map(|e| &e.id) {
+            Some(QuestionId::Given(span)) => Some(&self.text[span.clone()]),
+            Some(QuestionId::Generated(id)) => Some(id),
+            Some(QuestionId::None) | None => None,
+        }
+    }
+
+    /// Whether the person may type their own answer instead of picking ("Other…"). Always true
+    /// in the reference profile; `allow_other` (default true) on an extended choice question;
+    /// false on a text or secret question, whose answer is typed anyway.
+    #[must_use]
+    pub fn allow_other(&self) -> bool {
+        self.extras.as_ref().is_none_or(|e| e.kind == QuestionKind::Choice && e.allow_other)
+    }
+
+    /// The name the secret is stored under (a secret question only): the answer is
+    /// `session:NAME`.
+    #[must_use]
+    pub fn secret_name(&self) -> Option<&str> {
+        self.extras.as_ref()?.secret_name.clone().map(|span| &self.text[span])
+    }
+
+    /// Why the task needs the secret (a secret question only); may contain line feeds.
+    #[must_use]
+    pub fn purpose(&self) -> Option<&str> {
+        self.extras.as_ref()?.purpose.clone().map(|span| &self.text[span])
+    }
+
+    /// The options the model marked `default`, in order.
+    pub fn declared_defaults(&self) -> impl Iterator<Item = &QuestionOption> {
+        self.options.iter().filter(|o| o.is_default())
+    }
 }
 
 impl PartialEq for Question {
@@ -191,6 +369,12 @@ impl PartialEq for Question {
             && self.question() == other.question()
             && self.options == other.options
             && self.multi_select == other.multi_select
+            && self.profile() == other.profile()
+            && self.kind() == other.kind()
+            && self.id() == other.id()
+            && self.allow_other() == other.allow_other()
+            && self.secret_name() == other.secret_name()
+            && self.purpose() == other.purpose()
     }
 }
 
@@ -202,28 +386,75 @@ impl Hash for Question {
         self.question().hash(state);
         self.options.hash(state);
         self.multi_select.hash(state);
+        self.id().hash(state);
     }
 }
 
 #[expect(clippy::missing_fields_in_debug, reason = "the text arena is shown through the fields it holds")]
 impl fmt::Debug for Question {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Question")
-            .field("header", &self.header())
+        let mut s = f.debug_struct("Question");
+        if self.extras.is_some() {
+            s.field("kind", &self.kind()).field("id", &self.id());
+        }
+        s.field("header", &self.header())
             .field("question", &self.question())
             .field("options", &self.options)
-            .field("multi_select", &self.multi_select)
-            .finish()
+            .field("multi_select", &self.multi_select);
+        if self.extras.is_some() {
+            s.field("allow_other", &self.allow_other())
+                .field("secret_name", &self.secret_name())
+                .field("purpose", &self.purpose());
+        }
+        s.finish()
+    }
+}
+
+/// An extended question's options, with their `default` flags.
+struct ExtendedOptions<'a>(&'a [QuestionOption]);
+
+#[derive(Serialize)]
+struct ExtendedOption<'a> {
+    label: &'a str,
+    description: Option<&'a str>,
+    default: bool,
+}
+
+impl Serialize for ExtendedOptions<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|o| ExtendedOption {
+            label: o.label(),
+            description: o.description(),
+            default: o.default,
+        }))
     }
 }
 
 impl Serialize for Question {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(4))?;
+        let Some(extras) = &self.extras else {
+            let mut map = s.serialize_map(Some(4))?;
+            map.serialize_entry("header", self.header())?;
+            map.serialize_entry("question", self.question())?;
+            map.serialize_entry("options", &self.options)?;
+            map.serialize_entry("multi_select", &self.multi_select)?;
+            return map.end();
+        };
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("kind", &extras.kind)?;
+        map.serialize_entry("id", &self.id())?;
         map.serialize_entry("header", self.header())?;
         map.serialize_entry("question", self.question())?;
-        map.serialize_entry("options", &self.options)?;
+        map.serialize_entry("options", &ExtendedOptions(&self.options))?;
         map.serialize_entry("multi_select", &self.multi_select)?;
+        // Only a choice question has the choice; on the others `allow_other: false` is refused.
+        if extras.kind == QuestionKind::Choice {
+            map.serialize_entry("allow_other", &extras.allow_other)?;
+        }
+        if extras.kind == QuestionKind::Secret {
+            map.serialize_entry("secret_name", &self.secret_name())?;
+            map.serialize_entry("purpose", &self.purpose())?;
+        }
         map.end()
     }
 }
@@ -239,10 +470,25 @@ fn push_trimmed(text: &mut String, s: &str) -> Span {
 /// Build it from the model's argument text with [`Questions::from_json`] (or a
 /// [`Validator`](crate::Validator) for a different size cap), from an already-parsed value with
 /// [`Questions::from_value`], or from questions built in code with [`Questions::new`].
-/// `Deserialize` runs the same validation. `Serialize` writes the normalised arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+/// `Deserialize` runs the same validation (reference profile; read extended arguments with a
+/// [`Validator`](crate::Validator) set to [`Profile::Extended`]). `Serialize` writes the
+/// normalised arguments: in the extended profile every question with its `kind`, `id` (generated
+/// ones included), `allow_other` and options' `default`, and `timeout_seconds` when the model gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Questions {
     questions: Vec<Question>,
+    timeout_seconds: Option<u32>,
+}
+
+impl Serialize for Questions {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("questions", &self.questions)?;
+        if let Some(timeout) = self.timeout_seconds {
+            map.serialize_entry("timeout_seconds", &timeout)?;
+        }
+        map.end()
+    }
 }
 
 impl Questions {
@@ -256,7 +502,38 @@ impl Questions {
     }
 
     pub(crate) fn from_parts(questions: Vec<Question>) -> Self {
-        Self { questions }
+        Self { questions, timeout_seconds: None }
+    }
+
+    pub(crate) fn with_timeout_seconds(mut self, timeout: Option<u32>) -> Self {
+        self.timeout_seconds = timeout;
+        self
+    }
+
+    /// The profile the call was validated under.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.questions.first().map_or(Profile::Reference, Question::profile)
+    }
+
+    /// The wait the model asked for (`timeout_seconds`, extended profile), already checked to be
+    /// within 1 ..= the validator's maximum. `None` when it did not ask: the host's default applies.
+    #[must_use]
+    pub fn timeout_seconds(&self) -> Option<u32> {
+        self.timeout_seconds
+    }
+
+    /// The question whose id is exactly `id` (extended profile).
+    #[must_use]
+    pub fn get_by_id(&self, id: &str) -> Option<&Question> {
+        self.questions.iter().find(|q| q.id() == Some(id))
+    }
+
+    /// Whether every question is a choice question, so that defaults can stand in for a person
+    /// (a text or secret question has no unattended value).
+    #[must_use]
+    pub fn has_defaults(&self) -> bool {
+        self.questions.iter().all(|q| q.kind() == QuestionKind::Choice)
     }
 
     /// Validates tool-call arguments given as JSON text, with the default 1 MiB size cap.
@@ -319,7 +596,8 @@ impl<'a> IntoIterator for &'a Questions {
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut text).deserialize(d)?;
+        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena { text: &mut text, extended: false })
+            .deserialize(d)?;
         validate::args(raw, &text.into()).map_err(serde::de::Error::custom)
     }
 }
@@ -327,7 +605,8 @@ impl<'de> Deserialize<'de> for Questions {
 impl<'de> Deserialize<'de> for Question {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<RawQuestion>::new(&mut text).deserialize(d)?;
+        let raw =
+            SlotSeed::<RawQuestion>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::question_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
@@ -337,7 +616,8 @@ impl<'de> Deserialize<'de> for Question {
 impl<'de> Deserialize<'de> for QuestionOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<RawOption>::new(&mut text).deserialize(d)?;
+        let raw =
+            SlotSeed::<RawOption>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::option_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
@@ -369,19 +649,31 @@ fn random_id() -> String {
 }
 
 /// One validated call as the answerer sees it: the questions plus an id that distinguishes
-/// concurrent or repeated calls. Cheap to clone (shared, immutable).
+/// concurrent or repeated calls, and the [`Deadline`] stamps the host put on it. Cheap to clone
+/// (shared, immutable).
 ///
 /// The id is random (32 lowercase hex digits) for an inline call, and the tool-call id for a
 /// deferred one, so that rebuilding a deferred request gives the same id.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Two requests are equal when their ids and questions are: the stamps say when it was asked,
+/// not what, so a request rebuilt from its tool call equals the one that was stamped. Compare
+/// [`deadline`](Self::deadline) too where the times matter.
+#[derive(Clone)]
 pub struct AskUserRequest(Arc<RequestInner>);
 
-#[derive(PartialEq, Eq, Deserialize)]
+impl PartialEq for AskUserRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id && self.0.questions == other.0.questions
+    }
+}
+
+impl Eq for AskUserRequest {}
+
+#[derive(Clone)]
 struct RequestInner {
     id: String,
-    /// The arguments' own keys beside `id`: one flat object, not `questions` inside `questions`.
-    #[serde(flatten)]
     questions: Questions,
+    deadline: Option<Deadline>,
 }
 
 impl AskUserRequest {
@@ -394,7 +686,16 @@ impl AskUserRequest {
     /// A request with the given id (for a deferred call: the tool-call id).
     #[must_use]
     pub fn with_id(id: impl Into<String>, questions: Questions) -> Self {
-        Self(Arc::new(RequestInner { id: id.into(), questions }))
+        Self(Arc::new(RequestInner { id: id.into(), questions, deadline: None }))
+    }
+
+    /// This request stamped with `deadline` (`asked_at`, and with a timeout `nudge_at` and
+    /// `expires_at`); the capability stamps every request it builds.
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Deadline) -> Self {
+        // In place when unshared, as right after `new`: no second allocation per call.
+        Arc::make_mut(&mut self.0).deadline = Some(deadline);
+        self
     }
 
     /// The id.
@@ -408,32 +709,130 @@ impl AskUserRequest {
     pub fn questions(&self) -> &Questions {
         &self.0.questions
     }
+
+    /// The profile the questions were validated under.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.0.questions.profile()
+    }
+
+    /// The deadline stamps, if the request was stamped.
+    #[must_use]
+    pub fn deadline(&self) -> Option<&Deadline> {
+        self.0.deadline.as_ref()
+    }
+
+    /// When the request was built, if stamped.
+    #[must_use]
+    pub fn asked_at(&self) -> Option<Timestamp> {
+        self.0.deadline.map(|d| d.asked_at())
+    }
+
+    /// When to remind whoever should answer, if the request has a deadline.
+    #[must_use]
+    pub fn nudge_at(&self) -> Option<Timestamp> {
+        self.0.deadline.and_then(|d| d.nudge_at())
+    }
+
+    /// When the request stops being answerable, if it has a deadline.
+    #[must_use]
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.0.deadline.and_then(|d| d.expires_at())
+    }
+
+    /// Whether the request is past its deadline at `now`: then it is never answerable.
+    #[must_use]
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.0.deadline.is_some_and(|d| d.is_expired(now))
+    }
 }
 
 impl fmt::Debug for AskUserRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AskUserRequest")
-            .field("id", &self.0.id)
-            .field("questions", &self.0.questions.questions)
-            .finish()
+        let mut s = f.debug_struct("AskUserRequest");
+        s.field("id", &self.0.id).field("questions", &self.0.questions.questions);
+        if let Some(timeout) = self.0.questions.timeout_seconds {
+            s.field("timeout_seconds", &timeout);
+        }
+        if let Some(deadline) = &self.0.deadline {
+            s.field("deadline", deadline);
+        }
+        s.finish()
     }
 }
 
-/// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them. Deserialising
-/// validates the questions again.
+/// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them, plus
+/// `"profile":"extended"` for an extended call and `asked_at`/`nudge_at`/`expires_at` when
+/// stamped (see `docs/wire.md`). Deserialising validates the questions again, under the profile
+/// the object names.
 impl Serialize for AskUserRequest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(2))?;
+        let mut map = s.serialize_map(None)?;
         map.serialize_entry("id", self.id())?;
+        if self.profile() == Profile::Extended {
+            map.serialize_entry("profile", &Profile::Extended)?;
+        }
+        if let Some(deadline) = &self.0.deadline {
+            map.serialize_entry("asked_at", &deadline.asked_at())?;
+            if let Some(nudge_at) = deadline.nudge_at() {
+                map.serialize_entry("nudge_at", &nudge_at)?;
+            }
+            if let Some(expires_at) = deadline.expires_at() {
+                map.serialize_entry("expires_at", &expires_at)?;
+            }
+        }
         map.serialize_entry("questions", self.questions().as_slice())?;
+        if let Some(timeout) = self.0.questions.timeout_seconds {
+            map.serialize_entry("timeout_seconds", &timeout)?;
+        }
         map.end()
     }
 }
 
 impl<'de> Deserialize<'de> for AskUserRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        RequestInner::deserialize(d).map(|inner| Self(Arc::new(inner)))
+        use serde::de::Error as _;
+        let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let id = match map.remove("id") {
+            Some(serde_json::Value::String(id)) => id,
+            Some(_) => return Err(D::Error::custom("`id` must be a string")),
+            None => return Err(D::Error::missing_field("id")),
+        };
+        let (profile, deadline) = take_envelope(&mut map).map_err(D::Error::custom)?;
+        let questions = crate::Validator::new()
+            .with_profile(profile)
+            .with_max_timeout_seconds(u32::MAX)
+            .validate_value(&serde_json::Value::Object(map))
+            .map_err(D::Error::custom)?;
+        Ok(Self(Arc::new(RequestInner { id, questions, deadline })))
     }
+}
+
+/// Takes `profile` and the deadline stamps out of a serialised request.
+fn take_envelope(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<(Profile, Option<Deadline>), String> {
+    fn field<T: serde::de::DeserializeOwned>(
+        map: &mut serde_json::Map<String, serde_json::Value>,
+        key: &str,
+    ) -> Result<Option<T>, String> {
+        map.remove(key)
+            .map(|value| serde_json::from_value(value).map_err(|e| format!("`{key}`: {e}")))
+            .transpose()
+    }
+    let profile = field::<Profile>(map, "profile")?.unwrap_or_default();
+    let asked_at = field::<Timestamp>(map, "asked_at")?;
+    let nudge_at = field::<Timestamp>(map, "nudge_at")?;
+    let expires_at = field::<Timestamp>(map, "expires_at")?;
+    let deadline = match (asked_at, nudge_at, expires_at) {
+        (None, None, None) => None,
+        (Some(asked), None, None) => Some(Deadline::from_parts(asked, None)),
+        (Some(asked), Some(nudge), Some(expires)) => {
+            Some(Deadline::from_parts(asked, Some((nudge, expires))))
+        }
+        _ => return Err("`nudge_at` and `expires_at` go together, and need `asked_at`".to_owned()),
+    };
+    Ok((profile, deadline))
 }
 
 /// Who produced a response.
@@ -472,9 +871,17 @@ pub struct AskUserAnswer {
     /// The picked labels, in the order picked. Empty with a custom answer.
     #[serde(default)]
     pub selected: Vec<String>,
-    /// Free text the person typed instead of picking.
+    /// Free text the person typed instead of picking, or the answer to a text question.
     #[serde(default)]
     pub custom_answer: Option<String>,
+    /// The question's id (extended profile, optional): when given, it must be the id of the
+    /// question `header` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The answer to a secret question (extended profile): `session:NAME`, never the value,
+    /// which went to the host's secret sink.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<String>,
 }
 
 impl AskUserAnswer {
@@ -489,13 +896,41 @@ impl AskUserAnswer {
             header: header.into(),
             selected: labels.into_iter().map(Into::into).collect(),
             custom_answer: None,
+            id: None,
+            secret_ref: None,
         }
     }
 
     /// An answer given as free text.
     #[must_use]
     pub fn custom(header: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { header: header.into(), selected: Vec::new(), custom_answer: Some(text.into()) }
+        Self {
+            header: header.into(),
+            selected: Vec::new(),
+            custom_answer: Some(text.into()),
+            id: None,
+            secret_ref: None,
+        }
+    }
+
+    /// The answer to a secret question whose `secret_name` is `name`: `secret_ref` is
+    /// `session:NAME`. Hand the value itself to the host's [`SecretSink`](crate::SecretSink).
+    #[must_use]
+    pub fn secret(header: impl Into<String>, name: &str) -> Self {
+        Self {
+            header: header.into(),
+            selected: Vec::new(),
+            custom_answer: None,
+            id: None,
+            secret_ref: Some(crate::secret::session_secret_ref(name)),
+        }
+    }
+
+    /// This answer with the question's id (extended profile).
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
     }
 }
 

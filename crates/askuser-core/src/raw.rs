@@ -41,39 +41,45 @@ pub(crate) trait Raw: Sized {
     fn from_f64(_n: f64) -> Option<Self> {
         None
     }
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, _text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, _text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A, _text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A, _text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
 }
 
-/// Reads one value into a [`Slot`], appending its strings to the arena.
-pub(crate) struct SlotSeed<'t, T>(pub(crate) &'t mut String, PhantomData<T>);
+/// The text arena strings are appended to, and whether the extended profile's keys are known.
+pub(crate) struct Arena<'t> {
+    pub(crate) text: &'t mut String,
+    pub(crate) extended: bool,
+}
 
-impl<'t, T> SlotSeed<'t, T> {
-    pub(crate) fn new(text: &'t mut String) -> Self {
-        Self(text, PhantomData)
+/// Reads one value into a [`Slot`], appending its strings to the arena.
+pub(crate) struct SlotSeed<'a, 't, T>(&'a mut Arena<'t>, PhantomData<T>);
+
+impl<'a, 't, T> SlotSeed<'a, 't, T> {
+    pub(crate) fn new(arena: &'a mut Arena<'t>) -> Self {
+        Self(arena, PhantomData)
     }
 }
 
-impl<'de, T: Raw> DeserializeSeed<'de> for SlotSeed<'_, T> {
+impl<'de, T: Raw> DeserializeSeed<'de> for SlotSeed<'_, '_, T> {
     type Value = Slot<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Slot<T>, D::Error> {
         d.deserialize_any(SlotVisitor(self.0, PhantomData))
     }
 }
 
-struct SlotVisitor<'t, T>(&'t mut String, PhantomData<T>);
+struct SlotVisitor<'a, 't, T>(&'a mut Arena<'t>, PhantomData<T>);
 
 fn slot<T>(value: Option<T>, found: JsonType) -> Slot<T> {
     value.map_or(Slot::Wrong(found), Slot::Present)
 }
 
-impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, T> {
+impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, '_, T> {
     type Value = Slot<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,7 +98,7 @@ impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, T> {
         Ok(slot(T::from_f64(v), JsonType::Number))
     }
     fn visit_str<E>(self, v: &str) -> Result<Slot<T>, E> {
-        Ok(slot(T::from_str(v, self.0), JsonType::String))
+        Ok(slot(T::from_str(v, self.0.text), JsonType::String))
     }
     fn visit_unit<E>(self) -> Result<Slot<T>, E> {
         Ok(Slot::Wrong(JsonType::Null))
@@ -124,7 +130,7 @@ impl Raw for Span {
 }
 
 impl<T: Raw> Raw for Vec<Slot<T>> {
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(16));
         while let Some(item) = seq.next_element_seed(SlotSeed::<T>::new(text))? {
             items.push(item);
@@ -233,6 +239,7 @@ where
 pub(crate) struct RawOption {
     pub(crate) label: Slot<Span>,
     pub(crate) description: Slot<Span>,
+    pub(crate) default: Slot<bool>,
     pub(crate) unknown: Vec<String>,
 }
 
@@ -240,24 +247,61 @@ pub(crate) struct RawOption {
 enum OptionField {
     Label,
     Description,
+    Default,
 }
 
 impl Raw for RawOption {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
-        let field = |k: &str| match k {
-            "label" => Some(OptionField::Label),
-            "description" => Some(OptionField::Description),
-            _ => None,
+        let field: fn(&str) -> Option<OptionField> = if text.extended {
+            |k| match k {
+                "label" => Some(OptionField::Label),
+                "description" => Some(OptionField::Description),
+                "default" => Some(OptionField::Default),
+                _ => None,
+            }
+        } else {
+            |k| match k {
+                "label" => Some(OptionField::Label),
+                "description" => Some(OptionField::Description),
+                _ => None,
+            }
         };
         raw.unknown = read_object(map, field, |f, map| {
             match f {
                 OptionField::Label => raw.label = map.next_value_seed(SlotSeed::new(text))?,
                 OptionField::Description => raw.description = map.next_value_seed(SlotSeed::new(text))?,
+                OptionField::Default => raw.default = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
         })?;
         Ok(Some(raw))
+    }
+}
+
+impl Raw for bool {
+    fn from_bool(b: bool) -> Option<Self> {
+        Some(b)
+    }
+}
+
+/// A number as sent: an integer (exact), or any other number (a fraction, an exponent, too large
+/// for an integer, `NaN`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RawNumber {
+    Integer(i128),
+    Other(f64),
+}
+
+impl Raw for RawNumber {
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(Self::Integer(i128::from(n)))
+    }
+    fn from_i64(n: i64) -> Option<Self> {
+        Some(Self::Integer(i128::from(n)))
+    }
+    fn from_f64(n: f64) -> Option<Self> {
+        Some(Self::Other(n))
     }
 }
 
@@ -268,6 +312,24 @@ pub(crate) struct RawQuestion {
     pub(crate) options: Slot<Vec<Slot<RawOption>>>,
     pub(crate) multi_select: Slot<LaxBool>,
     pub(crate) unknown: Vec<String>,
+    /// The extended profile's keys, read only when the arena says so; boxed, and only once one
+    /// is present, so that the reference profile's mirror stays as small as it was.
+    pub(crate) ext: Option<Box<RawQuestionExt>>,
+}
+
+impl RawQuestion {
+    pub(crate) fn ext(&mut self) -> &mut RawQuestionExt {
+        self.ext.get_or_insert_default()
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RawQuestionExt {
+    pub(crate) kind: Slot<Span>,
+    pub(crate) id: Slot<Span>,
+    pub(crate) allow_other: Slot<bool>,
+    pub(crate) secret_name: Slot<Span>,
+    pub(crate) purpose: Slot<Span>,
 }
 
 #[derive(Clone, Copy)]
@@ -276,17 +338,37 @@ enum QuestionField {
     Question,
     Options,
     MultiSelect,
+    Kind,
+    Id,
+    AllowOther,
+    SecretName,
+    Purpose,
 }
 
 impl Raw for RawQuestion {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
-        let field = |k: &str| match k {
-            "header" => Some(QuestionField::Header),
-            "question" => Some(QuestionField::Question),
-            "options" => Some(QuestionField::Options),
-            "multi_select" => Some(QuestionField::MultiSelect),
-            _ => None,
+        let field: fn(&str) -> Option<QuestionField> = if text.extended {
+            |k| match k {
+                "header" => Some(QuestionField::Header),
+                "question" => Some(QuestionField::Question),
+                "options" => Some(QuestionField::Options),
+                "multi_select" => Some(QuestionField::MultiSelect),
+                "kind" => Some(QuestionField::Kind),
+                "id" => Some(QuestionField::Id),
+                "allow_other" => Some(QuestionField::AllowOther),
+                "secret_name" => Some(QuestionField::SecretName),
+                "purpose" => Some(QuestionField::Purpose),
+                _ => None,
+            }
+        } else {
+            |k| match k {
+                "header" => Some(QuestionField::Header),
+                "question" => Some(QuestionField::Question),
+                "options" => Some(QuestionField::Options),
+                "multi_select" => Some(QuestionField::MultiSelect),
+                _ => None,
+            }
         };
         raw.unknown = read_object(map, field, |f, map| {
             match f {
@@ -294,6 +376,15 @@ impl Raw for RawQuestion {
                 QuestionField::Question => raw.question = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::Options => raw.options = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Kind => raw.ext().kind = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Id => raw.ext().id = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::AllowOther => {
+                    raw.ext().allow_other = map.next_value_seed(SlotSeed::new(text))?;
+                }
+                QuestionField::SecretName => {
+                    raw.ext().secret_name = map.next_value_seed(SlotSeed::new(text))?;
+                }
+                QuestionField::Purpose => raw.ext().purpose = map.next_value_seed(SlotSeed::new(text))?,
             }
             Ok(())
         })?;
@@ -304,15 +395,35 @@ impl Raw for RawQuestion {
 #[derive(Debug, Default)]
 pub(crate) struct RawArgs {
     pub(crate) questions: Slot<Vec<Slot<RawQuestion>>>,
+    pub(crate) timeout_seconds: Slot<RawNumber>,
     pub(crate) unknown: Vec<String>,
 }
 
+#[derive(Clone, Copy)]
+enum ArgsField {
+    Questions,
+    TimeoutSeconds,
+}
+
 impl Raw for RawArgs {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut String) -> Result<Option<Self>, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
         let mut raw = Self::default();
-        let field = |k: &str| (k == "questions").then_some(());
-        raw.unknown = read_object(map, field, |(), map| {
-            raw.questions = map.next_value_seed(SlotSeed::new(text))?;
+        let field: fn(&str) -> Option<ArgsField> = if text.extended {
+            |k| match k {
+                "questions" => Some(ArgsField::Questions),
+                "timeout_seconds" => Some(ArgsField::TimeoutSeconds),
+                _ => None,
+            }
+        } else {
+            |k| (k == "questions").then_some(ArgsField::Questions)
+        };
+        raw.unknown = read_object(map, field, |f, map| {
+            match f {
+                ArgsField::Questions => raw.questions = map.next_value_seed(SlotSeed::new(text))?,
+                ArgsField::TimeoutSeconds => {
+                    raw.timeout_seconds = map.next_value_seed(SlotSeed::new(text))?;
+                }
+            }
             Ok(())
         })?;
         Ok(Some(raw))

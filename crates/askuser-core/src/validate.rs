@@ -7,11 +7,12 @@ use std::sync::Arc;
 use serde::de::DeserializeSeed;
 
 use crate::error::{JsonType, Location, Problem, ProblemKind, Problems, ValidationError};
+use crate::model::Profile;
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
 };
-use crate::raw::{LaxBool, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, Span};
+use crate::raw::{Arena, LaxBool, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, Span};
 use crate::text;
 
 /// Validates tool-call arguments, with a configurable cap on the argument text.
@@ -27,6 +28,8 @@ use crate::text;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Validator {
     max_argument_bytes: usize,
+    profile: Profile,
+    max_timeout_seconds: u32,
 }
 
 impl Default for Validator {
@@ -39,10 +42,56 @@ impl Validator {
     /// The default cap on argument text: 1 MiB.
     pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
 
-    /// A validator with the default cap.
+    /// The default maximum of `timeout_seconds` (extended profile): 300.
+    pub const DEFAULT_MAX_TIMEOUT_SECONDS: u32 = 300;
+
+    /// A validator with the default cap, for the reference profile.
     #[must_use]
     pub fn new() -> Self {
-        Self { max_argument_bytes: Self::DEFAULT_MAX_ARGUMENT_BYTES }
+        Self {
+            max_argument_bytes: Self::DEFAULT_MAX_ARGUMENT_BYTES,
+            profile: Profile::Reference,
+            max_timeout_seconds: Self::DEFAULT_MAX_TIMEOUT_SECONDS,
+        }
+    }
+
+    /// The rules to validate by (SPEC §10). Default: [`Profile::Reference`], which is the
+    /// reference implementation's contract to the letter; [`Profile::Extended`] adds text and
+    /// secret questions, ids, defaults, `allow_other` and `timeout_seconds`.
+    ///
+    /// ```
+    /// use askuser_core::{Profile, QuestionKind, Validator};
+    ///
+    /// let args = r#"{"questions":[{"kind":"text","header":"Branch","question":"Which branch name?"}]}"#;
+    /// assert!(Validator::new().validate_json(args).is_err());
+    /// let questions = Validator::new().with_profile(Profile::Extended).validate_json(args).unwrap();
+    /// assert_eq!(questions.as_slice()[0].kind(), QuestionKind::Text);
+    /// assert_eq!(questions.as_slice()[0].id(), Some("q1"));
+    /// ```
+    #[must_use]
+    pub fn with_profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The profile validated by.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The largest `timeout_seconds` a model may ask for (extended profile): the host's maximum
+    /// wait. Default: [`DEFAULT_MAX_TIMEOUT_SECONDS`](Self::DEFAULT_MAX_TIMEOUT_SECONDS).
+    #[must_use]
+    pub fn with_max_timeout_seconds(mut self, max: u32) -> Self {
+        self.max_timeout_seconds = max;
+        self
+    }
+
+    /// The largest `timeout_seconds` accepted.
+    #[must_use]
+    pub fn max_timeout_seconds(&self) -> u32 {
+        self.max_timeout_seconds
     }
 
     /// The largest argument text accepted, in bytes; larger text is rejected before parsing.
@@ -74,7 +123,9 @@ impl Validator {
         }
         let text = if text.is_empty() { "{}" } else { text };
         let mut arena = String::with_capacity(text.len());
-        match crate::json::read_args(text, &mut arena) {
+        let extended = self.profile == Profile::Extended;
+        match crate::json::read_args(text, &mut arena, extended) {
+            Ok(raw) if extended => crate::extended::args(raw, &arena.into(), self.max_timeout_seconds),
             Ok(raw) => args(raw, &arena.into()),
             Err(e) => Err(ValidationError::single(
                 Location::root(),
@@ -90,9 +141,12 @@ impl Validator {
     ///
     /// Every rule broken.
     pub fn validate_value(&self, value: &serde_json::Value) -> Result<Questions, ValidationError> {
-        let mut arena = String::new();
+        let mut text = String::new();
+        let extended = self.profile == Profile::Extended;
+        let mut arena = Arena { text: &mut text, extended };
         match SlotSeed::<RawArgs>::new(&mut arena).deserialize(value) {
-            Ok(raw) => args(raw, &arena.into()),
+            Ok(raw) if extended => crate::extended::args(raw, &text.into(), self.max_timeout_seconds),
+            Ok(raw) => args(raw, &text.into()),
             Err(e) => Err(ValidationError::single(
                 Location::root(),
                 ProblemKind::InvalidJson { message: e.to_string() },
@@ -110,11 +164,11 @@ pub(crate) enum Path<'a> {
 }
 
 impl<'a> Path<'a> {
-    fn key(&'a self, key: &'static str) -> Path<'a> {
+    pub(crate) fn key(&'a self, key: &'static str) -> Path<'a> {
         Path::Key(self, key)
     }
 
-    fn index(&'a self, index: usize) -> Path<'a> {
+    pub(crate) fn index(&'a self, index: usize) -> Path<'a> {
         Path::Index(self, index)
     }
 
@@ -127,12 +181,12 @@ impl<'a> Path<'a> {
     }
 }
 
-fn problem(problems: &mut Problems, path: &Path<'_>, kind: ProblemKind) {
+pub(crate) fn problem(problems: &mut Problems, path: &Path<'_>, kind: ProblemKind) {
     problems.push(|| Problem::new(path.location(), kind));
 }
 
 #[inline]
-fn unknown_fields(
+pub(crate) fn unknown_fields(
     unknown: Vec<String>,
     path: &Path<'_>,
     allowed: &'static [&'static str],
@@ -147,19 +201,26 @@ fn unknown_fields(
 }
 
 /// The limits of one string field.
-struct TextRule {
-    min: usize,
-    max: usize,
-    multiline: bool,
+pub(crate) struct TextRule {
+    pub(crate) min: usize,
+    pub(crate) max: usize,
+    pub(crate) multiline: bool,
 }
 
-const HEADER: TextRule = TextRule { min: 1, max: MAX_HEADER_CHARS, multiline: false };
-const QUESTION: TextRule = TextRule { min: 1, max: MAX_QUESTION_CHARS, multiline: true };
-const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: false };
-const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
+pub(crate) const HEADER: TextRule = TextRule { min: 1, max: MAX_HEADER_CHARS, multiline: false };
+pub(crate) const QUESTION: TextRule = TextRule { min: 1, max: MAX_QUESTION_CHARS, multiline: true };
+pub(crate) const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: false };
+pub(crate) const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
 /// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
-fn text(arena: &str, span: Span, rule: &TextRule, path: &Path<'_>, problems: &mut Problems) -> Option<Span> {
+#[inline]
+pub(crate) fn text(
+    arena: &str,
+    span: Span,
+    rule: &TextRule,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Span> {
     let s = &arena[span.clone()];
     let fast = text::printable_ascii(s, rule.multiline);
     let len = if fast { s.len() } else { text::char_len(s) };
@@ -180,7 +241,8 @@ fn text(arena: &str, span: Span, rule: &TextRule, path: &Path<'_>, problems: &mu
 
 // The match on `Slot` is spelled out in each reader below rather than shared through a generic
 // helper taking a closure: the helper measured 7 % slower on the typical call (docs/performance.md).
-fn required_text(
+#[inline]
+pub(crate) fn required_text(
     arena: &str,
     slot: Slot<Span>,
     rule: &TextRule,
@@ -200,7 +262,7 @@ fn required_text(
     }
 }
 
-fn wrong_type<T>(
+pub(crate) fn wrong_type<T>(
     expected: &'static str,
     found: JsonType,
     path: &Path<'_>,
@@ -263,7 +325,11 @@ fn question_items(
     }
 }
 
-fn questions_unique(questions: Vec<Question>, path: &Path<'_>, problems: &mut Problems) -> Option<Questions> {
+pub(crate) fn questions_unique(
+    questions: Vec<Question>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Questions> {
     if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
@@ -341,7 +407,7 @@ fn question(
     labels_unique(arena, header?, question?, options?, multi_select?, path, problems)
 }
 
-fn labels_unique(
+pub(crate) fn labels_unique(
     arena: &Arc<str>,
     header: Span,
     question: Span,
@@ -377,7 +443,7 @@ pub(crate) fn question_from_parts(
     labels_unique(arena, header?, question?, options, multi_select, &path, problems)
 }
 
-fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool {
+pub(crate) fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool {
     let kind = if count < MIN_OPTIONS {
         ProblemKind::TooFewItems { min: MIN_OPTIONS, actual: count }
     } else if count > MAX_OPTIONS {
@@ -422,7 +488,7 @@ fn option_items(
 }
 
 /// Reads every item of a list, so that each one's problems are reported; `None` if any is invalid.
-fn each<R, T>(
+pub(crate) fn each<R, T>(
     items: Vec<Slot<R>>,
     path: &Path<'_>,
     problems: &mut Problems,

@@ -1,18 +1,20 @@
 //! The `AskUser` capability: one value that registers the tool and handles its calls.
 
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::task::Poll;
 use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
-    AskUserResult, DefaultsResponder, Outcome, Validator,
+    AskUserResult, Deadline, DefaultsResponder, Outcome, Profile, Timestamp, Validator,
 };
 
 use crate::call::{CallOutcome, Retry, ToolCall};
-use crate::definition::{INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
 use crate::error::{BuildError, CallError, RebuildError};
-use crate::event::{AnsweredEvent, AskUserEvent, CallInfo, Listener, RequestedEvent};
+use crate::event::{AnsweredEvent, AskUserEvent, CallInfo, Listener, NudgeEvent, RequestedEvent};
 use crate::pending::PendingQuestion;
 use crate::schema::Dialect;
 
@@ -110,7 +112,13 @@ impl Config {
         if self.sequential != other.sequential {
             fields.push("sequential");
         }
-        if self.validator != other.validator {
+        if self.validator.profile() != other.validator.profile() {
+            fields.push("profile");
+        }
+        if self.validator.max_timeout_seconds() != other.validator.max_timeout_seconds() {
+            fields.push("max_timeout");
+        }
+        if self.validator.max_argument_bytes() != other.validator.max_argument_bytes() {
             fields.push("max_argument_bytes");
         }
         let listeners_same = self.listeners.len() == other.listeners.len()
@@ -156,16 +164,31 @@ impl AskUser {
         self.config.answerer.is_none()
     }
 
-    /// The tool definition, with the parameters schema in `dialect`.
+    /// The tool definition of the capability's profile, with the parameters schema in `dialect`.
     #[must_use]
     pub fn definition(&self, dialect: Dialect) -> ToolDefinition {
-        ToolDefinition::named(&self.tool_name, dialect)
+        let mut definition = ToolDefinition::named(&self.tool_name, self.profile(), dialect);
+        crate::schema::set_timeout_maximum(
+            &mut definition.parameters,
+            self.config.validator.max_timeout_seconds(),
+        );
+        definition
     }
 
-    /// The one static instruction to add to the system prompt ([`INSTRUCTIONS`]).
+    /// The one static instruction to add to the system prompt: [`INSTRUCTIONS`], or
+    /// [`EXTENDED_INSTRUCTIONS`] in the extended profile.
     #[must_use]
     pub fn instructions(&self) -> &'static str {
-        INSTRUCTIONS
+        match self.profile() {
+            Profile::Extended => EXTENDED_INSTRUCTIONS,
+            _ => INSTRUCTIONS,
+        }
+    }
+
+    /// The profile calls are validated, checked and rendered by (default: the reference).
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.config.validator.profile()
     }
 
     pub(crate) fn with_tool_name(self, tool_name: String) -> Self {
@@ -214,8 +237,8 @@ impl AskUser {
     /// Cancel the call by dropping its future: the answerer's future is dropped with it, and no
     /// `Answered` event fires.
     ///
-    /// With a [timeout](AskUserBuilder::timeout), the call needs a Tokio runtime whose time
-    /// driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
+    /// With a [timeout](AskUserBuilder::timeout) (or, in the extended profile, a call that sets
+    /// `timeout_seconds`), the call needs a Tokio runtime whose time driver is enabled (`#[tokio::main]` enables it; a hand-built runtime needs
     /// `enable_time()`); elsewhere it fails with [`CallError::NoTimer`] before asking anyone.
     pub async fn call(&self, call: ToolCall<'_>, context: AskContext) -> CallOutcome {
         let trace = Trace::start(self, call.call_id());
@@ -252,8 +275,12 @@ impl AskUser {
             capability_id: config.id.clone(),
             session_id: context.session_id.clone(),
         };
+        // The model's `timeout_seconds` (extended profile, already within the host's maximum)
+        // replaces the host's default wait.
+        let asked_for = questions.timeout_seconds().map(|s| Duration::from_secs(s.into()));
         let Some(answerer) = &config.answerer else {
-            let request = AskUserRequest::with_id(call.call_id(), questions);
+            let deadline = Deadline::new(Timestamp::now(), asked_for);
+            let request = AskUserRequest::with_id(call.call_id(), questions).with_deadline(deadline);
             trace.request(&request);
             self.emit(|| {
                 AskUserEvent::Requested(RequestedEvent {
@@ -266,16 +293,19 @@ impl AskUser {
             return trace
                 .finish(CallOutcome::Deferred(PendingQuestion::new(self.tool_name.clone(), request)));
         };
-        let request = AskUserRequest::new(questions);
-        trace.request(&request);
         // One call at a time when sequential: the next call's `Requested` fires only once the
-        // previous call has its answer, as if the calls had been made one after another.
+        // previous call has its answer, as if the calls had been made one after another; its
+        // deadline counts from its turn.
         let _turn = if config.sequential { Some(config.gate.lock().await) } else { None };
+        let timeout = asked_for.or(config.timeout);
+        let deadline = Deadline::new(Timestamp::now(), timeout);
+        let request = AskUserRequest::new(questions).with_deadline(deadline);
+        trace.request(&request);
         // Built before the answerer takes the context, and only when someone listens (`emit`
         // builds events only then, so the default below is never sent).
         let info = (!config.listeners.is_empty()).then(call_info).unwrap_or_default();
         // Checked before the answerer runs: without a timer, `tokio::time::timeout` panics.
-        if config.timeout.is_some() && !timer_available() {
+        if timeout.is_some() && !timer_available() {
             return trace.finish(CallOutcome::Failed(CallError::NoTimer));
         }
         self.emit(|| {
@@ -289,10 +319,15 @@ impl AskUser {
         let pending = answerer.answer(request.clone(), context);
         // A `let` statement, so the answerer's future is dropped (cancelled) here, before the
         // `Answered` event below, and not at the end of a `match` on the awaited value.
-        let outcome_of_wait = match config.timeout {
-            Some(limit) => tokio::time::timeout(limit, pending).await.ok(),
-            None => Some(pending.await),
-        };
+        let outcome_of_wait = self
+            .wait(pending, timeout, deadline, || {
+                AskUserEvent::Nudge(NudgeEvent {
+                    call: info.clone(),
+                    request_id: request.id().to_owned(),
+                    deadline,
+                })
+            })
+            .await;
         let answered_event = |response: AskUserResponse, timed_out: bool, failed: bool| {
             AskUserEvent::Answered(AnsweredEvent {
                 call: info.clone(),
@@ -304,34 +339,46 @@ impl AskUser {
             })
         };
         let outcome = match outcome_of_wait {
-            None => match config.on_timeout {
-                OnTimeout::Decline => {
-                    self.emit(|| answered_event(AskUserResponse::declined(), true, false));
-                    CallOutcome::Completed(AskUserResult::timed_out())
+            None => {
+                // The event carries what the model is given: the defaults under apply-defaults.
+                let response = match config.on_timeout {
+                    OnTimeout::ApplyDefaults => DefaultsResponder::respond(&request, AnsweredBy::Timeout),
+                    _ => AskUserResponse::declined(),
+                };
+                self.emit(|| answered_event(response.clone(), true, false));
+                match config.on_timeout {
+                    OnTimeout::ApplyDefaults => completed(&request, &response),
+                    _ => CallOutcome::Completed(AskUserResult::timed_out_for(&request)),
                 }
-                OnTimeout::ApplyDefaults => {
-                    // The event carries what the model is given: the defaults, not a decline.
-                    let defaults = DefaultsResponder::respond(&request, AnsweredBy::Timeout);
-                    self.emit(|| answered_event(defaults.clone(), true, false));
-                    match askuser_core::ask_user_result(&request, &defaults) {
-                        Ok(result) => CallOutcome::Completed(result),
-                        Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                    }
-                }
-            },
+            }
             Some(Err(error)) => {
                 self.emit(|| answered_event(AskUserResponse::declined(), false, true));
                 answer_error(error)
             }
             Some(Ok(response)) => {
                 self.emit(|| answered_event(response.clone(), false, false));
-                match askuser_core::ask_user_result(&request, &response) {
-                    Ok(result) => CallOutcome::Completed(result),
-                    Err(error) => CallOutcome::Failed(CallError::Response(error)),
-                }
+                completed(&request, &response)
             }
         };
         trace.finish(self.worded(outcome))
+    }
+
+    /// Awaits the answerer under `timeout`, emitting the `nudge` event once at the deadline's
+    /// `nudge_at` if it still waits then (and someone listens). `None` when the timeout ran out;
+    /// the answerer's future is dropped (cancelled) before this returns, so before any `Answered`.
+    async fn wait<T>(
+        &self,
+        answer: impl Future<Output = T>,
+        timeout: Option<Duration>,
+        deadline: Deadline,
+        nudge: impl FnOnce() -> AskUserEvent,
+    ) -> Option<T> {
+        let Some(limit) = timeout else { return Some(answer.await) };
+        let delay = deadline
+            .nudge_at()
+            .map(|at| deadline.asked_at().until(at))
+            .filter(|_| !self.config.listeners.is_empty());
+        tokio::time::timeout(limit, with_nudge(answer, delay, || self.emit(nudge))).await.ok()
     }
 
     /// `outcome` with the host's wording of a declined or timed-out result, if it set one.
@@ -438,6 +485,35 @@ fn timer_available() -> bool {
     std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
+/// `response` checked against `request` and rendered, or the misfit that fails the call.
+fn completed(request: &AskUserRequest, response: &AskUserResponse) -> CallOutcome {
+    match askuser_core::ask_user_result(request, response) {
+        Ok(result) => CallOutcome::Completed(result),
+        Err(error) => CallOutcome::Failed(CallError::Response(error)),
+    }
+}
+
+/// Awaits `answer`, calling `on_nudge` once if it is still waiting after `nudge` (when set).
+async fn with_nudge<F: Future>(answer: F, nudge: Option<Duration>, on_nudge: impl FnOnce()) -> F::Output {
+    let Some(delay) = nudge else { return answer.await };
+    let mut answer = std::pin::pin!(answer);
+    let mut sleep = std::pin::pin!(tokio::time::sleep(delay));
+    let mut on_nudge = Some(on_nudge);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = answer.as_mut().poll(cx) {
+            return Poll::Ready(output);
+        }
+        if on_nudge.is_some()
+            && sleep.as_mut().poll(cx).is_ready()
+            && let Some(nudge) = on_nudge.take()
+        {
+            nudge();
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 fn answer_error(error: AnswerError) -> CallOutcome {
     match error.kind() {
         AnswerErrorKind::Retry => CallOutcome::Retry(Retry::answerer(error)),
@@ -456,6 +532,8 @@ impl fmt::Debug for AskUser {
             .field("on_timeout", &config.on_timeout)
             .field("sequential", &config.sequential)
             .field("max_argument_bytes", &config.validator.max_argument_bytes())
+            .field("profile", &config.validator.profile())
+            .field("max_timeout_seconds", &config.validator.max_timeout_seconds())
             .field("listeners", &config.listeners.len())
             .field("include_content", &config.include_content)
             .field("declined_text", &config.declined_text)
@@ -477,7 +555,12 @@ pub struct AskUserBuilder {
     include_content: bool,
     declined_text: Option<String>,
     timed_out_text: Option<String>,
+    unattended: bool,
 }
+
+/// The one shared answerer of every capability told to answer unattended, so that two such
+/// capabilities stated twice are the same configuration.
+static UNATTENDED: LazyLock<Arc<dyn Answerer>> = LazyLock::new(|| Arc::new(DefaultsResponder));
 
 impl Default for AskUserBuilder {
     fn default() -> Self {
@@ -492,6 +575,7 @@ impl Default for AskUserBuilder {
             include_content: true,
             declined_text: None,
             timed_out_text: None,
+            unattended: false,
         }
     }
 }
@@ -505,10 +589,13 @@ impl fmt::Debug for AskUserBuilder {
             .field("on_timeout", &self.on_timeout)
             .field("sequential", &self.sequential)
             .field("max_argument_bytes", &self.validator.max_argument_bytes())
+            .field("profile", &self.validator.profile())
+            .field("max_timeout_seconds", &self.validator.max_timeout_seconds())
             .field("listeners", &self.listeners.len())
             .field("include_content", &self.include_content)
             .field("declined_text", &self.declined_text)
             .field("timed_out_text", &self.timed_out_text)
+            .field("unattended", &self.unattended)
             .finish()
     }
 }
@@ -560,6 +647,35 @@ impl AskUserBuilder {
         self
     }
 
+    /// The profile calls are validated, checked and rendered by (SPEC §10). Default:
+    /// [`Profile::Reference`], the reference implementation's contract to the letter.
+    /// [`Profile::Extended`] adds text and secret questions, ids, declared defaults,
+    /// `allow_other` and `timeout_seconds`, and renders every result as data (which
+    /// [`declined_text`](Self::declined_text) and [`timed_out_text`](Self::timed_out_text) do not
+    /// reword); the tool description, instruction and schema follow the profile.
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.validator = self.validator.with_profile(profile);
+        self
+    }
+
+    /// The longest wait a model may ask for with `timeout_seconds` (extended profile), whole
+    /// seconds; a longer one is a retry. The model's value then replaces [`timeout`](Self::timeout)
+    /// for its call: it can shorten the wait, never go past this maximum. Default: 300 seconds.
+    pub fn max_timeout(mut self, max: Duration) -> Self {
+        let seconds = u32::try_from(max.as_secs()).unwrap_or(u32::MAX);
+        self.validator = self.validator.with_max_timeout_seconds(seconds);
+        self
+    }
+
+    /// With no answerer set, answer every call at once with the defaults ([`DefaultsResponder`],
+    /// `answered_by: unattended`) instead of deferring it: the second seed's headless default. A
+    /// batch with a text or secret question is then declined. Ignored when an answerer is set.
+    /// Default: false (calls without an answerer are deferred).
+    pub fn unattended(mut self, unattended: bool) -> Self {
+        self.unattended = unattended;
+        self
+    }
+
     /// Adds a listener for [`AskUserEvent`]s. Default: none.
     pub fn listener(self, listener: impl Listener + 'static) -> Self {
         self.shared_listener(Arc::new(listener))
@@ -600,9 +716,12 @@ impl AskUserBuilder {
     ///
     /// [`BuildError::TimeoutWithoutAnswerer`], [`BuildError::ZeroTimeout`] or
     /// [`BuildError::EmptyId`].
-    pub fn build(self) -> Result<AskUser, BuildError> {
+    pub fn build(mut self) -> Result<AskUser, BuildError> {
         if self.id.is_empty() {
             return Err(BuildError::EmptyId);
+        }
+        if self.unattended && self.answerer.is_none() {
+            self.answerer = Some(Arc::clone(&UNATTENDED));
         }
         if let Some(timeout) = self.timeout {
             if timeout.is_zero() {

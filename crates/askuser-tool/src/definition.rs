@@ -5,7 +5,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::schema::{Dialect, parameters};
+use askuser_core::Profile;
+
+use crate::schema::{Dialect, parameters_for};
 
 /// The tool's name, as the model calls it.
 pub const TOOL_NAME: &str = "ask_user_question";
@@ -33,6 +35,42 @@ person declines or does not answer, make a reasonable choice, state it, and cont
 with answered_by are defaults picked without the person: never treat them as the person's decision \
 or as consent to anything.";
 
+/// The tool description the model reads in the extended profile (SPEC §10).
+pub const EXTENDED_DESCRIPTION: &str = "\
+Ask the person you are working for one to ten questions, and wait for the answers. Use it when the \
+task is ambiguous in a way that changes what you would do and the answer is not in the workspace, \
+the files or the conversation. Each question has a short unique header and the question text, and \
+an optional id (one is generated, q1, q2, ..., when you leave it out). \
+kind \"choice\" (the default) offers two to six concrete options; set multi_select when several \
+answers make sense, mark the options you would pick yourself with default: true (at most one on a \
+single-select question), and set allow_other: false when only the listed options make sense. \
+kind \"text\" asks for a short free-text answer and has no options: use it only when the answer \
+cannot be a list of options, such as a name or a path. \
+kind \"secret\" asks for a credential: only one the task cannot go on without, only alone in its \
+call, with secret_name (the name a tool will read it under, like an environment variable) and \
+purpose (why the task needs it). You never see the value: the answer is the reference \
+session:NAME, which you pass to the tool that needs it. Never ask for a secret to be typed into a \
+text question. \
+Set timeout_seconds to wait less than the host's default. \
+The result is always JSON: {\"status\":\"answered\"|\"declined\"|\"timed_out\",\"answered_by\":\
+\"user\"|\"timeout\"|\"unattended\",\"answers\":[{\"id\",\"header\",\"selected\":[labels],\
+\"other_text\":the person's own words or null,\"secret_ref\":\"session:NAME\" for a secret}]}. \
+Only answered_by \"user\" is the person's choice: answers by \"timeout\" or \"unattended\" are \
+defaults picked without the person, and no answer ever counts as their consent or approval. A \
+declined question was seen and refused: do not ask it again; carry on without it.";
+
+/// The one static instruction for the system prompt in the extended profile (SPEC §10).
+pub const EXTENDED_INSTRUCTIONS: &str = "\
+When a task is ambiguous and the answer is not in the workspace or the conversation, call \
+ask_user_question instead of guessing, and instead of burying a question in your reply. Prefer \
+choice questions with concrete options, the most likely first and marked default; ask for text only \
+when no list of options fits; batch related questions into one call. Ask for a secret only when the \
+task needs a credential it cannot get otherwise, alone in its call, and use the session:NAME \
+reference you get back, never a value. If the person declines, do not ask the same question again: \
+make a reasonable choice, state it, and continue. Answers whose answered_by is not \"user\" are \
+defaults picked without the person: never treat them as the person's decision or as consent to \
+anything.";
+
 /// A tool definition in the shape every framework and provider uses: name, description, and a
 /// JSON Schema for the arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,24 +88,36 @@ impl ToolDefinition {
     /// The definition of `ask_user_question` with its parameters in `dialect`.
     #[must_use]
     pub fn new(dialect: Dialect) -> Self {
-        Self::named(TOOL_NAME, dialect)
+        Self::named(TOOL_NAME, Profile::Reference, dialect)
     }
 
-    pub(crate) fn named(name: &str, dialect: Dialect) -> Self {
+    /// The definition of `ask_user_question` in `profile`, with its parameters in `dialect`.
+    #[must_use]
+    pub fn for_profile(profile: Profile, dialect: Dialect) -> Self {
+        Self::named(TOOL_NAME, profile, dialect)
+    }
+
+    pub(crate) fn named(name: &str, profile: Profile, dialect: Dialect) -> Self {
+        let description = match profile {
+            Profile::Extended => EXTENDED_DESCRIPTION,
+            _ => DESCRIPTION,
+        };
         Self {
             name: name.to_owned(),
-            description: DESCRIPTION.to_owned(),
-            parameters: cached_parameters(dialect).clone(),
+            description: description.to_owned(),
+            parameters: cached_parameters(profile, dialect).clone(),
         }
     }
 }
 
-/// The parameters schema in `dialect`, built by schemars once per process and dialect: a host
-/// asks for the definition on every model request.
-fn cached_parameters(dialect: Dialect) -> &'static Value {
-    static CACHE: [OnceLock<Value>; Dialect::ALL.len()] = [const { OnceLock::new() }; Dialect::ALL.len()];
+/// The parameters schema of `profile` in `dialect`, built by schemars once per process, profile
+/// and dialect: a host asks for the definition on every model request.
+fn cached_parameters(profile: Profile, dialect: Dialect) -> &'static Value {
+    const DIALECTS: usize = Dialect::ALL.len();
+    static CACHE: [OnceLock<Value>; 2 * DIALECTS] = [const { OnceLock::new() }; 2 * DIALECTS];
     let index = Dialect::ALL.iter().position(|d| *d == dialect).unwrap_or_default();
-    CACHE[index].get_or_init(|| parameters(dialect))
+    let index = if profile == Profile::Extended { DIALECTS + index } else { index };
+    CACHE[index].get_or_init(|| parameters_for(profile, dialect))
 }
 
 #[cfg(test)]
@@ -75,12 +125,19 @@ mod tests {
     use super::*;
 
     /// Guards the cache: the schema of a dialect is built once (the same value every time), and
-    /// is the one `parameters` builds.
+    /// is the one `parameters_for` builds, per profile.
     #[test]
     fn each_dialect_is_built_once() {
-        for dialect in Dialect::ALL {
-            assert!(std::ptr::eq(cached_parameters(dialect), cached_parameters(dialect)), "{dialect}");
-            assert_eq!(ToolDefinition::new(dialect).parameters, parameters(dialect), "{dialect}");
+        for profile in [Profile::Reference, Profile::Extended] {
+            for dialect in Dialect::ALL {
+                let cached = cached_parameters(profile, dialect);
+                assert!(std::ptr::eq(cached, cached_parameters(profile, dialect)), "{dialect}");
+                assert_eq!(*cached, parameters_for(profile, dialect), "{profile} {dialect}");
+            }
         }
+        assert_eq!(
+            ToolDefinition::new(Dialect::Gemini).parameters,
+            crate::schema::parameters(Dialect::Gemini)
+        );
     }
 }

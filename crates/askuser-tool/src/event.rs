@@ -2,14 +2,15 @@
 
 use std::fmt;
 
-use askuser_core::{AskUserRequest, AskUserResponse};
+use askuser_core::{AskUserRequest, AskUserResponse, Deadline, Timestamp};
 
 /// Something that happened during an `ask_user_question` call, dispatched immediately and in
 /// order to every registered [`Listener`].
 ///
 /// A rejected call emits nothing. An inline call emits [`Requested`](Self::Requested) just before
-/// the answerer runs and [`Answered`](Self::Answered) once it returned, timed out or failed, before
-/// the response is checked. A deferred call emits only `Requested`. A call whose future is dropped
+/// the answerer runs, [`Nudge`](Self::Nudge) at the request's `nudge_at` if it has a timeout and
+/// is still waiting then, and [`Answered`](Self::Answered) once it returned, timed out or failed,
+/// before the response is checked. A deferred call emits only `Requested`. A call whose future is dropped
 /// while the answerer waits emits no `Answered`: clear any waiting state when the run ends too.
 ///
 /// `Debug` shows questions and answers only when the capability's `include_content` is true;
@@ -21,6 +22,8 @@ pub enum AskUserEvent {
     Requested(RequestedEvent),
     /// The answerer returned, timed out or failed.
     Answered(AnsweredEvent),
+    /// The answer is still awaited at the request's `nudge_at`: remind whoever should answer.
+    Nudge(NudgeEvent),
 }
 
 impl fmt::Debug for AskUserEvent {
@@ -28,6 +31,7 @@ impl fmt::Debug for AskUserEvent {
         match self {
             Self::Requested(event) => f.debug_tuple("Requested").field(event).finish(),
             Self::Answered(event) => f.debug_tuple("Answered").field(event).finish(),
+            Self::Nudge(event) => f.debug_tuple("Nudge").field(event).finish(),
         }
     }
 }
@@ -41,7 +45,7 @@ pub(crate) struct CallInfo {
     pub(crate) session_id: Option<String>,
 }
 
-/// The getters of [`CallInfo`], on both events.
+/// The getters of [`CallInfo`], on every event.
 macro_rules! call_info_getters {
     () => {
         /// The model's id for the tool call.
@@ -163,6 +167,44 @@ impl fmt::Debug for AnsweredEvent {
                 .field("answered_by", &self.response.answered_by);
         }
         s.field("timed_out", &self.timed_out).field("failed", &self.failed).finish()
+    }
+}
+
+/// An inline call with a timeout is still waiting at its request's `nudge_at`: the moment to
+/// remind the person (`expires_at` − min(60 s, ⌈timeout / 5⌉)). Fired once, only while the
+/// answerer still waits, and only when someone listens.
+#[derive(Debug, Clone)]
+pub struct NudgeEvent {
+    pub(crate) call: CallInfo,
+    pub(crate) request_id: String,
+    pub(crate) deadline: Deadline,
+}
+
+impl NudgeEvent {
+    call_info_getters!();
+
+    /// The id of the request still waiting.
+    #[must_use]
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// When it was asked.
+    #[must_use]
+    pub fn asked_at(&self) -> Timestamp {
+        self.deadline.asked_at()
+    }
+
+    /// The nudge time this event is for.
+    #[must_use]
+    pub fn nudge_at(&self) -> Option<Timestamp> {
+        self.deadline.nudge_at()
+    }
+
+    /// When the request expires (the call times out).
+    #[must_use]
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.deadline.expires_at()
     }
 }
 

@@ -47,6 +47,15 @@
 //! # }
 //! ```
 //!
+//! # Profiles
+//!
+//! By default the capability is the reference implementation's multiple-choice tool, to the byte.
+//! [`AskUserBuilder::profile`] with [`askuser_core::Profile::Extended`] switches on the extended
+//! profile: text and secret questions, ids, declared defaults, `timeout_seconds` (up to
+//! [`AskUserBuilder::max_timeout`]), deadline stamps and a [`NudgeEvent`], and results the model
+//! reads as data. Its description, instruction and schemas follow ([`EXTENDED_DESCRIPTION`],
+//! [`parameters_for`]).
+//!
 //! # Which crate do I need?
 //!
 //! | crate | for |
@@ -85,17 +94,22 @@ mod toolset;
 /// The core types a caller of this crate touches, so that one import line serves.
 pub use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserAnswer, AskUserRequest,
-    AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Questions, ResponseError,
+    AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Profile, Questions, ResponseError,
     TIMED_OUT, ValidationError, async_trait,
 };
 pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
-pub use definition::{DESCRIPTION, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
+pub use definition::{
+    DESCRIPTION, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition,
+};
 pub use error::{BuildError, CallError, CombineError, RebuildError};
-pub use event::{AnsweredEvent, AskUserEvent, Listener, RequestedEvent};
+pub use event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEvent};
 pub use pending::{PENDING_VERSION, PendingQuestion};
 pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
-pub use schema::{Dialect, UnknownDialect, parameters, parameters_schema};
+pub use schema::{
+    Dialect, UnknownDialect, parameters, parameters_for, parameters_schema, parameters_schema_for,
+    response_schema,
+};
 pub use toolset::{ToolSet, ToolSetBuilder};
 
 /// Plumbing for this workspace's `xtask` and tests (writing and checking `schema/*.json`): not

@@ -2,15 +2,19 @@
 
 use std::fmt;
 
-use askuser_core::{AskUserRequest, AskUserResponse, AskUserResult, Questions, ResponseError, Validator};
+use askuser_core::{
+    AskUserRequest, AskUserResponse, AskUserResult, Deadline, Profile, Questions, ResponseError, Timestamp,
+    Validator,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::call::ToolCall;
 use crate::definition::TOOL_NAME;
 use crate::error::RebuildError;
 
-/// The version of the [`PendingQuestion`] wire shape this crate writes and reads.
-pub const PENDING_VERSION: u32 = 1;
+/// The version of the [`PendingQuestion`] wire shape this crate writes. It also reads version 1
+/// (no profile, no deadline stamps).
+pub const PENDING_VERSION: u32 = 2;
 
 /// A deferred `ask_user_question` call: the validated request (whose id is the tool-call id) and
 /// the tool it came through. The host stores it while the run is paused, shows it to the person,
@@ -20,12 +24,15 @@ pub const PENDING_VERSION: u32 = 1;
 /// Serialises as (see `docs/wire.md`):
 ///
 /// ```json
-/// {"version":1,"tool_call_id":"call_1","tool_name":"ask_user_question",
+/// {"version":2,"tool_call_id":"call_1","tool_name":"ask_user_question","profile":"reference",
+///  "asked_at":"2026-11-30T18:30:22.123Z",
 ///  "arguments":{"questions":[{"header":"…","question":"…","options":[{"label":"…","description":null}],"multi_select":false}]}}
 /// ```
 ///
-/// `arguments` are the normalised (trimmed) arguments; reading them back validates them again.
-/// Another `version` is rejected.
+/// `arguments` are the normalised (trimmed) arguments; reading them back validates them again,
+/// under `profile`. `nudge_at` and `expires_at` follow `asked_at` when the question has a
+/// deadline (an extended call with `timeout_seconds`). Version 1 (no `profile`, no stamps: a
+/// reference question) is still read; any other version is rejected.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PendingQuestion {
     tool_name: String,
@@ -37,8 +44,10 @@ impl PendingQuestion {
         Self { tool_name, request }
     }
 
-    /// Rebuilds the pending question from the paused run's tool call: the same request the
-    /// `Requested` event carried, with the call id as its id. Uses the default argument-size cap;
+    /// Rebuilds the pending question from the paused run's tool call: the same questions the
+    /// `Requested` event carried, with the call id as its id, but no deadline stamps (when it was
+    /// asked is not in the call: store the pending question itself to keep them). Uses the
+    /// reference profile and the default argument-size cap;
     /// [`AskUser::rebuild`](crate::AskUser::rebuild) uses the capability's own settings.
     ///
     /// # Errors
@@ -81,13 +90,49 @@ impl PendingQuestion {
         &self.tool_name
     }
 
+    /// The profile the question was validated under.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.request.profile()
+    }
+
+    /// When the question was asked (`None` for one read from version 1 or rebuilt from its call).
+    #[must_use]
+    pub fn asked_at(&self) -> Option<Timestamp> {
+        self.request.asked_at()
+    }
+
+    /// When to remind the person, if the question has a deadline.
+    #[must_use]
+    pub fn nudge_at(&self) -> Option<Timestamp> {
+        self.request.nudge_at()
+    }
+
+    /// When the question stops being answerable, if it has a deadline.
+    #[must_use]
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.request.expires_at()
+    }
+
+    /// Whether the question is past its deadline at `now`: then it is never answerable, and
+    /// [`result`](Self::result) reports the timeout whatever the response.
+    #[must_use]
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.request.is_expired(now)
+    }
+
     /// Checks `response` against the request and renders the tool result, byte-identical to what
-    /// the inline call would have returned. No event fires.
+    /// the inline call would have returned. No event fires. A question past its `expires_at` is
+    /// not answerable: the result is then the timed-out one
+    /// ([`AskUserResult::timed_out_for`]) and the response is not looked at.
     ///
     /// # Errors
     ///
     /// The response does not fit the request (see [`askuser_core::check_response`]).
     pub fn result(&self, response: &AskUserResponse) -> Result<AskUserResult, ResponseError> {
+        if self.request.expires_at().is_some() && self.is_expired(Timestamp::now()) {
+            return Ok(AskUserResult::timed_out_for(&self.request));
+        }
         askuser_core::ask_user_result(&self.request, response)
     }
 }
@@ -106,6 +151,13 @@ struct WireOut<'a> {
     version: u32,
     tool_call_id: &'a str,
     tool_name: &'a str,
+    profile: Profile,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asked_at: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nudge_at: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<Timestamp>,
     arguments: &'a Questions,
 }
 
@@ -115,7 +167,16 @@ struct WireIn {
     version: u32,
     tool_call_id: String,
     tool_name: String,
-    arguments: Questions,
+    /// Version 2 only.
+    #[serde(default)]
+    profile: Option<Profile>,
+    #[serde(default)]
+    asked_at: Option<Timestamp>,
+    #[serde(default)]
+    nudge_at: Option<Timestamp>,
+    #[serde(default)]
+    expires_at: Option<Timestamp>,
+    arguments: serde_json::Value,
 }
 
 impl Serialize for PendingQuestion {
@@ -124,6 +185,10 @@ impl Serialize for PendingQuestion {
             version: PENDING_VERSION,
             tool_call_id: self.request.id(),
             tool_name: &self.tool_name,
+            profile: self.request.profile(),
+            asked_at: self.request.asked_at(),
+            nudge_at: self.request.nudge_at(),
+            expires_at: self.request.expires_at(),
             arguments: self.request.questions(),
         }
         .serialize(serializer)
@@ -132,13 +197,47 @@ impl Serialize for PendingQuestion {
 
 impl<'de> Deserialize<'de> for PendingQuestion {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
         let wire = WireIn::deserialize(deserializer)?;
-        if wire.version != PENDING_VERSION {
-            return Err(serde::de::Error::custom(format_args!(
-                "unsupported pending question version {} (this build reads version {PENDING_VERSION})",
-                wire.version
-            )));
+        let stamped = wire.profile.is_some()
+            || wire.asked_at.is_some()
+            || wire.nudge_at.is_some()
+            || wire.expires_at.is_some();
+        match wire.version {
+            PENDING_VERSION => {}
+            1 if !stamped => {}
+            1 => {
+                return Err(D::Error::custom(
+                    "a version 1 pending question has no profile and no deadline stamps",
+                ));
+            }
+            other => {
+                return Err(D::Error::custom(format_args!(
+                    "unsupported pending question version {other} (this build reads versions 1 and {PENDING_VERSION})"
+                )));
+            }
         }
-        Ok(Self::new(wire.tool_name, AskUserRequest::with_id(wire.tool_call_id, wire.arguments)))
+        let deadline = match (wire.asked_at, wire.nudge_at, wire.expires_at) {
+            (None, None, None) => None,
+            (Some(asked), None, None) => Some(Deadline::from_parts(asked, None)),
+            (Some(asked), Some(nudge), Some(expires)) => {
+                Some(Deadline::from_parts(asked, Some((nudge, expires))))
+            }
+            _ => {
+                return Err(D::Error::custom("`nudge_at` and `expires_at` go together, and need `asked_at`"));
+            }
+        };
+        // Checked against the limits it was first validated under would be stricter than needed:
+        // any `timeout_seconds` it holds was within the host's maximum when the call was made.
+        let validator = Validator::new()
+            .with_profile(wire.profile.unwrap_or_default())
+            .with_max_timeout_seconds(u32::MAX);
+        let questions = validator.validate_value(&wire.arguments).map_err(D::Error::custom)?;
+        let request = AskUserRequest::with_id(wire.tool_call_id, questions);
+        let request = match deadline {
+            Some(deadline) => request.with_deadline(deadline),
+            None => request,
+        };
+        Ok(Self::new(wire.tool_name, request))
     }
 }

@@ -8,8 +8,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use askuser_core::{
-    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
-    MIN_OPTIONS,
+    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_PURPOSE_CHARS,
+    MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, Validator,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
@@ -60,6 +60,149 @@ struct QuestionOption {
     #[serde(default)]
     #[schemars(length(max = MAX_DESCRIPTION_CHARS))]
     description: Option<String>,
+}
+
+// The extended profile's arguments (SPEC §10). Validation in askuser-core is authoritative: a
+// schema cannot say that options belong to choice questions only, that a secret question is alone,
+// or that a single-select question has at most one default.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+struct ExtendedArguments {
+    /// One to ten related questions to put to the person in one go, each with a unique `header`
+    /// (and a unique `id`, when given). A secret question must be alone.
+    #[schemars(length(min = 1, max = MAX_QUESTIONS))]
+    questions: Vec<ExtendedQuestion>,
+    /// Optional: how many seconds to wait for the answers, at most the host's maximum; leave it out
+    /// for the host's default. It can shorten the wait, never extend it.
+    #[schemars(range(min = 1, max = Validator::DEFAULT_MAX_TIMEOUT_SECONDS))]
+    timeout_seconds: Option<u32>,
+}
+
+/// What a question asks for.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+enum Kind {
+    Choice,
+    Text,
+    Secret,
+}
+
+fn choice() -> Kind {
+    Kind::Choice
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One question: a choice among options, a free-text answer, or a secret.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, title = "Question")]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+struct ExtendedQuestion {
+    /// `choice` (the default): pick among options; `text`: a short free-text answer, no options;
+    /// `secret`: a credential the task needs, alone in its call, answered by a reference only.
+    #[serde(default = "choice")]
+    kind: Kind,
+    /// Optional: a stable id for the answer to carry; `q1`, `q2`, … by position when left out.
+    #[schemars(length(min = 1, max = MAX_ID_CHARS), regex(pattern = r"^[A-Za-z0-9_.-]+$"))]
+    id: Option<String>,
+    /// A short tag naming the question, on one line; unique in the call.
+    #[schemars(length(min = 1, max = MAX_HEADER_CHARS))]
+    header: String,
+    /// The question itself, in full; may span several lines.
+    #[schemars(length(min = 1, max = MAX_QUESTION_CHARS))]
+    question: String,
+    /// A choice question: two to six concrete choices, the most likely first. A text or secret
+    /// question: none (leave it out or send an empty list).
+    #[serde(default)]
+    #[schemars(length(max = MAX_OPTIONS))]
+    options: Vec<ExtendedOption>,
+    /// A choice question: true when the person may pick several options. False on other kinds.
+    #[serde(default)]
+    multi_select: bool,
+    /// A choice question: whether the person may type their own answer instead of picking
+    /// (default true). Only true on other kinds.
+    #[serde(default = "yes")]
+    allow_other: bool,
+    /// A secret question only (required there): the name a tool reads the secret under, like an
+    /// environment variable.
+    #[schemars(length(min = 1, max = MAX_ID_CHARS), regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    secret_name: Option<String>,
+    /// A secret question only (required there): why the task needs this credential.
+    #[schemars(length(min = 1, max = MAX_PURPOSE_CHARS))]
+    purpose: Option<String>,
+}
+
+/// One choice the person can pick.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, title = "QuestionOption")]
+#[expect(dead_code, reason = "a mirror that only describes the arguments; never built")]
+struct ExtendedOption {
+    /// What the person picks: a short name of one to five words, on one line.
+    #[schemars(length(min = 1, max = MAX_LABEL_CHARS))]
+    label: String,
+    /// Optional: what picking this option means or costs.
+    #[serde(default)]
+    #[schemars(length(max = MAX_DESCRIPTION_CHARS))]
+    description: Option<String>,
+    /// True for the option you would pick yourself: taken when nobody answers, and where the
+    /// person's cursor starts. At most one on a single-select question.
+    #[serde(default)]
+    default: bool,
+}
+
+// What a client sends back as the answer to a call, in either profile (`AskUserResponse`).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the response; never built")]
+struct Response {
+    /// One answer per question, in any order; none when `cancelled`.
+    #[serde(default)]
+    answers: Vec<Answer>,
+    /// True when the person declined: then there are no answers.
+    #[serde(default)]
+    cancelled: bool,
+    /// Who produced the response: `user` (the default) only when a person really answered.
+    #[serde(default = "user")]
+    answered_by: By,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "a mirror that only describes the response; never built")]
+enum By {
+    User,
+    Timeout,
+    Unattended,
+}
+
+fn user() -> By {
+    By::User
+}
+
+/// The answer to one question.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a mirror that only describes the response; never built")]
+#[expect(clippy::struct_field_names, reason = "the field names are the wire names")]
+struct Answer {
+    /// The header of the question answered, exactly as the request has it.
+    header: String,
+    /// The labels picked, in the order picked; empty with `custom_answer` or `secret_ref`.
+    #[serde(default)]
+    selected: Vec<String>,
+    /// The person's own words: instead of picking (when the question allows it), or the answer to a
+    /// text question.
+    #[serde(default)]
+    custom_answer: Option<String>,
+    /// Extended profile, optional: the question's id; must match the header's question.
+    id: Option<String>,
+    /// Extended profile, a secret question only: `session:NAME`, never the value.
+    #[schemars(regex(pattern = r"^session:[A-Za-z_][A-Za-z0-9_]*$"))]
+    secret_ref: Option<String>,
 }
 
 /// A provider's flavour of the parameters schema.
@@ -129,10 +272,31 @@ impl FromStr for Dialect {
 /// expressed as `anyOf`). This is what `schema/ask_user_question.json` holds.
 #[must_use]
 pub fn parameters_schema() -> Value {
+    canonical::<Arguments>()
+}
+
+/// The canonical parameters schema of `profile` (see [`parameters_schema`]); for the extended
+/// profile, what `schema/ask_user_question.extended.json` holds.
+#[must_use]
+pub fn parameters_schema_for(profile: Profile) -> Value {
+    match profile {
+        Profile::Extended => canonical::<ExtendedArguments>(),
+        _ => canonical::<Arguments>(),
+    }
+}
+
+/// The JSON schema of what a client sends back as an answer (`AskUserResponse`), for both
+/// profiles: what `schema/ask_user_response.json` holds.
+#[must_use]
+pub fn response_schema() -> Value {
+    canonical::<Response>()
+}
+
+fn canonical<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|settings| settings.meta_schema = None)
         .into_generator();
-    let mut schema = generator.into_root_schema_for::<Arguments>().to_value();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Some(root) = schema.as_object_mut() {
         root.remove("title");
         if let Some(Value::Object(defs)) = root.get_mut("$defs") {
@@ -154,7 +318,17 @@ pub fn parameters_schema() -> Value {
 /// The parameters schema in `dialect`.
 #[must_use]
 pub fn parameters(dialect: Dialect) -> Value {
-    let mut schema = inline_refs(parameters_schema());
+    in_dialect(parameters_schema(), dialect)
+}
+
+/// The parameters schema of `profile` in `dialect`.
+#[must_use]
+pub fn parameters_for(profile: Profile, dialect: Dialect) -> Value {
+    in_dialect(parameters_schema_for(profile), dialect)
+}
+
+fn in_dialect(schema: Value, dialect: Dialect) -> Value {
+    let mut schema = inline_refs(schema);
     walk(&mut schema, &mut |object| {
         object.remove("title");
         object.remove("format");
@@ -168,6 +342,24 @@ pub fn parameters(dialect: Dialect) -> Value {
     }
     schema.sort_all_objects();
     schema
+}
+
+/// Puts the host's maximum into `timeout_seconds` (extended profile) wherever the generated schema
+/// states the default maximum: the `maximum`, or the Anthropic dialect's description note.
+pub(crate) fn set_timeout_maximum(parameters: &mut Value, max: u32) {
+    if max == Validator::DEFAULT_MAX_TIMEOUT_SECONDS {
+        return;
+    }
+    let Some(timeout) = parameters.pointer_mut("/properties/timeout_seconds") else { return };
+    let default_max = Validator::DEFAULT_MAX_TIMEOUT_SECONDS;
+    walk(timeout, &mut |object| {
+        if object.get("maximum").and_then(Value::as_u64) == Some(u64::from(default_max)) {
+            object.insert("maximum".to_owned(), json!(max));
+        }
+        if let Some(Value::String(text)) = object.get_mut("description") {
+            *text = text.replace(&format!("From 1 to {default_max}."), &format!("From 1 to {max}."));
+        }
+    });
 }
 
 /// Replaces every `{"$ref": "#/$defs/Name"}` by the definition it names and drops `$defs`.
@@ -206,13 +398,20 @@ pub fn inline_refs(mut schema: Value) -> Value {
     schema
 }
 
-/// Calls `f` on every object in `value`, parents before children.
+/// Calls `f` on every schema object in `value`, parents before children. A `properties` map is
+/// not a schema, its keys are field names (`default` is one in the extended profile): `f` sees
+/// only the schemas in it.
 fn walk(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
     match value {
         Value::Object(object) => {
             f(object);
-            for child in object.values_mut() {
-                walk(child, f);
+            for (key, child) in object.iter_mut() {
+                match child {
+                    Value::Object(fields) if key == "properties" => {
+                        fields.values_mut().for_each(|schema| walk(schema, f));
+                    }
+                    child => walk(child, f),
+                }
             }
         }
         Value::Array(items) => items.iter_mut().for_each(|item| walk(item, f)),
@@ -230,7 +429,7 @@ fn nullable_as_any_of(object: &mut Map<String, Value>) {
     }
     let mut inner = Map::new();
     inner.insert("type".to_owned(), Value::String(kind.clone()));
-    for key in ["minLength", "maxLength", "pattern", "format"] {
+    for key in ["minLength", "maxLength", "pattern", "format", "minimum", "maximum"] {
         if let Some(value) = object.remove(key) {
             inner.insert(key.to_owned(), value);
         }
@@ -296,17 +495,25 @@ fn anthropic(object: &mut Map<String, Value>) {
         (Some(min), None) if min > 1 => notes.push(format!("At least {min} items.")),
         _ => {}
     }
+    // Numeric limits: only the extended profile has any (`timeout_seconds`).
+    match (limits.get("minimum").and_then(Value::as_u64), limits.get("maximum").and_then(Value::as_u64)) {
+        (Some(min), Some(max)) => notes.push(format!("From {min} to {max}.")),
+        (None, Some(max)) => notes.push(format!("At most {max}.")),
+        (Some(min), None) => notes.push(format!("At least {min}.")),
+        (None, None) => {}
+    }
     match object.remove("default") {
         Some(Value::Null) | None => {}
         Some(default) => notes.push(format!("Default: {default}.")),
     }
-    for key in ["minLength", "maxLength", "maxItems"] {
+    for key in ["minLength", "maxLength", "maxItems", "minimum", "maximum"] {
         object.remove(key);
     }
     if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
         for branch in branches.iter_mut().filter_map(Value::as_object_mut) {
-            branch.remove("minLength");
-            branch.remove("maxLength");
+            for key in ["minLength", "maxLength", "minimum", "maximum"] {
+                branch.remove(key);
+            }
         }
     }
     if min_items.is_some_and(|min| min > 1) {
@@ -345,14 +552,24 @@ pub const GENERATED_MARKER: &str =
     "Generated by `cargo xtask schema` from askuser-tool; do not edit. Regenerate with `cargo xtask schema`.";
 
 /// Every file `cargo xtask schema` writes: `schema/ask_user_question.json` (the canonical schema)
-/// and `schema/ask_user_question.<dialect>.json` for each [`Dialect`]. Pure: it reads and writes
-/// nothing.
+/// and `schema/ask_user_question.<dialect>.json` for each [`Dialect`]; the same for the extended
+/// profile (`schema/ask_user_question.extended.json`, `schema/ask_user_question.extended.<dialect>.json`);
+/// and `schema/ask_user_response.json`. Pure: it reads and writes nothing.
 #[must_use]
 pub fn schema_files() -> Vec<SchemaFile> {
     let mut files = vec![file("schema/ask_user_question.json".to_owned(), parameters_schema())];
     for dialect in Dialect::ALL {
         files.push(file(format!("schema/ask_user_question.{}.json", dialect.name()), parameters(dialect)));
     }
+    let extended = Profile::Extended;
+    files.push(file("schema/ask_user_question.extended.json".to_owned(), parameters_schema_for(extended)));
+    for dialect in Dialect::ALL {
+        files.push(file(
+            format!("schema/ask_user_question.extended.{}.json", dialect.name()),
+            parameters_for(extended, dialect),
+        ));
+    }
+    files.push(file("schema/ask_user_response.json".to_owned(), response_schema()));
     files
 }
 

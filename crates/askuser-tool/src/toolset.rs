@@ -1,10 +1,10 @@
 //! One `ask_user_question` per agent: merging capabilities stated twice, prefixing distinct ones.
 
-use askuser_core::AskContext;
+use askuser_core::{AskContext, Profile};
 
 use crate::call::{CallOutcome, ToolCall};
 use crate::capability::AskUser;
-use crate::definition::{INSTRUCTIONS, ToolDefinition};
+use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, ToolDefinition};
 use crate::error::{CallError, CombineError};
 use crate::schema::Dialect;
 
@@ -68,9 +68,13 @@ impl ToolSet {
     }
 
     /// The instruction to add to the system prompt, once however many tools there are; `None` for
-    /// an empty set.
+    /// an empty set. The extended profile's instruction when any tool of the set uses it (it
+    /// covers multiple-choice questions too).
     #[must_use]
     pub fn instructions(&self) -> Option<&'static str> {
+        if self.tools.iter().any(|tool| tool.profile() == Profile::Extended) {
+            return Some(EXTENDED_INSTRUCTIONS);
+        }
         (!self.tools.is_empty()).then_some(INSTRUCTIONS)
     }
 

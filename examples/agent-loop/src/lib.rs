@@ -102,6 +102,7 @@ pub async fn run(timeout: Duration) -> Result<Vec<String>, BuildError> {
             AskUserEvent::Answered(e) if e.timed_out() => "  [event] answered: timed out".to_owned(),
             AskUserEvent::Answered(e) if e.response().cancelled => "  [event] answered: declined".to_owned(),
             AskUserEvent::Answered(_) => "  [event] answered".to_owned(),
+            AskUserEvent::Nudge(_) => "  [event] nudge: still waiting, the deadline is near".to_owned(),
             _ => "  [event] other".to_owned(),
         };
         if let Ok(mut lines) = log.lock() {

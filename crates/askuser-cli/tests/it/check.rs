@@ -9,8 +9,13 @@ const CASES: &str = include_str!("../../../askuser-core/tests/data/public.jsonl"
 const EXPECTED: &str = include_str!("../../../askuser-core/tests/data/public.expected.jsonl");
 
 fn check(input: &str) -> (String, i32) {
+    check_with(&[], input)
+}
+
+fn check_with(args: &[&str], input: &str) -> (String, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
         .arg("check")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -85,4 +90,57 @@ fn invalid_utf8_is_an_error_line() {
     let output = child.wait_with_output().expect("finishes");
     let out = String::from_utf8(output.stdout).expect("UTF-8");
     assert!(out.contains("line 1: not UTF-8"), "{out}");
+}
+
+const EXTENDED: &str = include_str!("../../../askuser-core/tests/data/extended.jsonl");
+const EXTENDED_EXPECTED: &str = include_str!("../../../askuser-core/tests/data/extended.expected.jsonl");
+
+#[test]
+fn extended_corpus_verdicts_follow_the_rules_line_by_line() {
+    let (out, status) = check_with(&["--profile", "extended"], EXTENDED);
+    assert_eq!(status, 0);
+    assert!(out.is_ascii());
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), EXTENDED_EXPECTED.lines().count());
+    for (line, expected) in lines.iter().zip(EXTENDED_EXPECTED.lines()) {
+        let ours: Value = serde_json::from_str(line).expect("a JSON verdict line");
+        let expected: Value = serde_json::from_str(expected).expect("a JSON expected line");
+        let id = &expected["id"];
+        assert_eq!(&ours["id"], id);
+        assert_eq!(ours["ok"], expected["ok"], "{line}");
+        if let Some(loc) = expected.get("loc") {
+            assert_eq!(&ours["loc"], loc, "{line}");
+            let retry: Value =
+                serde_json::from_str(ours["model_text"].as_str().expect("retry text")).expect("JSON");
+            assert_eq!(retry["problems"][0]["type"], expected["type"], "{line}");
+        }
+        if let Some(ids) = expected.get("ids") {
+            let ours: Vec<&Value> = ours["normalized"]["questions"]
+                .as_array()
+                .expect("questions")
+                .iter()
+                .map(|q| &q["id"])
+                .collect();
+            assert_eq!(&Value::from(ours.into_iter().cloned().collect::<Vec<_>>()), ids, "{line}");
+        }
+        if let Some(text) = expected.get("model_text") {
+            assert_eq!(&ours["model_text"], text, "{line}");
+        }
+        assert_eq!(ours.get("stage"), expected.get("stage"), "{line}");
+    }
+    // A value typed where a secret reference belongs is refused without being repeated.
+    assert!(EXTENDED.contains("hunter2") && !out.contains("hunter2"), "a secret value in the output");
+}
+
+#[test]
+fn the_profile_is_checked() {
+    let (out, status) = check_with(&["--profile", "extended"], "");
+    assert_eq!((out.as_str(), status), ("", 0));
+    assert_eq!(check_with(&["--profile=fancy"], "").1, 2);
+    assert_eq!(check_with(&["--profile"], "").1, 2);
+    // The reference profile does not know the extended keys.
+    let line =
+        r#"{"id":1,"kind":"request","args":{"questions":[{"kind":"text","header":"H","question":"Q"}]}}"#;
+    assert!(check(line).0.contains(r#""ok":false"#));
+    assert!(check_with(&["--profile=extended"], line).0.contains(r#""ok":true"#));
 }

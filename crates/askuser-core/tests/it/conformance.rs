@@ -170,3 +170,68 @@ fn check_corpus(cases: &str, expected: &str) -> Vec<Value> {
     }
     unicode_differences
 }
+
+const EXTENDED: &str = include_str!("../data/extended.jsonl");
+const EXTENDED_EXPECTED: &str = include_str!("../data/extended.expected.jsonl");
+
+/// The extended profile's corpus (`tests/data/extended.jsonl`): verdicts written by hand from the
+/// rules of SPEC §10 in `tests/data/gen_extended.py`, not taken from this implementation.
+#[test]
+fn extended_corpus_follows_the_rules() {
+    use askuser_core::{Profile, Validator};
+    let validator = Validator::new().with_profile(Profile::Extended);
+    assert_eq!(EXTENDED.lines().count(), EXTENDED_EXPECTED.lines().count(), "corpus files out of step");
+    assert!(EXTENDED.lines().count() >= 300);
+    let mut failures = Vec::new();
+    for (case, expected) in EXTENDED.lines().zip(EXTENDED_EXPECTED.lines()) {
+        let case: Value = serde_json::from_str(case).unwrap();
+        let expected: Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(case["id"], expected["id"], "files out of step");
+        let id = case["id"].as_str().unwrap().to_owned();
+        let text = case
+            .get("args_json")
+            .map_or_else(|| case["args"].to_string(), |t| t.as_str().unwrap().to_owned());
+        let verdict = validator.validate_json(&text);
+        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            // Both input paths give the same verdict; text that is not JSON has no value path.
+            assert_eq!(validator.validate_value(&value), verdict, "{id}: text and value paths disagree");
+        }
+        let actual = match (case["kind"].as_str().unwrap(), verdict) {
+            ("request", Ok(questions)) => {
+                let ids: Vec<Value> = questions.iter().map(|q| json!(q.id())).collect();
+                match expected.get("ids") {
+                    Some(_) => json!({"id": id, "ok": true, "ids": ids}),
+                    None => json!({"id": id, "ok": true}),
+                }
+            }
+            ("request", Err(err)) => {
+                json!({"id": id, "ok": false, "loc": location_json(&err), "type": err.first().kind().code()})
+            }
+            (_, Err(_)) => json!({"id": id, "ok": false, "stage": "request"}),
+            (_, Ok(questions)) => {
+                let request = AskUserRequest::with_id("corpus", questions);
+                let raw = &case["response"];
+                let result = if raw["timed_out"] == true {
+                    Ok(AskUserResult::timed_out_for(&request))
+                } else {
+                    let answers: Vec<AskUserAnswer> =
+                        serde_json::from_value(raw.get("answers").cloned().unwrap_or(json!([]))).unwrap();
+                    let mut response = AskUserResponse::answered(answers);
+                    response.cancelled = raw["cancelled"] == true;
+                    response.answered_by =
+                        serde_json::from_value(raw.get("answered_by").cloned().unwrap_or(json!("user")))
+                            .unwrap();
+                    ask_user_result(&request, &response)
+                };
+                match result {
+                    Ok(result) => json!({"id": id, "ok": true, "model_text": result.text()}),
+                    Err(_) => json!({"id": id, "ok": false, "stage": "response"}),
+                }
+            }
+        };
+        if actual != expected {
+            failures.push(format!("expected {expected}\n     got {actual}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of the extended cases differ:\n{}", failures.len(), failures.join("\n"));
+}

@@ -1,5 +1,6 @@
 //! The integration tests of askuser-core: one binary, one module per concern.
 
 mod conformance;
+mod extended;
 mod properties;
 mod rules;

@@ -1,7 +1,8 @@
 //! Never panics on anything; validated values round-trip; well-formed answers always pass.
 
 use askuser_core::{
-    AskUserAnswer, AskUserRequest, AskUserResponse, Questions, ask_user_result, check_response,
+    AskUserAnswer, AskUserRequest, AskUserResponse, Profile, Questions, Validator, ask_user_result,
+    check_response,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -40,6 +41,13 @@ fn json_value() -> impl Strategy<Value = Value> {
             Just("label".to_owned()),
             Just("description".to_owned()),
             Just("multi_select".to_owned()),
+            Just("kind".to_owned()),
+            Just("id".to_owned()),
+            Just("default".to_owned()),
+            Just("allow_other".to_owned()),
+            Just("secret_name".to_owned()),
+            Just("purpose".to_owned()),
+            Just("timeout_seconds".to_owned()),
             tricky_string(4),
         ];
         prop_oneof![
@@ -227,4 +235,122 @@ proptest! {
             },
         }
     }
+}
+
+fn extended() -> Validator {
+    Validator::new().with_profile(Profile::Extended)
+}
+
+/// Plausible calls with the extended profile's fields sprinkled in, often valid.
+fn plausible_extended_call() -> impl Strategy<Value = Value> {
+    let extra = prop_oneof![
+        Just(json!({})),
+        Just(json!({"kind": "text", "options": []})),
+        Just(json!({"kind": "secret", "options": [], "secret_name": "TOKEN", "purpose": "to deploy"})),
+        Just(json!({"kind": "choice", "allow_other": false})),
+        Just(json!({"id": "a.b-c_1"})),
+        Just(json!({"id": "q2"})),
+        Just(json!({"kind": "bogus"})),
+        Just(json!({"id": null, "allow_other": null, "kind": null})),
+    ];
+    (
+        plausible_call(),
+        proptest::collection::vec((extra, any::<u8>()), 0..4),
+        proptest::option::of(0_i64..400),
+    )
+        .prop_map(|(mut call, extras, timeout)| {
+            if let Some(questions) = call["questions"].as_array_mut() {
+                for (extra, at) in extras {
+                    if questions.is_empty() {
+                        break;
+                    }
+                    let n = questions.len();
+                    let question = &mut questions[usize::from(at) % n];
+                    if let (Some(q), Some(e)) = (question.as_object_mut(), extra.as_object()) {
+                        if e.get("kind").is_some_and(|k| k != "choice" && !k.is_null()) {
+                            q.remove("options");
+                        }
+                        q.extend(e.clone());
+                    }
+                    if let Some(options) = question["options"].as_array_mut().filter(|o| !o.is_empty()) {
+                        options[0]["default"] = json!(true);
+                    }
+                }
+            }
+            if let Some(t) = timeout {
+                call["timeout_seconds"] = json!(t);
+            }
+            call
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn extended_validation_never_panics(text in tricky_string(200)) {
+        let _ = extended().validate_json(&text);
+    }
+
+    #[test]
+    fn extended_paths_agree_on_any_value(value in json_value()) {
+        prop_assert_eq!(extended().validate_value(&value), extended().validate_json(&value.to_string()));
+    }
+
+    #[test]
+    fn extended_calls_round_trip(call in plausible_extended_call()) {
+        prop_assert_eq!(extended().validate_value(&call), extended().validate_json(&call.to_string()));
+        if let Ok(questions) = extended().validate_value(&call) {
+            let again = extended().validate_json(&serde_json::to_string(&questions).unwrap()).unwrap();
+            prop_assert_eq!(&again, &questions);
+            let request = AskUserRequest::new(questions);
+            let back: AskUserRequest = serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+            prop_assert_eq!(back, request);
+        }
+    }
+
+    #[test]
+    fn extended_check_never_panics(
+        call in plausible_extended_call(),
+        answers in proptest::collection::vec(
+            (tricky_string(6), proptest::collection::vec(tricky_string(6), 0..4), proptest::option::of(tricky_string(8)),
+             proptest::option::of(tricky_string(8)), proptest::option::of(tricky_string(8))),
+            0..6,
+        ),
+        cancelled in any::<bool>(),
+    ) {
+        if let Ok(questions) = extended().validate_value(&call) {
+            let request = AskUserRequest::new(questions);
+            let answers = answers
+                .into_iter()
+                .map(|(header, selected, custom, id, secret_ref)| {
+                    let mut answer = AskUserAnswer::picked(header, selected);
+                    answer.custom_answer = custom;
+                    answer.id = id;
+                    answer.secret_ref = secret_ref;
+                    answer
+                })
+                .collect();
+            let mut response = AskUserResponse::answered(answers);
+            response.cancelled = cancelled;
+            let _ = ask_user_result(&request, &response);
+            let defaults = askuser_core::DefaultsResponder::respond(&request, askuser_core::AnsweredBy::Unattended);
+            prop_assert!(ask_user_result(&request, &defaults).is_ok());
+        }
+    }
+}
+
+/// Guards the extended properties against passing vacuously.
+#[test]
+fn plausible_extended_calls_are_often_valid() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let valid = (0..200)
+        .filter(|_| {
+            extended()
+                .validate_value(&plausible_extended_call().new_tree(&mut runner).unwrap().current())
+                .is_ok()
+        })
+        .count();
+    assert!(valid > 40, "{valid} of 200");
 }

@@ -148,6 +148,8 @@ async fn timeout_cancels_the_answerer_before_the_answered_event() {
         [
             "requested deferred=false",
             "answerer waiting",
+            // 5 s − ⌈5 s / 5⌉: the nudge fires once, while the answerer still waits.
+            "nudge after 4000 ms",
             "answerer dropped",
             "answered cancelled=true timed_out=true failed=false"
         ]
@@ -261,8 +263,8 @@ fn defaults_are_documented_ones() {
     assert_eq!(
         format!("{ask_user:?}"),
         "AskUser { id: \"ask_user\", tool_name: \"ask_user_question\", answerer: None, timeout: None, \
-         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, listeners: 0, include_content: true, \
-         declined_text: None, timed_out_text: None }"
+         on_timeout: Decline, sequential: false, max_argument_bytes: 1048576, profile: Reference, \
+         max_timeout_seconds: 300, listeners: 0, include_content: true, declined_text: None, timed_out_text: None }"
     );
 }
 
@@ -408,8 +410,8 @@ fn call_future_is_send_and_the_values_a_server_shares_are_send_and_sync() {
     assert_send(&future);
 }
 
-/// Guards tying events to their call: both events carry the tool-call id, the tool name, the
-/// capability id and the session, and under apply-defaults `Answered` carries the defaults.
+/// Guards tying events to their call: every event (the nudge too) carries the tool-call id, the
+/// tool name, the capability id and the session, and under apply-defaults `Answered` carries the defaults.
 #[tokio::test(start_paused = true)]
 async fn events_name_their_call_and_carry_what_the_model_got() {
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -425,11 +427,14 @@ async fn events_name_their_call_and_carry_what_the_model_got() {
     let outcome = ask_user.call(call(ARGS), AskContext::new().with_session_id("s-7")).await;
     assert!(matches!(outcome, CallOutcome::Completed(_)));
     let events = events.lock().unwrap();
-    let [AskUserEvent::Requested(requested), AskUserEvent::Answered(answered)] = &events[..] else {
+    let [AskUserEvent::Requested(requested), AskUserEvent::Nudge(nudge), AskUserEvent::Answered(answered)] =
+        &events[..]
+    else {
         panic!("{events:?}")
     };
     for (call_id, tool, capability, session) in [
         (requested.tool_call_id(), requested.tool_name(), requested.capability_id(), requested.session_id()),
+        (nudge.tool_call_id(), nudge.tool_name(), nudge.capability_id(), nudge.session_id()),
         (answered.tool_call_id(), answered.tool_name(), answered.capability_id(), answered.session_id()),
     ] {
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use askuser_core::{
     AnswerError, AnsweredBy, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Timestamp,
 };
 use askuser_tool::{AskUser, CallOutcome, PendingQuestion, RebuildError, ToolCall};
 
@@ -40,22 +41,45 @@ async fn rejected_deferred_call_is_a_retry_with_no_event() {
 #[tokio::test(start_paused = true)]
 async fn pending_question_wire_shape() {
     let pending = pause(&deferred(&Log::default())).await;
-    insta::assert_json_snapshot!("pending_question", pending);
+    let mut value = serde_json::to_value(&pending).expect("serialises");
+    let asked_at: Timestamp = value["asked_at"].as_str().expect("stamped").parse().expect("RFC 3339");
+    assert!(asked_at.until(Timestamp::now()) < std::time::Duration::from_mins(1));
+    value["asked_at"] = "[asked_at]".into();
+    // Sorted, whether or not a crate in the build switched on serde_json's `preserve_order`.
+    value.sort_all_objects();
+    insta::assert_json_snapshot!("pending_question", value);
     let text = serde_json::to_string(&pending).expect("serialises");
     assert!(text.starts_with(
-        r#"{"version":1,"tool_call_id":"call_7","tool_name":"ask_user_question","arguments":{"questions":["#
+        r#"{"version":2,"tool_call_id":"call_7","tool_name":"ask_user_question","profile":"reference","asked_at":""#
     ));
     let back: PendingQuestion = serde_json::from_str(&text).expect("deserialises");
     assert_eq!(back, pending);
 }
 
 #[test]
+fn pending_question_reads_version_1() {
+    let v1 =
+        format!(r#"{{"version":1,"tool_call_id":"c","tool_name":"ask_user_question","arguments":{ARGS}}}"#);
+    let pending: PendingQuestion = serde_json::from_str(&v1).expect("version 1 is read");
+    assert_eq!((pending.tool_call_id(), pending.asked_at(), pending.expires_at()), ("c", None, None));
+    assert_eq!(
+        pending.result(&person_response()).expect("fits").text(),
+        r#"{"Approach":["Fix the code (Recommended)"],"Targets":["db.py","api.py"]}"#
+    );
+    let stamped = format!(
+        r#"{{"version":1,"tool_call_id":"c","tool_name":"ask_user_question","asked_at":"2026-01-01T00:00:00Z","arguments":{ARGS}}}"#
+    );
+    assert!(serde_json::from_str::<PendingQuestion>(&stamped).is_err());
+}
+
+#[test]
 fn pending_question_rejects_another_version_and_invalid_arguments() {
     let other =
-        format!(r#"{{"version":2,"tool_call_id":"c","tool_name":"ask_user_question","arguments":{ARGS}}}"#);
+        format!(r#"{{"version":3,"tool_call_id":"c","tool_name":"ask_user_question","arguments":{ARGS}}}"#);
     let err = serde_json::from_str::<PendingQuestion>(&other).unwrap_err();
     assert!(
-        err.to_string().starts_with("unsupported pending question version 2 (this build reads version 1)"),
+        err.to_string()
+            .starts_with("unsupported pending question version 3 (this build reads versions 1 and 2)"),
         "{err}"
     );
     let invalid =
@@ -70,8 +94,18 @@ async fn rebuilt_from_the_tool_call_it_equals_the_paused_question() {
     let ask_user = deferred(&Log::default());
     let paused = pause(&ask_user).await;
     let call = ToolCall::new("call_7", ARGS);
-    assert_eq!(ask_user.rebuild(call).expect("rebuilds"), paused);
-    assert_eq!(PendingQuestion::from_tool_call(call).expect("rebuilds"), paused);
+    // The same questions under the same id; when it was asked is not in the call.
+    for rebuilt in
+        [ask_user.rebuild(call).expect("rebuilds"), PendingQuestion::from_tool_call(call).expect("rebuilds")]
+    {
+        assert_eq!(
+            (rebuilt.tool_call_id(), rebuilt.tool_name()),
+            (paused.tool_call_id(), paused.tool_name())
+        );
+        assert_eq!(rebuilt.request().questions(), paused.request().questions());
+        assert_eq!(rebuilt.asked_at(), None);
+        assert_eq!(rebuilt.result(&person_response()), paused.result(&person_response()));
+    }
 }
 
 #[test]

@@ -2,11 +2,14 @@
 
 mod capability;
 mod deferred;
+mod extended;
 #[cfg(feature = "async-openai")]
 mod openai;
 mod properties;
 mod router;
 mod schema;
+#[cfg(feature = "tracing")]
+mod secrets;
 mod support;
 mod toolset;
 #[cfg(feature = "tracing")]

@@ -1,9 +1,11 @@
 //! The parameters schema: equal to the reference, each dialect snapshotted and its rules walked,
 //! and the checked-in files fresh.
 
+use askuser_core::Profile;
 use askuser_tool::plumbing::{inline_refs, schema_files};
 use askuser_tool::{
-    DESCRIPTION, Dialect, INSTRUCTIONS, TOOL_NAME, ToolDefinition, parameters, parameters_schema,
+    DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME,
+    ToolDefinition, parameters, parameters_for, parameters_schema, parameters_schema_for, response_schema,
 };
 use serde_json::{Map, Value};
 
@@ -208,6 +210,85 @@ fn gemini_rules_hold() {
 }
 
 #[test]
+fn extended_snapshots() {
+    insta::assert_json_snapshot!("extended_canonical", parameters_schema_for(Profile::Extended));
+    for dialect in Dialect::ALL {
+        insta::assert_json_snapshot!(
+            format!("extended_definition_{}", dialect.name()),
+            ToolDefinition::for_profile(Profile::Extended, dialect)
+        );
+    }
+    insta::assert_snapshot!("extended_description", EXTENDED_DESCRIPTION);
+    insta::assert_snapshot!("extended_instructions", EXTENDED_INSTRUCTIONS);
+    insta::assert_json_snapshot!("response", response_schema());
+}
+
+#[test]
+fn extended_dialects_keep_each_providers_rules() {
+    let generic = parameters_for(Profile::Extended, Dialect::Generic);
+    assert_no_keyword(&generic, &["$ref", "$defs", "title", "format", "$schema"]);
+    let mut canonical = inline_refs(parameters_schema_for(Profile::Extended));
+    strip(&mut canonical, &["title", "format"]);
+    assert_eq!(generic, canonical);
+
+    let strict = parameters_for(Profile::Extended, Dialect::OpenAiStrict);
+    assert_no_keyword(&strict, &["$ref", "$defs", "oneOf", "anyOf", "default", "title", "format"]);
+    let mut objects_seen = 0;
+    for (path, object) in schemas(&strict) {
+        if object.get("type") != Some(&Value::from("object")) {
+            continue;
+        }
+        objects_seen += 1;
+        assert_eq!(object.get("additionalProperties"), Some(&Value::Bool(false)), "{path}");
+        let properties: Vec<&String> = object["properties"].as_object().expect("properties").keys().collect();
+        let required: Vec<&str> =
+            object["required"].as_array().expect("required").iter().filter_map(Value::as_str).collect();
+        assert_eq!(properties, required, "every key required at {path}");
+    }
+    assert_eq!(objects_seen, 3);
+    let question = &strict["properties"]["questions"]["items"]["properties"];
+    // A field the model may leave out is nullable where no neutral value exists, and a plain
+    // boolean or enum (with its default as the value to send) where one does.
+    assert_eq!(question["id"]["type"], serde_json::json!(["string", "null"]));
+    assert_eq!(question["kind"]["enum"], serde_json::json!(["choice", "text", "secret"]));
+    assert_eq!(question["allow_other"]["type"], "boolean");
+    assert_eq!(question["options"]["items"]["properties"]["default"]["type"], "boolean");
+    assert_eq!(strict["properties"]["timeout_seconds"]["type"], serde_json::json!(["integer", "null"]));
+
+    let anthropic = parameters_for(Profile::Extended, Dialect::Anthropic);
+    assert_no_keyword(
+        &anthropic,
+        &[
+            "$ref",
+            "$defs",
+            "default",
+            "minLength",
+            "maxLength",
+            "maxItems",
+            "minimum",
+            "maximum",
+            "title",
+            "format",
+        ],
+    );
+    let question = &anthropic["properties"]["questions"]["items"]["properties"];
+    assert!(question["allow_other"]["description"].as_str().expect("text").ends_with("Default: true."));
+    assert!(question["kind"]["description"].as_str().expect("text").starts_with("`choice` (the default)"));
+
+    let gemini = parameters_for(Profile::Extended, Dialect::Gemini);
+    assert_no_keyword(
+        &gemini,
+        &["additionalProperties", "$ref", "$defs", "oneOf", "anyOf", "const", "title", "format"],
+    );
+    for (path, object) in schemas(&gemini) {
+        if let Some(kind) = object.get("type") {
+            assert!(kind.is_string(), "type array at {path}");
+        }
+    }
+    assert_eq!(gemini["properties"]["timeout_seconds"]["nullable"], true);
+}
+
+#[test]
 fn checked_in_schema_files_are_fresh() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut stale = Vec::new();
@@ -223,7 +304,8 @@ fn checked_in_schema_files_are_fresh() {
 #[test]
 fn schema_files_carry_the_generated_marker() {
     let files = schema_files();
-    assert_eq!(files.len(), 1 + Dialect::ALL.len());
+    // Reference and extended: canonical plus one per dialect each; and the response schema.
+    assert_eq!(files.len(), 2 * (1 + Dialect::ALL.len()) + 1);
     for file in files {
         let value: Value = serde_json::from_str(&file.contents).expect("file is JSON");
         assert_eq!(value["$comment"], askuser_tool::plumbing::GENERATED_MARKER, "{}", file.path);

@@ -62,6 +62,10 @@ impl Log {
                     e.timed_out(),
                     e.failed()
                 ),
+                AskUserEvent::Nudge(e) => format!(
+                    "nudge after {} ms",
+                    e.asked_at().until(e.nudge_at().expect("a nudge has a time")).as_millis()
+                ),
                 _ => "other".to_owned(),
             });
         }

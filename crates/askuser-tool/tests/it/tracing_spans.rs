@@ -11,11 +11,11 @@ use tracing::{Event, Metadata, Subscriber};
 
 use crate::support::{ARGS, BAD_ARGS, secret_answerer};
 
-/// A subscriber that keeps every span name and every field recorded on a span.
+/// A subscriber that keeps every span name and every field recorded on a span or an event.
 #[derive(Clone, Default)]
-struct Capture {
-    spans: Arc<Mutex<Vec<String>>>,
-    fields: Arc<Mutex<Vec<(String, String)>>>,
+pub(crate) struct Capture {
+    pub(crate) spans: Arc<Mutex<Vec<String>>>,
+    pub(crate) fields: Arc<Mutex<Vec<(String, String)>>>,
     next: Arc<AtomicU64>,
 }
 
@@ -46,7 +46,9 @@ impl Subscriber for Capture {
 
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
-    fn event(&self, _: &Event<'_>) {}
+    fn event(&self, event: &Event<'_>) {
+        event.record(&mut self.clone());
+    }
 
     fn enter(&self, _: &Id) {}
 

@@ -117,6 +117,7 @@ async fn the_capability_timeout_and_events_apply_inside_the_run() {
             log.lock().expect("lock").push(match event {
                 AskUserEvent::Requested(_) => "requested".to_owned(),
                 AskUserEvent::Answered(answered) => format!("answered timed_out={}", answered.timed_out()),
+                AskUserEvent::Nudge(_) => "nudge".to_owned(),
                 _ => "other".to_owned(),
             });
         })
@@ -127,7 +128,8 @@ async fn the_capability_timeout_and_events_apply_inside_the_run() {
         Step::Reply(str::to_owned),
     ]);
     assert_eq!(run_with(ask_user, &script, "s").await.expect("run"), TIMED_OUT);
-    assert_eq!(*events.lock().expect("lock"), ["requested", "answered timed_out=true"]);
+    // The nudge comes ⌈60 s / 5⌉ = 12 s before the deadline, while the answerer still waits.
+    assert_eq!(*events.lock().expect("lock"), ["requested", "nudge", "answered timed_out=true"]);
 }
 
 #[tokio::test]

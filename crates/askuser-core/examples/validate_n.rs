@@ -1,0 +1,31 @@
+//! Validates the typical request N times, for instruction counts that a loaded machine cannot
+//! disturb (docs/performance.md):
+//!
+//! ```text
+//! cargo build --release -p askuser-core --example validate_n
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/validate_n 3000 [extended]
+//! ```
+//!
+//! The difference between two counts (say 1,000 and 3,000 calls), divided by the difference in
+//! calls, is the cost of one validation without the start-up.
+
+use std::hint::black_box;
+
+use askuser_core::{Profile, Questions, Validator};
+
+const ARGS: &str = include_str!("../tests/data/typical-4x4.args.json");
+const EXTENDED_ARGS: &str = include_str!("../tests/data/typical-4x4.extended.args.json");
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let calls: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let extended = args.next().is_some_and(|mode| mode == "extended");
+    let validator = Validator::new().with_profile(Profile::Extended);
+    for _ in 0..calls {
+        if extended {
+            black_box(validator.validate_json(black_box(EXTENDED_ARGS)).ok());
+        } else {
+            black_box(Questions::from_json(black_box(ARGS)).ok());
+        }
+    }
+}

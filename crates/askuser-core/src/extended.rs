@@ -1,0 +1,394 @@
+//! The extended profile's validation (SPEC §10), beside the reference's in `validate.rs`, which it
+//! reuses for every rule the two share. Kept apart so that the reference path stays exactly as it
+//! was, and as fast.
+//!
+//! Problems are reported in the same manner as the reference's: fields in the order of
+//! [`QUESTION_FIELDS`] (and [`ARGS_FIELDS`], [`OPTION_FIELDS`]), then unknown keys in input order;
+//! checks that compare values (unique labels, one default on a single-select question, unique
+//! headers and ids, a secret question alone) only once everything they compare is valid.
+
+use std::sync::Arc;
+
+use crate::error::{JsonType, Location, ProblemKind, Problems, ValidationError};
+use crate::model::{
+    Extras, MAX_DESCRIPTION_CHARS, MAX_QUESTIONS, Question, QuestionId, QuestionKind, QuestionOption,
+    Questions,
+};
+use crate::raw::{RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
+use crate::text;
+use crate::validate::{
+    DESCRIPTION, HEADER, LABEL, Path, QUESTION, TextRule, each, labels_unique, option_count, problem,
+    required_text, unknown_fields, wrong_type,
+};
+
+/// The keys of the arguments, in the order their problems are reported.
+pub(crate) const ARGS_FIELDS: &[&str] = &["questions", "timeout_seconds"];
+/// The keys of a question, in the order their problems are reported.
+pub(crate) const QUESTION_FIELDS: &[&str] =
+    &["kind", "id", "header", "question", "options", "multi_select", "allow_other", "secret_name", "purpose"];
+/// The keys of an option, in the order their problems are reported.
+pub(crate) const OPTION_FIELDS: &[&str] = &["label", "description", "default"];
+
+/// Most characters in an `id` or a `secret_name`.
+pub const MAX_ID_CHARS: usize = 64;
+/// Most code points in a secret question's `purpose`, after trimming.
+pub const MAX_PURPOSE_CHARS: usize = MAX_DESCRIPTION_CHARS;
+
+const ID: TextRule = TextRule { min: 1, max: MAX_ID_CHARS, multiline: false };
+const PURPOSE: TextRule = TextRule { min: 1, max: MAX_PURPOSE_CHARS, multiline: true };
+const ID_RULE: &str = "1 to 64 characters from A-Z, a-z, 0-9, _, . and -";
+const SECRET_NAME_RULE: &str = "a name like an environment variable: [A-Za-z_][A-Za-z0-9_]{0,63}";
+
+/// Ids given to questions that have none, in order, skipping ids already taken. Ten questions can
+/// take at most ten of them, so twenty always suffice.
+const GENERATED_IDS: [&str; 2 * MAX_QUESTIONS] = [
+    "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11", "q12", "q13", "q14", "q15", "q16",
+    "q17", "q18", "q19", "q20",
+];
+
+pub(crate) fn args(
+    raw: Slot<RawArgs>,
+    arena: &Arc<str>,
+    max_timeout: u32,
+) -> Result<Questions, ValidationError> {
+    let root = Path::Root;
+    let raw = match raw {
+        Slot::Present(raw) => raw,
+        Slot::Missing => RawArgs::default(),
+        Slot::Wrong(found) => {
+            return Err(ValidationError::single(
+                Location::root(),
+                ProblemKind::WrongType { expected: "an object", found },
+            ));
+        }
+    };
+    let mut problems = Problems::new();
+    let path = root.key("questions");
+    let questions = match raw.questions {
+        Slot::Present(items) => question_items(items, arena, &path, &mut problems),
+        Slot::Missing => {
+            problem(&mut problems, &path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an array", found, &path, &mut problems),
+    };
+    let timeout_path = root.key("timeout_seconds");
+    let timeout = timeout_seconds(&raw.timeout_seconds, max_timeout, &timeout_path, &mut problems);
+    unknown_fields(raw.unknown, &root, ARGS_FIELDS, &mut problems);
+    match (questions, timeout) {
+        (Some(questions), Ok(timeout)) if problems.is_empty() => Ok(questions.with_timeout_seconds(timeout)),
+        _ => Err(problems.into_error()),
+    }
+}
+
+/// `timeout_seconds`: absent or null (`Ok(None)`), or a whole number in 1 ..= `max`; `Err(())`
+/// once the problem is recorded.
+fn timeout_seconds(
+    slot: &Slot<RawNumber>,
+    max: u32,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Result<Option<u32>, ()> {
+    let kind = match *slot {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => return Ok(None),
+        Slot::Wrong(found) => ProblemKind::WrongType { expected: "an integer or null", found },
+        Slot::Present(RawNumber::Integer(n)) => match u32::try_from(n) {
+            Ok(n) if (1..=max).contains(&n) => return Ok(Some(n)),
+            _ => ProblemKind::OutOfRange { min: 1, max: u64::from(max), actual: n.to_string() },
+        },
+        Slot::Present(RawNumber::Other(f)) => {
+            let found = serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string());
+            // A whole number too large for an integer reads as a float in `serde_json`: it is out
+            // of range rather than "not a whole number", whichever path it came by.
+            if f.is_finite() && f.fract() == 0.0 && f.abs() >= 9_007_199_254_740_992.0 {
+                ProblemKind::OutOfRange { min: 1, max: u64::from(max), actual: found }
+            } else {
+                ProblemKind::NotAnInteger { found }
+            }
+        }
+    };
+    problem(problems, path, kind);
+    Err(())
+}
+
+fn question_items(
+    items: Vec<Slot<RawQuestion>>,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Questions> {
+    let count = items.len();
+    if count > MAX_QUESTIONS {
+        problem(problems, path, ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count });
+    }
+    let questions = each(items, path, problems, |item, path, problems| match item {
+        Slot::Present(raw) => question(raw, arena, path, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
+    });
+    if count == 0 {
+        problem(problems, path, ProblemKind::TooFewItems { min: 1, actual: 0 });
+    }
+    match questions {
+        Some(questions) if count != 0 && count <= MAX_QUESTIONS => call_rules(questions, path, problems),
+        _ => None,
+    }
+}
+
+/// The rules across questions, in order: headers unique by fold, ids unique exactly, a secret
+/// question alone. Then every question without an id gets one.
+fn call_rules(mut questions: Vec<Question>, path: &Path<'_>, problems: &mut Problems) -> Option<Questions> {
+    let before = problems.len();
+    if let Some((first, second)) = text::first_duplicate(&questions, Question::header) {
+        let header = questions[second].header().to_owned();
+        problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
+    }
+    let given = |i: usize| questions[i].id();
+    if let Some((first, second)) = (0..questions.len())
+        .find_map(|j| (0..j).find(|&i| given(i).is_some() && given(i) == given(j)).map(|i| (i, j)))
+    {
+        let id = given(second).unwrap_or_default().to_owned();
+        problem(problems, &path.index(second).key("id"), ProblemKind::DuplicateId { first, second, id });
+    }
+    let count = questions.len();
+    if let Some(index) = questions.iter().position(|q| q.kind() == QuestionKind::Secret).filter(|_| count > 1)
+    {
+        problem(problems, &path.index(index).key("kind"), ProblemKind::SecretNotAlone { index, count });
+    }
+    if problems.len() != before {
+        return None;
+    }
+    // Chosen first, against the given ids, then assigned: no allocation on the way.
+    let mut generated = [None; MAX_QUESTIONS];
+    let taken = |id: &str| questions.iter().any(|q| q.id() == Some(id));
+    let mut free = GENERATED_IDS.iter().copied().filter(|id| !taken(id));
+    for (slot, question) in generated.iter_mut().zip(&questions) {
+        if question.id().is_none() {
+            *slot = free.next();
+        }
+    }
+    for (question, id) in questions.iter_mut().zip(generated) {
+        if let (Some(extras), Some(id)) = (question.extras_mut(), id) {
+            extras.id = QuestionId::Generated(id);
+        }
+    }
+    Some(Questions::from_parts(questions))
+}
+
+/// A string field checked by the rules of SPEC §2.1, then by a pattern over its characters.
+fn pattern(
+    arena: &str,
+    span: Span,
+    rule: &TextRule,
+    matches: fn(&str) -> bool,
+    expected: &'static str,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Span> {
+    let span = crate::validate::text(arena, span, rule, path, problems)?;
+    if matches(&arena[span.clone()]) {
+        return Some(span);
+    }
+    problem(problems, path, ProblemKind::PatternMismatch { expected, found: arena[span].to_owned() });
+    None
+}
+
+fn is_id(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+fn is_secret_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn kind_mismatch(only_for: &'static str, kind: QuestionKind, path: &Path<'_>, problems: &mut Problems) {
+    problem(problems, path, ProblemKind::KindMismatch { only_for, kind: kind.as_str() });
+}
+
+#[expect(clippy::too_many_lines, reason = "one field after another, in the order problems are reported")]
+fn question(
+    raw: RawQuestion,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Question> {
+    let before = problems.len();
+    let ext = raw.ext.map(|ext| *ext).unwrap_or_default();
+    let kind_path = path.key("kind");
+    let kind = match ext.kind {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionKind::Choice),
+        Slot::Present(span) => match &arena[span] {
+            "choice" => Some(QuestionKind::Choice),
+            "text" => Some(QuestionKind::Text),
+            "secret" => Some(QuestionKind::Secret),
+            other => {
+                problem(problems, &kind_path, ProblemKind::InvalidKind { found: other.to_owned() });
+                None
+            }
+        },
+        Slot::Wrong(found) => wrong_type("a string or null", found, &kind_path, problems),
+    };
+    // With an unknown kind, the other fields are held to a choice question's rules.
+    let rules = kind.unwrap_or(QuestionKind::Choice);
+    let id_path = path.key("id");
+    let id = match ext.id {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionId::None),
+        Slot::Present(span) => {
+            pattern(arena, span, &ID, is_id, ID_RULE, &id_path, problems).map(QuestionId::Given)
+        }
+        Slot::Wrong(found) => wrong_type("a string or null", found, &id_path, problems),
+    };
+    let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
+    let question = required_text(arena, raw.question, &QUESTION, &path.key("question"), problems);
+    let options_path = path.key("options");
+    let options = match (raw.options, rules) {
+        (Slot::Present(items), QuestionKind::Choice) => option_items(items, arena, &options_path, problems),
+        (Slot::Missing, QuestionKind::Choice) => {
+            problem(problems, &options_path, ProblemKind::Missing);
+            None
+        }
+        (Slot::Missing, _) => Some(Vec::new()),
+        (Slot::Present(items), _) if items.is_empty() => Some(Vec::new()),
+        (Slot::Present(_), kind) => {
+            kind_mismatch("choice", kind, &options_path, problems);
+            None
+        }
+        (Slot::Wrong(found), _) => wrong_type("an array", found, &options_path, problems),
+    };
+    let multi_path = path.key("multi_select");
+    let multi_select = match raw.multi_select {
+        Slot::Missing => Some(false),
+        Slot::Present(crate::raw::LaxBool(Ok(true))) if rules != QuestionKind::Choice => {
+            kind_mismatch("choice", rules, &multi_path, problems);
+            None
+        }
+        Slot::Present(crate::raw::LaxBool(Ok(value))) => Some(value),
+        Slot::Present(crate::raw::LaxBool(Err(found))) => {
+            problem(problems, &multi_path, ProblemKind::InvalidBoolean { found });
+            None
+        }
+        Slot::Wrong(found) => wrong_type("a boolean", found, &multi_path, problems),
+    };
+    let other_path = path.key("allow_other");
+    let allow_other = match ext.allow_other {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(true),
+        Slot::Present(false) if rules != QuestionKind::Choice => {
+            kind_mismatch("choice", rules, &other_path, problems);
+            None
+        }
+        Slot::Present(value) => Some(value),
+        Slot::Wrong(found) => wrong_type("a boolean or null", found, &other_path, problems),
+    };
+    let name_path = path.key("secret_name");
+    let secret_name = match (ext.secret_name, rules) {
+        (Slot::Missing | Slot::Wrong(JsonType::Null), QuestionKind::Secret) => {
+            problem(problems, &name_path, ProblemKind::Missing);
+            None
+        }
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => Some(None),
+        (Slot::Present(span), QuestionKind::Secret) => {
+            pattern(arena, span, &ID, is_secret_name, SECRET_NAME_RULE, &name_path, problems).map(Some)
+        }
+        (Slot::Present(_), kind) => {
+            kind_mismatch("secret", kind, &name_path, problems);
+            None
+        }
+        (Slot::Wrong(found), _) => wrong_type("a string or null", found, &name_path, problems),
+    };
+    let purpose_path = path.key("purpose");
+    let purpose = match (ext.purpose, rules) {
+        (Slot::Missing | Slot::Wrong(JsonType::Null), QuestionKind::Secret) => {
+            problem(problems, &purpose_path, ProblemKind::Missing);
+            None
+        }
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => Some(None),
+        (Slot::Present(span), QuestionKind::Secret) => {
+            crate::validate::text(arena, span, &PURPOSE, &purpose_path, problems).map(Some)
+        }
+        (Slot::Present(_), kind) => {
+            kind_mismatch("secret", kind, &purpose_path, problems);
+            None
+        }
+        (Slot::Wrong(found), _) => wrong_type("a string or null", found, &purpose_path, problems),
+    };
+    unknown_fields(raw.unknown, path, QUESTION_FIELDS, problems);
+    if problems.len() != before {
+        return None;
+    }
+    let (kind, options, multi_select) = (kind?, options?, multi_select?);
+    let extras = Extras {
+        kind,
+        id: id?,
+        allow_other: allow_other? && kind == QuestionKind::Choice,
+        secret_name: secret_name?,
+        purpose: purpose?,
+    };
+    if kind != QuestionKind::Choice {
+        return Some(Question::from_parts(arena, header?, question?, options, false).with_extras(extras));
+    }
+    let mut defaults = options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i);
+    let two_defaults = (defaults.next(), defaults.next());
+    let question = labels_unique(arena, header?, question?, options, multi_select, path, problems)?;
+    if let (Some(first), Some(second)) = two_defaults
+        && !multi_select
+    {
+        let at = path.key("options");
+        let at = at.index(second);
+        problem(problems, &at.key("default"), ProblemKind::TooManyDefaults { first, second });
+        return None;
+    }
+    Some(question.with_extras(extras))
+}
+
+fn option_items(
+    items: Vec<Slot<RawOption>>,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<Vec<QuestionOption>> {
+    let count = items.len();
+    let options = each(items, path, problems, |item, path, problems| match item {
+        Slot::Present(raw) => option(raw, arena, path, problems),
+        Slot::Missing => {
+            problem(problems, path, ProblemKind::Missing);
+            None
+        }
+        Slot::Wrong(found) => wrong_type("an object", found, path, problems),
+    });
+    let count_ok = option_count(count, path, problems);
+    options.filter(|_| count_ok)
+}
+
+fn option(
+    raw: RawOption,
+    arena: &Arc<str>,
+    path: &Path<'_>,
+    problems: &mut Problems,
+) -> Option<QuestionOption> {
+    let before = problems.len();
+    let label = required_text(arena, raw.label, &LABEL, &path.key("label"), problems);
+    let description_path = path.key("description");
+    let description = match raw.description {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(None),
+        Slot::Present(span) => {
+            crate::validate::text(arena, span, &DESCRIPTION, &description_path, problems).map(Some)
+        }
+        Slot::Wrong(found) => wrong_type("a string or null", found, &description_path, problems),
+    };
+    let default_path = path.key("default");
+    let default = match raw.default {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(false),
+        Slot::Present(value) => Some(value),
+        Slot::Wrong(found) => wrong_type("a boolean or null", found, &default_path, problems),
+    };
+    unknown_fields(raw.unknown, path, OPTION_FIELDS, problems);
+    if problems.len() != before {
+        return None;
+    }
+    Some(QuestionOption::from_parts(arena, label?, description?).with_default(default?))
+}
