@@ -52,7 +52,10 @@ pub(crate) struct AskReply {
 fn check_id(field: &'static str, value: &str) -> Result<(), ApiError> {
     let chars = value.chars().count();
     if chars == 0 || chars > MAX_ID_CHARS {
-        return Err(ApiError::InvalidField { field, message: format!("must have 1 to {MAX_ID_CHARS} characters") });
+        return Err(ApiError::InvalidField {
+            field,
+            message: format!("must have 1 to {MAX_ID_CHARS} characters"),
+        });
     }
     if value.chars().any(|c| askuser_core::is_forbidden_char(c, false)) {
         return Err(ApiError::InvalidField {
@@ -209,7 +212,8 @@ pub(crate) async fn answer(
     ApiJson(response): ApiJson<AskUserResponse>,
 ) -> Result<Json<AnswerReply>, ApiError> {
     let record = commit(&state, &id, &response).await?;
-    let result = record.result().ok().flatten().map(askuser_core::AskUserResult::into_text).unwrap_or_default();
+    let result =
+        record.result().ok().flatten().map(askuser_core::AskUserResult::into_text).unwrap_or_default();
     Ok(Json(AnswerReply { result, record }))
 }
 
@@ -270,16 +274,18 @@ pub(crate) async fn list(
         query = query.session_id(session);
     }
     if let Some(wanted) = params.state {
-        let wanted: RecordState =
-            wanted.parse().map_err(|e: askuser_store::UnknownState| ApiError::InvalidQuery { message: e.to_string() })?;
+        let wanted: RecordState = wanted
+            .parse()
+            .map_err(|e: askuser_store::UnknownState| ApiError::InvalidQuery { message: e.to_string() })?;
         query = query.state(wanted);
     }
     if let Some(limit) = params.limit {
         query = query.limit(limit);
     }
     if let Some(after) = params.after {
-        let cursor: Cursor =
-            after.parse().map_err(|e: askuser_store::InvalidCursor| ApiError::InvalidQuery { message: e.to_string() })?;
+        let cursor: Cursor = after
+            .parse()
+            .map_err(|e: askuser_store::InvalidCursor| ApiError::InvalidQuery { message: e.to_string() })?;
         query = query.after(cursor);
     }
     let page = state.store.list(&query).await.map_err(ApiError::from_store)?;

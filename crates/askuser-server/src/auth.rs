@@ -58,7 +58,8 @@ impl ApiToken {
     /// [`TokenError::Weak`] when it is too short or has inner whitespace or control characters.
     pub fn new(text: &str) -> Result<Self, TokenError> {
         let text = text.trim();
-        if text.chars().count() < MIN_TOKEN_CHARS || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        if text.chars().count() < MIN_TOKEN_CHARS || text.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
             return Err(TokenError::Weak);
         }
         Ok(Self(text.to_owned()))

@@ -153,7 +153,9 @@ impl ApiError {
             StoreError::Conflict { first } => Self::AlreadyAnswered { first },
             StoreError::Closed { record } => Self::Closed { record },
             StoreError::IdTaken { id } => Self::IdTaken { id },
-            StoreError::InvalidResponse { source, .. } => Self::InvalidResponse { message: source.to_string() },
+            StoreError::InvalidResponse { source, .. } => {
+                Self::InvalidResponse { message: source.to_string() }
+            }
             other => {
                 tracing::error!(error = %with_causes(&other), "store failure");
                 Self::Internal

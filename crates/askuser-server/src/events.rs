@@ -70,15 +70,17 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
 
 /// The server's events that `keep` admits, as SSE, until the server closes. A listener that
 /// falls behind by more than the channel holds gets a `lagged` event (reload what you show).
-pub(crate) fn stream<F>(state: &Arc<AppState>, keep: F) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<F>>
+pub(crate) fn stream<F>(
+    state: &Arc<AppState>,
+    keep: F,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<F>>
 where
     F: Fn(&ServerEvent) -> bool + Send + 'static,
 {
     let receiver = state.events.subscribe();
     let state = Arc::clone(state);
-    let events = futures_util::stream::unfold(
-        (receiver, state, keep),
-        |(mut receiver, state, keep)| async move {
+    let events =
+        futures_util::stream::unfold((receiver, state, keep), |(mut receiver, state, keep)| async move {
             loop {
                 let next = tokio::select! {
                     () = state.closed() => return None,
@@ -87,13 +89,14 @@ where
                 let event = match next {
                     Ok(event) if keep(&event) => sse_event(&event),
                     Ok(_) => continue,
-                    Err(broadcast::error::RecvError::Lagged(_)) => Event::default().event("lagged").data("{}"),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        Event::default().event("lagged").data("{}")
+                    }
                     Err(broadcast::error::RecvError::Closed) => return None,
                 };
                 return Some((Ok(event), (receiver, state, keep)));
             }
-        },
-    );
+        });
     Sse::new(events).keep_alive(KeepAlive::default())
 }
 

@@ -18,7 +18,10 @@ async fn healthz_needs_no_token_and_reports_shutdown() {
     assert_eq!((reply.status, reply.json()), (StatusCode::OK, json!({"status":"ok"})));
     h.server.shutdown();
     let reply = send(&h.app, Request::get("/healthz").body(Body::empty()).unwrap()).await;
-    assert_eq!((reply.status, reply.json()), (StatusCode::SERVICE_UNAVAILABLE, json!({"status":"shutting_down"})));
+    assert_eq!(
+        (reply.status, reply.json()),
+        (StatusCode::SERVICE_UNAVAILABLE, json!({"status":"shutting_down"}))
+    );
 }
 
 #[tokio::test]
@@ -89,15 +92,18 @@ async fn asking_again_with_the_same_id_is_idempotent_and_a_different_question_is
     let first = ask(&h.app, json!({"id": "call_7"})).await;
     let again = ask(&h.app, json!({"id": "call_7"})).await;
     assert_eq!(first, again);
-    let other = r#"{"questions":[{"header":"Other","question":"Other?","options":[{"label":"A"},{"label":"B"}]}]}"#;
-    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": other, "id": "call_7"}))).await;
+    let other =
+        r#"{"questions":[{"header":"Other","question":"Other?","options":[{"label":"A"},{"label":"B"}]}]}"#;
+    let reply =
+        api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": other, "id": "call_7"}))).await;
     reply.error(StatusCode::CONFLICT, "id_taken");
 }
 
 #[tokio::test]
 async fn invalid_arguments_get_the_models_retry_payload() {
     let h = harness();
-    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": r#"{"questions":[]}"#}))).await;
+    let reply =
+        api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": r#"{"questions":[]}"#}))).await;
     let body = reply.error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
     let expected = askuser_core::Questions::from_json(r#"{"questions":[]}"#).unwrap_err().retry_payload();
     assert_eq!(body["retry_payload"], expected);
@@ -105,7 +111,7 @@ async fn invalid_arguments_get_the_models_retry_payload() {
     let rtl = "{\"questions\":[{\"header\":\"H\",\"question\":\"Q?\",\"options\":[{\"label\":\"a\u{202e}b\"},{\"label\":\"c\"}]}]}";
     let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({ "arguments": rtl }))).await;
     reply.error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
-    assert!(h.store.list(&Default::default()).await.unwrap().records.is_empty());
+    assert!(h.store.list(&askuser_store::ListQuery::default()).await.unwrap().records.is_empty());
 }
 
 #[tokio::test]
@@ -135,10 +141,13 @@ async fn malformed_oversized_and_non_json_bodies_are_refused() {
     *request.body_mut() = Body::from("{\"arguments\": ");
     send(&h.app, request).await.error(StatusCode::BAD_REQUEST, "malformed_body");
     // JSON of the wrong shape: an unknown field, a missing field.
-    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": ARGS, "color": 1}))).await;
+    let reply =
+        api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": ARGS, "color": 1}))).await;
     let body = reply.error(StatusCode::BAD_REQUEST, "malformed_body");
     assert!(body["message"].as_str().unwrap().contains("color"), "{body}");
-    api(&h.app, Method::POST, "/v1/questions", Some(json!({}))).await.error(StatusCode::BAD_REQUEST, "malformed_body");
+    api(&h.app, Method::POST, "/v1/questions", Some(json!({})))
+        .await
+        .error(StatusCode::BAD_REQUEST, "malformed_body");
     // No JSON content type.
     let mut request = api_request(Method::POST, "/v1/questions", Some(TOKEN), None);
     *request.body_mut() = Body::from(json!({"arguments": ARGS}).to_string());
@@ -148,7 +157,7 @@ async fn malformed_oversized_and_non_json_bodies_are_refused() {
     let reply = api(&h.app, Method::POST, "/v1/questions", Some(big)).await;
     let body = reply.error(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large");
     assert!(body["message"].as_str().unwrap().contains("4096"), "{body}");
-    assert!(h.store.list(&Default::default()).await.unwrap().records.is_empty());
+    assert!(h.store.list(&askuser_store::ListQuery::default()).await.unwrap().records.is_empty());
 }
 
 #[tokio::test]
@@ -176,7 +185,9 @@ async fn answer_commits_and_returns_the_tool_result() {
 
     // Declining.
     let id = ask(&h.app, json!({})).await;
-    let reply = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(json!({"cancelled": true}))).await;
+    let reply =
+        api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(json!({"cancelled": true})))
+            .await;
     assert_eq!(reply.json()["result"], askuser_core::DECLINED);
     assert_eq!(reply.json()["record"]["state"], "declined");
 }
@@ -187,10 +198,19 @@ async fn answers_that_do_not_fit_are_refused_and_change_nothing() {
     let id = ask(&h.app, json!({})).await;
     let uri = format!("/v1/questions/{id}/answer");
     for (misfit, says) in [
-        (json!({"answers":[{"header":"Plan","selected":["Huge"]},{"header":"Extras","selected":["Support"]}]}), "Huge"),
-        (json!({"answers":[{"header":"Plan","selected":["Small","Large"]},{"header":"Extras","selected":["Support"]}]}), "single-select"),
+        (
+            json!({"answers":[{"header":"Plan","selected":["Huge"]},{"header":"Extras","selected":["Support"]}]}),
+            "Huge",
+        ),
+        (
+            json!({"answers":[{"header":"Plan","selected":["Small","Large"]},{"header":"Extras","selected":["Support"]}]}),
+            "single-select",
+        ),
         (json!({"answers":[{"header":"Nope","selected":["Small"]}]}), "Nope"),
-        (json!({"answers":[{"header":"Plan","selected":[]},{"header":"Extras","selected":["Support"]}]}), "picked nothing"),
+        (
+            json!({"answers":[{"header":"Plan","selected":[]},{"header":"Extras","selected":["Support"]}]}),
+            "picked nothing",
+        ),
         (json!({"cancelled": true, "answers":[{"header":"Plan","selected":["Small"]}]}), "cancelled"),
     ] {
         let reply = api(&h.app, Method::POST, &uri, Some(misfit)).await;
@@ -202,10 +222,9 @@ async fn answers_that_do_not_fit_are_refused_and_change_nothing() {
     reply.error(StatusCode::BAD_REQUEST, "malformed_body");
     assert_eq!(h.store.get(&id).await.unwrap().unwrap().state().as_str(), "pending");
     // Answering a question that does not exist.
-    api(&h.app, Method::POST, "/v1/questions/nope/answer", Some(answer_body())).await.error(
-        StatusCode::NOT_FOUND,
-        "not_found",
-    );
+    api(&h.app, Method::POST, "/v1/questions/nope/answer", Some(answer_body()))
+        .await
+        .error(StatusCode::NOT_FOUND, "not_found");
 }
 
 #[tokio::test]
@@ -215,14 +234,15 @@ async fn a_second_answer_gets_the_first_and_a_conflict() {
     let uri = format!("/v1/questions/{id}/answer");
     let first = api(&h.app, Method::POST, &uri, Some(answer_body())).await;
     assert_eq!(first.status, StatusCode::OK);
-    let second =
-        json!({"answers":[{"header":"Plan","selected":["Small"]},{"header":"Extras","custom_answer":"none"}]});
+    let second = json!({"answers":[{"header":"Plan","selected":["Small"]},{"header":"Extras","custom_answer":"none"}]});
     let reply = api(&h.app, Method::POST, &uri, Some(second)).await;
     let body = reply.error(StatusCode::CONFLICT, "already_answered");
     assert_eq!(body["record"]["response"], first.json()["record"]["response"]);
     assert_eq!(body["record"]["response"]["answers"][0]["selected"], json!(["Large"]));
     // The same answer twice is a conflict too: the second submission changed nothing.
-    api(&h.app, Method::POST, &uri, Some(answer_body())).await.error(StatusCode::CONFLICT, "already_answered");
+    api(&h.app, Method::POST, &uri, Some(answer_body()))
+        .await
+        .error(StatusCode::CONFLICT, "already_answered");
 }
 
 #[tokio::test]
@@ -256,7 +276,10 @@ async fn wait_returns_the_tool_result_when_the_answer_comes() {
     let pending = api(&h.app, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=0"), None).await;
     assert_eq!(pending.status, StatusCode::OK);
     let body = pending.json();
-    assert_eq!((body["done"].as_bool(), &body["result"], &body["state"]), (Some(false), &Value::Null, &json!("pending")));
+    assert_eq!(
+        (body["done"].as_bool(), &body["result"], &body["state"]),
+        (Some(false), &Value::Null, &json!("pending"))
+    );
 
     let wait_uri = format!("/v1/questions/{id}/wait?timeout_secs=30");
     let wait = api(&h.app, Method::GET, &wait_uri, None);
@@ -310,7 +333,9 @@ async fn cancel_closes_a_pending_question() {
     api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(answer_body()))
         .await
         .error(StatusCode::GONE, "closed");
-    api(&h.app, Method::POST, "/v1/questions/nope/cancel", None).await.error(StatusCode::NOT_FOUND, "not_found");
+    api(&h.app, Method::POST, "/v1/questions/nope/cancel", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "not_found");
 }
 
 #[tokio::test]
@@ -322,7 +347,12 @@ async fn list_filters_and_pages() {
     api(&h.app, Method::POST, &format!("/v1/questions/{c}/answer"), Some(answer_body())).await;
 
     let ids = |reply: &crate::support::Reply| -> Vec<String> {
-        reply.json()["records"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
+        reply.json()["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect()
     };
     let all = api(&h.app, Method::GET, "/v1/questions", None).await;
     assert_eq!(ids(&all).len(), 3);
@@ -330,11 +360,12 @@ async fn list_filters_and_pages() {
     let s1 = api(&h.app, Method::GET, "/v1/questions?session_id=s1", None).await;
     assert_eq!(ids(&s1).len(), 2);
     let pending = api(&h.app, Method::GET, "/v1/questions?session_id=s1&state=pending", None).await;
-    assert_eq!(ids(&pending), [a.clone()]);
+    assert_eq!(ids(&pending), [a]);
     let first = api(&h.app, Method::GET, "/v1/questions?limit=2", None).await;
     assert_eq!(ids(&first).len(), 2);
     let next = first.json()["next"].as_str().unwrap().to_owned();
-    let rest = api(&h.app, Method::GET, &format!("/v1/questions?limit=2&after={}", encode(&next)), None).await;
+    let rest =
+        api(&h.app, Method::GET, &format!("/v1/questions?limit=2&after={}", encode(&next)), None).await;
     assert_eq!(ids(&rest).len(), 1);
 
     for bad in ["state=done", "after=nonsense", "limit=many", "colour=red"] {
@@ -352,7 +383,9 @@ fn encode(text: &str) -> String {
 async fn unknown_routes_and_methods_are_json_errors() {
     let h = harness();
     api(&h.app, Method::GET, "/v1/questions/a/b/c", None).await.error(StatusCode::NOT_FOUND, "no_route");
-    api(&h.app, Method::DELETE, "/v1/questions", None).await.error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    api(&h.app, Method::DELETE, "/v1/questions", None)
+        .await
+        .error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
 }
 
 #[tokio::test]
@@ -371,7 +404,8 @@ async fn responses_carry_the_security_headers() {
 async fn next_event(body: &mut Body) -> (String, Value) {
     let mut text = String::new();
     loop {
-        let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await.unwrap().unwrap().unwrap();
+        let frame =
+            tokio::time::timeout(Duration::from_secs(5), body.frame()).await.unwrap().unwrap().unwrap();
         if let Ok(data) = frame.into_data() {
             text.push_str(std::str::from_utf8(&data).unwrap());
         }

@@ -1,4 +1,7 @@
-//! askuser-server's integration tests: the API and the pages, in process.
+//! askuser-server's integration tests: the API and the pages in process, the client on loopback.
 
 mod api;
+#[cfg(feature = "client")]
+mod client;
+mod pages;
 mod support;

@@ -77,7 +77,12 @@ pub(crate) async fn api(app: &Router, method: Method, uri: &str, body: Option<Va
     send(app, api_request(method, uri, Some(TOKEN), body)).await
 }
 
-pub(crate) fn api_request(method: Method, uri: &str, token: Option<&str>, body: Option<Value>) -> Request<Body> {
+pub(crate) fn api_request(
+    method: Method,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Request<Body> {
     let mut builder = Request::builder().method(method).uri(uri);
     if let Some(token) = token {
         builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
@@ -106,4 +111,17 @@ pub(crate) fn answer_body() -> Value {
     serde_json::json!({"answers":[
         {"header":"Plan","selected":["Large"]},
         {"header":"Extras","selected":["Support","Backups"]}]})
+}
+
+/// `error` followed by its causes.
+#[cfg_attr(not(feature = "client"), expect(dead_code, reason = "used by the client tests"))]
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
