@@ -4,6 +4,7 @@
 mod ask;
 mod check;
 mod schema;
+mod server;
 
 use std::process::ExitCode;
 
@@ -14,6 +15,8 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
+  serve            run the answer server for phones and other programs (runs askuser-server;
+                   see askuser serve --help); `askuser ask --server URL` asks through it
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 ";
@@ -23,10 +26,12 @@ fn main() -> ExitCode {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        Some("ask") if server::wanted(&rest) => server::main("ask", &rest),
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
+        Some("serve") => server::main("serve", &rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -1,0 +1,3 @@
+//! The `askuser-server` binary, as processes: `serve`, then `ask --server`, answered on the page.
+
+mod processes;
