@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_server::{AnswerServer, ApiToken, TOKEN_ENV};
+use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
 
 const USAGE: &str = "\
 usage: askuser serve [options]
@@ -22,6 +22,11 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         Without --token-file, ASKUSER_TOKEN is used when set.
   --default-timeout S   how long a question waits when the asker gives no timeout (default 3600)
   --profile standard    the question profile (only `standard` exists yet)
+  --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
+                        link; retried with backoff, never holding up an ask)
+  --notify-format F     json (default) or ntfy (text body, Title and Click headers: point
+                        --notify-url at your ntfy topic)
+  --notify-questions    include the questions' text in notices (default: headers only)
 
 Stops on Ctrl-C or SIGTERM: waits in progress are told the server is shutting down, answers in
 flight are committed. Logs (one line per request, never a question's content) go to stderr.
@@ -34,6 +39,9 @@ struct Options {
     public_url: Option<String>,
     token_file: Option<PathBuf>,
     default_timeout: Option<Duration>,
+    notify_url: Option<String>,
+    notify_format: NotifyFormat,
+    notify_questions: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -43,6 +51,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
         public_url: None,
         token_file: None,
         default_timeout: None,
+        notify_url: None,
+        notify_format: NotifyFormat::Json,
+        notify_questions: false,
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -63,6 +74,21 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
             "--default-timeout" => options.default_timeout = Some(crate::seconds(arg, value("seconds")?)?),
+            "--notify-url" => {
+                let url = value("a URL")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("--notify-url must start with http:// or https://, got {url:?}"));
+                }
+                options.notify_url = Some(url.to_owned());
+            }
+            "--notify-format" => {
+                options.notify_format = match value("json or ntfy")? {
+                    "json" => NotifyFormat::Json,
+                    "ntfy" => NotifyFormat::Ntfy,
+                    other => return Err(format!("--notify-format takes json or ntfy, got {other:?}")),
+                }
+            }
+            "--notify-questions" => options.notify_questions = true,
             "--profile" => match value("a profile")? {
                 "standard" => {}
                 other => {
@@ -151,6 +177,14 @@ async fn run(options: Options) -> Result<(), String> {
     let mut builder = AnswerServer::builder(store, token).public_url(public_url.as_str());
     if let Some(timeout) = options.default_timeout {
         builder = builder.default_timeout(timeout);
+    }
+    if let Some(url) = &options.notify_url {
+        let notifier = Notifier::new(url, options.notify_format)
+            .map_err(|e| format!("--notify-url: {e}"))?
+            .include_questions(options.notify_questions)
+            .spawn();
+        builder = builder.on_asked(move |notice| notifier.notify(notice));
+        eprintln!("askuser serve: notifying {} of new questions", redact(url));
     }
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");

@@ -90,9 +90,12 @@ pub(crate) async fn ask(
     }
     .map_err(|e| ApiError::InvalidArguments { message: e.to_string(), retry_payload: e.retry_payload() })?;
     let timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
+    // A repeated ask (a retry after a lost reply) returns the stored question and tells nobody.
+    let mut repeated = false;
     let request = match body.id {
         Some(id) => {
             check_id("id", &id)?;
+            repeated = state.store.get(&id).await.map_err(ApiError::from_store)?.is_some();
             AskUserRequest::with_id(id, questions)
         }
         None => AskUserRequest::new(questions),
@@ -107,15 +110,23 @@ pub(crate) async fn ask(
         question = question.tool_name(tool);
     }
     let record = state.store.put(question).await.map_err(ApiError::from_store)?;
-    if record.version() == 1 {
+    let url = pages::page_url(&state, record.id());
+    if !repeated {
         state.publish(ServerEvent::of(&record));
+        if let Some(hook) = &state.on_asked {
+            let questions = record.request().questions();
+            hook(&crate::AskedNotice {
+                id: record.id().to_owned(),
+                session_id: record.session_id().map(str::to_owned),
+                headers: questions.iter().map(|q| q.header().to_owned()).collect(),
+                questions: questions.iter().map(|q| q.question().to_owned()).collect(),
+                url: url.clone(),
+                expires_at: record.deadlines().expires_at().to_string(),
+            });
+        }
     }
-    let reply = AskReply {
-        id: record.id().to_owned(),
-        url: pages::page_url(&state, record.id()),
-        expires_at: record.deadlines().expires_at(),
-        record,
-    };
+    let reply =
+        AskReply { id: record.id().to_owned(), url, expires_at: record.deadlines().expires_at(), record };
     Ok((StatusCode::CREATED, Json(reply)).into_response())
 }
 

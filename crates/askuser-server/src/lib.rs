@@ -27,8 +27,8 @@
 //!
 //! # Feature flags
 //!
-//! - `client`: [`HttpAnswerer`], an `Answerer` that asks through a remote server (reqwest with
-//!   rustls).
+//! - `client`: [`HttpAnswerer`], an `Answerer` that asks through a remote server, and
+//!   [`Notifier`], a webhook for new questions (reqwest with rustls).
 
 mod api;
 mod auth;
@@ -40,6 +40,8 @@ mod paths;
 
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+mod notify;
 
 use std::fmt;
 use std::sync::Arc;
@@ -54,6 +56,8 @@ pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError};
 pub use client::{ClientError, HttpAnswerer};
 pub use error::ApiError;
 pub use events::ServerEvent;
+#[cfg(feature = "client")]
+pub use notify::{Notifier, NotifierHandle, NotifyFormat};
 pub use paths::default_data_dir;
 
 /// How long a question waits when the asker does not say: one hour.
@@ -75,6 +79,15 @@ pub struct AnswerServer {
     state: Arc<AppState>,
 }
 
+impl fmt::Debug for AnswerServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnswerServerBuilder")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
 impl fmt::Debug for AnswerServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AnswerServer")
@@ -91,6 +104,28 @@ pub(crate) struct AppState {
     pub(crate) config: Config,
     /// Becomes `true` when the server shuts down: waits and event streams end.
     pub(crate) closing: watch::Sender<bool>,
+    pub(crate) on_asked: Option<Arc<AskedHook>>,
+}
+
+/// What [`AnswerServerBuilder::on_asked`] calls.
+type AskedHook = dyn Fn(&AskedNotice) + Send + Sync;
+
+/// A new question, as told to [`AnswerServerBuilder::on_asked`] (and so to a webhook).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AskedNotice {
+    /// The question's id.
+    pub id: String,
+    /// Its session, when the asker gave one.
+    pub session_id: Option<String>,
+    /// The questions' headers (short labels), in order.
+    pub headers: Vec<String>,
+    /// The questions' full text, in order. A notifier leaves it out unless told to include it.
+    pub questions: Vec<String>,
+    /// The page link.
+    pub url: String,
+    /// When it expires (RFC 3339).
+    pub expires_at: String,
 }
 
 impl AppState {
@@ -121,12 +156,12 @@ pub(crate) struct Config {
 }
 
 /// Configures an [`AnswerServer`].
-#[derive(Debug)]
 #[must_use]
 pub struct AnswerServerBuilder {
     store: Arc<dyn PendingStore>,
     token: ApiToken,
     config: Config,
+    on_asked: Option<Arc<AskedHook>>,
 }
 
 impl AnswerServerBuilder {
@@ -163,6 +198,13 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
+    /// request's task: it must not block (a [`Notifier`](crate::Notifier) queues and returns).
+    pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
+        self.on_asked = Some(Arc::new(hook));
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(self) -> AnswerServer {
@@ -175,6 +217,7 @@ impl AnswerServerBuilder {
                 events,
                 config: self.config,
                 closing,
+                on_asked: self.on_asked,
             }),
         }
     }
@@ -193,6 +236,7 @@ impl AnswerServer {
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
             },
+            on_asked: None,
         }
     }
 

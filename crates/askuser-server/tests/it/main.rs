@@ -3,5 +3,7 @@
 mod api;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+mod notify;
 mod pages;
 mod support;
