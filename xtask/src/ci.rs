@@ -42,7 +42,7 @@ fn postgres_notice() -> Result<(), String> {
     }
     let what = "ASKUSER_TEST_POSTGRES_URL is not set, so askuser-store's PostgreSQL tests \
                 (postgres::conformance, processes::postgres_processes, race::postgres_races, \
-                model::postgres_follows_the_model) will skip; set it to a server's URL, e.g. \
+                model::postgres_follows_the_model) and askuser-server's fleet test will skip; set it to a server's URL, e.g. \
                 postgres://root@127.0.0.1:5432/test";
     if std::env::var("CI").as_deref() == Ok("true") {
         return Err(format!("{what} (CI=true: CI must provide PostgreSQL)"));

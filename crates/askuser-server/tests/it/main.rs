@@ -3,6 +3,7 @@
 mod api;
 #[cfg(feature = "client")]
 mod client;
+mod fleet;
 #[cfg(feature = "client")]
 mod notify;
 mod pages;
