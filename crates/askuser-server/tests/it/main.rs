@@ -5,6 +5,8 @@ mod api;
 mod client;
 mod fleet;
 #[cfg(feature = "client")]
+mod load;
+#[cfg(feature = "client")]
 mod notify;
 mod pages;
 mod support;
