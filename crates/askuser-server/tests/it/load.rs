@@ -29,7 +29,7 @@ async fn a_thousand_long_polls_over_ten_thousand_pending_questions() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap()).build();
     let (stop, on_stop) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(async move {
+    let serving = tokio::spawn(async move {
         server
             .serve(listener, async move {
                 let _ = on_stop.await;
@@ -88,5 +88,5 @@ async fn a_thousand_long_polls_over_ten_thousand_pending_questions() {
         .unwrap();
     assert!(pending.next.is_some(), "the other 9,000 questions are still pending");
     stop.send(()).unwrap();
-    served.await.unwrap().unwrap();
+    serving.await.unwrap().unwrap();
 }
