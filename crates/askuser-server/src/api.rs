@@ -10,8 +10,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::events::{self, ServerEvent};
 use crate::http::{ApiJson, ApiQuery};
 use crate::{AppState, MAX_TIMEOUT, pages};
@@ -20,10 +21,12 @@ use crate::{AppState, MAX_TIMEOUT, pages};
 const MAX_ID_CHARS: usize = 256;
 
 /// `POST /v1/questions`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AskBody {
-    /// The tool call's arguments: the JSON text the model sent (a string), or the parsed object.
+    /// The tool call's arguments: the JSON text the model sent (a string), or the parsed object
+    /// (`{"questions": [...]}`).
+    #[schema(value_type = Object)]
     arguments: serde_json::Value,
     /// The session (conversation) the question belongs to.
     #[serde(default)]
@@ -40,12 +43,17 @@ pub(crate) struct AskBody {
     tool_name: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// A question was asked (or an ask repeated with the same id and arguments).
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct AskReply {
     id: String,
     /// The page link: the public URL, the path and the batch token.
     url: String,
+    /// When it expires (RFC 3339).
+    #[schema(value_type = String)]
     expires_at: Timestamp,
+    /// The stored record (see docs/wire.md).
+    #[schema(value_type = Object)]
     record: PendingRecord,
 }
 
@@ -76,6 +84,12 @@ fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError
     })
 }
 
+#[utoipa::path(post, path = "/v1/questions", request_body = AskBody, security(("bearer" = [])), responses(
+    (status = 201, body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
+    (status = 400, description = "`malformed_body`", body = ErrorBody), (status = 409, description = "`id_taken`", body = ErrorBody),
+    (status = 413, description = "`body_too_large`", body = ErrorBody), (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
+    (status = 422, description = "`invalid_arguments` (with `retry_payload`) or `invalid_field`", body = ErrorBody),
+    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
 pub(crate) async fn ask(
     State(state): State<Arc<AppState>>,
     ApiJson(body): ApiJson<AskBody>,
@@ -139,6 +153,8 @@ async fn fetch(state: &AppState, id: &str) -> Result<PendingRecord, ApiError> {
         .ok_or_else(|| ApiError::NotFound { id: id.to_owned() })
 }
 
+#[utoipa::path(get, path = "/v1/questions/{id}", params(("id" = String, Path)), security(("bearer" = [])), responses(
+    (status = 200, description = "The record", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub(crate) async fn get(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -146,7 +162,8 @@ pub(crate) async fn get(
     fetch(&state, &id).await.map(Json)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitQuery {
     /// How long to hold the request open, in seconds (at most the server's maximum wait).
@@ -156,14 +173,17 @@ pub(crate) struct WaitQuery {
 
 /// The answer to a wait: `done` once the question left `pending`; `result` is then the tool
 /// result the model receives (`null` for a cancelled question).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct WaitReply {
     id: String,
+    /// `pending`, `answered`, `declined`, `timed_out` or `cancelled`.
+    #[schema(value_type = String)]
     state: RecordState,
     done: bool,
     /// `answered`, `declined`, `timed_out` (the result's outcome), when there is a result.
     outcome: Option<&'static str>,
     result: Option<String>,
+    #[schema(value_type = Object)]
     record: PendingRecord,
 }
 
@@ -184,6 +204,10 @@ impl WaitReply {
     }
 }
 
+#[utoipa::path(get, path = "/v1/questions/{id}/wait", params(("id" = String, Path), WaitQuery), security(("bearer" = [])), responses(
+    (status = 200, description = "`done` once the question left pending; `result` is the tool result", body = WaitReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
+    (status = 400, description = "`invalid_query`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
 pub(crate) async fn wait(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -211,12 +235,19 @@ pub(crate) async fn wait(
 }
 
 /// An answer that committed: the record and the tool result the model receives.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct AnswerReply {
+    /// The tool result the model receives.
     result: String,
+    #[schema(value_type = Object)]
     record: PendingRecord,
 }
 
+#[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer}], cancelled, answered_by}"), responses(
+    (status = 200, body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
+    (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
+    (status = 422, description = "`invalid_response`", body = ErrorBody)))]
 pub(crate) async fn answer(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -244,6 +275,8 @@ pub(crate) async fn commit(
     }
 }
 
+#[utoipa::path(post, path = "/v1/questions/{id}/cancel", params(("id" = String, Path)), security(("bearer" = [])), responses(
+    (status = 200, description = "The record, `cancelled` unless it had already left pending", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub(crate) async fn cancel(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -256,26 +289,35 @@ pub(crate) async fn cancel(
     Ok(Json(record))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListParams {
+    /// Only this session's questions.
     #[serde(default)]
     session_id: Option<String>,
+    /// Only questions in this state.
     #[serde(default)]
     state: Option<String>,
+    /// At most this many (1–1000; default 100).
     #[serde(default)]
     limit: Option<usize>,
+    /// The previous page's `next`.
     #[serde(default)]
     after: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ListReply {
+    /// Oldest asked first.
+    #[schema(value_type = Vec<Object>)]
     records: Vec<PendingRecord>,
     /// The `after` of the next page; `null` on the last page.
     next: Option<String>,
 }
 
+#[utoipa::path(get, path = "/v1/questions", params(ListParams), security(("bearer" = [])), responses(
+    (status = 200, body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody)))]
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
     ApiQuery(params): ApiQuery<ListParams>,
@@ -303,13 +345,17 @@ pub(crate) async fn list(
     Ok(Json(ListReply { records: page.records, next: page.next.map(|c| c.to_string()) }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventParams {
+    /// Only this session's events.
     #[serde(default)]
     session_id: Option<String>,
 }
 
+#[utoipa::path(get, path = "/v1/events", params(EventParams), security(("bearer" = [])), responses(
+    (status = 200, description = "Server-sent events named after the state (`pending`, `answered`, `declined`, `timed_out`, `cancelled`, `lagged`), data {id, session_id, state, version}", content_type = "text/event-stream"), (status = 401, description = "`unauthorized`", body = ErrorBody)))]
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
     ApiQuery(params): ApiQuery<EventParams>,
@@ -321,11 +367,13 @@ pub(crate) async fn events(
     Ok(events::stream(&state, move |event| session.is_none() || event.session_id == session).into_response())
 }
 
-#[derive(Debug, Serialize)]
-struct Health {
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Health {
+    /// `ok`, `unavailable` or `shutting_down`.
     status: &'static str,
 }
 
+#[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health), (status = 503, body = Health)))]
 /// `GET /healthz`: 200 `{"status":"ok"}` when the store answers a read; 503 with
 /// `unavailable` or `shutting_down` otherwise. No token needed; it tells nothing else.
 pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {

@@ -190,12 +190,21 @@ pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+/// The body of every `/v1` error.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorBody<'a> {
+    /// The stable code: `unauthorized`, `not_found`, `no_route`, `method_not_allowed`,
+    /// `already_answered`, `closed`, `id_taken`, `invalid_arguments`, `invalid_response`,
+    /// `invalid_field`, `malformed_body`, `unsupported_media_type`, `body_too_large`,
+    /// `invalid_query`, `shutting_down`, `internal`.
     error: &'static str,
+    /// For people; its wording may change.
     message: String,
+    /// The record as it stands, with `already_answered` and `closed`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     record: Option<&'a PendingRecord>,
+    /// What the model should read, with `invalid_arguments`.
     #[serde(skip_serializing_if = "Option::is_none")]
     retry_payload: Option<&'a str>,
 }
@@ -210,7 +219,7 @@ impl IntoResponse for ApiError {
             Self::InvalidArguments { retry_payload, .. } => Some(retry_payload.as_str()),
             _ => None,
         };
-        let body = Body { error: self.code(), message: self.to_string(), record, retry_payload };
+        let body = ErrorBody { error: self.code(), message: self.to_string(), record, retry_payload };
         let mut response = (self.status(), Json(body)).into_response();
         if matches!(self, Self::Unauthorized) {
             response.headers_mut().insert(

@@ -35,6 +35,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .nest("/v1", v1)
         .route("/healthz", get(api::healthz))
+        .route("/openapi.json", get(crate::openapi::serve))
         .merge(pages::routes())
         .fallback(pages::not_found)
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -8,7 +8,7 @@
 //!   with a stable `error` code;
 //! - the pages a person answers on (server-rendered, no JavaScript needed), reached through a
 //!   per-question link carrying an unguessable token, or after logging in with the API token;
-//! - `/healthz`.
+//! - `/healthz`, and `/openapi.json`: the API described in `OpenAPI` 3.1, generated from the code.
 //!
 //! Links, login cookies and CSRF tokens are all derived from the API token, so any number of
 //! replicas sharing one store (PostgreSQL) and one token act as one server. See `docs/server.md`.
@@ -35,6 +35,7 @@ mod auth;
 mod error;
 mod events;
 mod http;
+mod openapi;
 mod pages;
 mod paths;
 
@@ -199,7 +200,7 @@ impl AnswerServerBuilder {
     }
 
     /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
-    /// request's task: it must not block (a [`Notifier`](crate::Notifier) queues and returns).
+    /// request's task: it must not block (a `Notifier`, feature `client`, queues and returns).
     pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
         self.on_asked = Some(Arc::new(hook));
         self

@@ -460,3 +460,31 @@ async fn events_tell_what_changed_without_the_questions() {
     .await;
     assert!(end.is_ok(), "the event stream did not end on shutdown");
 }
+
+#[tokio::test]
+async fn the_openapi_description_covers_every_route() {
+    let h = harness();
+    let reply = send(&h.app, Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let doc = reply.json();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."), "{doc}");
+    let mut paths: Vec<&str> = doc["paths"].as_object().unwrap().keys().map(String::as_str).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "/healthz",
+            "/v1/events",
+            "/v1/questions",
+            "/v1/questions/{id}",
+            "/v1/questions/{id}/answer",
+            "/v1/questions/{id}/cancel",
+            "/v1/questions/{id}/wait"
+        ]
+    );
+    assert_eq!(doc["paths"]["/v1/questions"]["post"]["security"], json!([{"bearer": []}]));
+    assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+    let conflict = &doc["paths"]["/v1/questions/{id}/answer"]["post"]["responses"]["409"];
+    assert!(conflict["description"].as_str().unwrap().contains("already_answered"), "{conflict}");
+    assert!(doc["components"]["schemas"]["ErrorBody"]["properties"]["error"].is_object(), "{doc}");
+}
