@@ -6,6 +6,7 @@ mod client;
 mod fleet;
 #[cfg(feature = "client")]
 mod load;
+mod logs;
 #[cfg(feature = "client")]
 mod notify;
 mod pages;
