@@ -226,7 +226,6 @@ struct Item {
     headers: String,
     session: Option<String>,
     when: String,
-    state: Option<&'static str>,
     answers: Vec<AnswerLine>,
 }
 
@@ -261,7 +260,6 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
                 when(r.deadlines().asked_at()),
                 when(r.deadlines().expires_at())
             ),
-            state: None,
             answers: Vec::new(),
         })
         .collect())
@@ -338,7 +336,6 @@ async fn history_page(
                 when_closed(r),
                 r.answered_by().map_or("?", askuser_core::AnsweredBy::as_str)
             ),
-            state: None,
             answers: answer_lines(r.response()),
         })
         .collect();
