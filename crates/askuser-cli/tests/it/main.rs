@@ -2,3 +2,4 @@
 
 mod ask;
 mod check;
+mod server;
