@@ -54,7 +54,8 @@ fn postgres_notice() -> Result<(), String> {
 /// Says that the real-browser tests will skip for want of Chromium; under `CI=true` it is an error.
 fn browser_notice() -> Result<(), String> {
     let on_path = |name: &str| {
-        std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()))
+        std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()))
     };
     let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().any(|n| on_path(n));
     if chromium && on_path("chromedriver") {
