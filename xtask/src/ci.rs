@@ -32,6 +32,7 @@ pub(crate) fn run() -> Result<(), String> {
     eprintln!("xtask: schema --check");
     crate::schema::run(&["--check".to_owned()])?;
     postgres_notice()?;
+    browser_notice()?;
     cargo(&["test", "--workspace", "--locked"], &[])
 }
 
@@ -65,10 +66,29 @@ fn postgres_notice() -> Result<(), String> {
     }
     let what = "ASKUSER_TEST_POSTGRES_URL is not set, so askuser-store's PostgreSQL tests \
                 (postgres::conformance, postgres::a_lost_listener_is_replaced, processes::postgres_processes, \
-                race::postgres_races, model::postgres_follows_the_model) will skip; set it to a \
-                server's URL, e.g. postgres://root@127.0.0.1:5432/test";
+                race::postgres_races, model::postgres_follows_the_model) and askuser-server's fleet test \
+                will skip; set it to a server's URL, e.g. postgres://root@127.0.0.1:5432/test";
     if std::env::var("CI").as_deref() == Ok("true") {
         return Err(format!("{what} (CI=true: CI must provide PostgreSQL)"));
+    }
+    eprintln!("xtask: SKIPPING: {what}");
+    Ok(())
+}
+
+/// Says that the real-browser tests will skip for want of Chromium; under `CI=true` it is an error.
+fn browser_notice() -> Result<(), String> {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()))
+    };
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().any(|n| on_path(n));
+    if chromium && on_path("chromedriver") {
+        return Ok(());
+    }
+    let what = "chromium and chromedriver are not on PATH, so askuser-server-cli's real-browser tests \
+                (browser::*) will skip; install them (Debian: apt-get install chromium chromium-driver)";
+    if std::env::var("CI").as_deref() == Ok("true") {
+        return Err(format!("{what} (CI=true: CI must provide them)"));
     }
     eprintln!("xtask: SKIPPING: {what}");
     Ok(())

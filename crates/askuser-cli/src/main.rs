@@ -5,6 +5,7 @@ mod ask;
 mod check;
 mod mcp;
 mod schema;
+mod server;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ commands:
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
   mcp              serve ask_user_question over MCP on stdio (runs askuser-mcp; see askuser mcp --help)
+  serve            run the answer server for phones and other programs (runs askuser-server;
+                   see askuser serve --help); `askuser ask --server URL` asks through it
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 
@@ -46,11 +49,13 @@ fn main() -> ExitCode {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        Some("ask") if server::wanted(&rest) => server::main("ask", &rest),
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
         Some("mcp") => mcp::main(&rest),
+        Some("serve") => server::main("serve", &rest),
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }

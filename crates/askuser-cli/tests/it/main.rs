@@ -5,3 +5,4 @@ mod check;
 mod mcp;
 #[cfg(unix)]
 mod pty;
+mod server;

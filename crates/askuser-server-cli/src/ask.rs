@@ -1,0 +1,219 @@
+//! `askuser ask --server URL`: ask the questions of a tool call through a running answer server.
+
+use std::io::{IsTerminal as _, Read as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use askuser_core::{AnsweredBy, AskContext, Outcome};
+use askuser_server::HttpAnswerer;
+use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
+
+const USAGE: &str = "\
+usage: askuser ask --server URL [FILE|-] [options]
+
+Asks the questions of a tool call (JSON arguments from FILE, or stdin) through a running
+`askuser serve`: prints the page link to answer at on stderr, waits, and prints the tool result
+the model receives on stdout.
+
+  --server URL        the server (as askuser serve printed it)
+  --token-file PATH   the API token file (default: ASKUSER_TOKEN, else the file askuser serve
+                      creates by default in the user's data directory)
+  --session ID        the session (conversation) the questions belong to
+  --timeout SECS      give up after SECS seconds (default 3600)
+  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+
+Exit status: 0 answered, 1 declined, 2 invalid arguments (the retry payload is printed),
+124 timed out, 130 interrupted, other failures 1 with a message.
+";
+
+#[derive(Debug)]
+struct Options {
+    server: String,
+    source: Option<String>,
+    token_file: Option<PathBuf>,
+    session: Option<String>,
+    timeout: Duration,
+    on_timeout: OnTimeout,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut server = None;
+    let mut options = Options {
+        server: String::new(),
+        source: None,
+        token_file: None,
+        session: None,
+        timeout: askuser_server::DEFAULT_TIMEOUT,
+        on_timeout: OnTimeout::Decline,
+    };
+    let args = crate::split_equals(args);
+    let mut args = args.iter().map(String::as_str);
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} needs {what}"));
+        match arg {
+            "--server" => server = Some(value("a URL")?.trim_end_matches('/').to_owned()),
+            "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
+            "--session" => options.session = Some(value("a session id")?.to_owned()),
+            "--timeout" => options.timeout = crate::seconds(arg, value("seconds")?)?,
+            "--on-timeout" => {
+                options.on_timeout = match value("decline or defaults")? {
+                    "decline" => OnTimeout::Decline,
+                    "defaults" => OnTimeout::ApplyDefaults,
+                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
+                }
+            }
+            "-" if options.source.is_none() => options.source = Some("-".to_owned()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),
+            file if options.source.is_none() => options.source = Some(file.to_owned()),
+            extra => return Err(format!("unexpected argument {extra:?}")),
+        }
+    }
+    options.server = server.ok_or("--server URL is required")?;
+    if !(options.server.starts_with("http://") || options.server.starts_with("https://")) {
+        return Err(format!("--server must start with http:// or https://, got {:?}", options.server));
+    }
+    Ok(options)
+}
+
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse(args) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("askuser: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let text = match options.source.as_deref() {
+        None | Some("-") => {
+            if std::io::stdin().is_terminal() {
+                eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
+            }
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map(|_| text)
+        }
+        Some(path) => std::fs::read_to_string(path),
+    };
+    let text = match text {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("askuser: cannot read the arguments: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let token = match crate::client_token(options.token_file.as_ref()) {
+        Ok(token) => token,
+        Err(message) => {
+            eprintln!("askuser: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return failure(&e),
+    };
+    runtime.block_on(run(&text, &options, token))
+}
+
+async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> ExitCode {
+    let answerer = match HttpAnswerer::new(&options.server, token) {
+        Ok(answerer) => {
+            answerer.timeout(options.timeout).on_link(|url| eprintln!("askuser: answer at {url}"))
+        }
+        Err(e) => return failure(&e),
+    };
+    let ask_user = match AskUser::builder()
+        .answerer(answerer)
+        .timeout(options.timeout)
+        .on_timeout(options.on_timeout)
+        .build()
+    {
+        Ok(ask_user) => ask_user,
+        Err(e) => return failure(&e),
+    };
+    let mut context = AskContext::new();
+    if let Some(session) = &options.session {
+        context = context.with_session_id(session.as_str());
+    }
+    let call = ask_user.call(ToolCall::new("askuser-cli", text), context);
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            // Dropping the call cancels the question on the server.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            eprintln!("askuser: interrupted");
+            return ExitCode::from(130);
+        }
+    };
+    exit_status(outcome)
+}
+
+/// The same statuses as the terminal path of `askuser ask`.
+fn exit_status(outcome: CallOutcome) -> ExitCode {
+    match outcome {
+        CallOutcome::Completed(result) => {
+            println!("{}", result.text());
+            match result.outcome() {
+                Outcome::Declined => ExitCode::from(1),
+                Outcome::TimedOut | Outcome::Defaulted(AnsweredBy::Timeout) => {
+                    eprintln!("askuser: nobody answered in time");
+                    ExitCode::from(124)
+                }
+                _ => ExitCode::SUCCESS,
+            }
+        }
+        CallOutcome::Retry(retry) => {
+            println!("{}", retry.text());
+            match retry.reason() {
+                RetryReason::InvalidArguments(e) => eprintln!("askuser: invalid arguments: {e}"),
+                _ => eprintln!("askuser: the answerer asked the model to retry"),
+            }
+            ExitCode::from(2)
+        }
+        CallOutcome::Failed(e) if e.is_interrupted() => {
+            eprintln!("askuser: interrupted");
+            ExitCode::from(130)
+        }
+        CallOutcome::Failed(e) => failure(&e),
+        other => {
+            eprintln!("askuser: unexpected outcome {other:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn failure(error: &dyn std::error::Error) -> ExitCode {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    eprintln!("askuser: {text}");
+    ExitCode::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let o =
+            parse(&args(&["--server", "http://h:1/", "q.json", "--timeout=2", "--session", "s"])).unwrap();
+        assert_eq!((o.server.as_str(), o.source.as_deref()), ("http://h:1", Some("q.json")));
+        assert_eq!((o.timeout, o.session.as_deref()), (Duration::from_secs(2), Some("s")));
+        assert!(parse(&args(&["q.json"])).unwrap_err().contains("--server"));
+        assert!(parse(&args(&["--server", "h:1"])).unwrap_err().contains("http://"));
+        assert!(parse(&args(&["--server", "http://h", "--timeout", "0"])).unwrap_err().contains("above 0"));
+    }
+}

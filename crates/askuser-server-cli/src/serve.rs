@@ -1,0 +1,264 @@
+//! `askuser serve`: the answer server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
+
+const USAGE: &str = "\
+usage: askuser serve [options]
+
+Runs the answer server: a person answers pending questions on its pages (from a phone or any
+browser); agents ask over its JSON API (/v1) with the API token.
+
+  --store URL           sqlite:PATH (default: pending.db in the user's data directory) or
+                        postgres://USER@HOST/DB (several servers on one database act as one)
+  --bind ADDR           the address to listen on (default: 127.0.0.1:8765; loopback only)
+  --public-url URL      the URL people open, used in page links (default: http://ADDR)
+  --token-file PATH     the API token; created (mode 0600) with a fresh token when missing
+                        (default: `token` beside the SQLite store, or in the data directory).
+                        Without --token-file, ASKUSER_TOKEN is used when set.
+  --default-timeout S   how long a question waits when the asker gives no timeout (default 3600)
+  --profile standard    the question profile (only `standard` exists yet)
+  --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
+                        link; retried with backoff, never holding up an ask)
+  --notify-format F     json (default) or ntfy (text body, Title and Click headers: point
+                        --notify-url at your ntfy topic)
+  --notify-questions    include the questions' text in notices (default: headers only)
+
+Stops on Ctrl-C or SIGTERM: waits in progress are told the server is shutting down, answers in
+flight are committed. Logs (one line per request, never a question's content) go to stderr.
+";
+
+#[derive(Debug)]
+struct Options {
+    store: Option<String>,
+    bind: SocketAddr,
+    public_url: Option<String>,
+    token_file: Option<PathBuf>,
+    default_timeout: Option<Duration>,
+    notify_url: Option<String>,
+    notify_format: NotifyFormat,
+    notify_questions: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        store: None,
+        bind: SocketAddr::from(([127, 0, 0, 1], 8765)),
+        public_url: None,
+        token_file: None,
+        default_timeout: None,
+        notify_url: None,
+        notify_format: NotifyFormat::Json,
+        notify_questions: false,
+    };
+    let args = crate::split_equals(args);
+    let mut args = args.iter().map(String::as_str);
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} needs {what}"));
+        match arg {
+            "--store" => options.store = Some(value("a store URL")?.to_owned()),
+            "--bind" => {
+                let text = value("an address such as 127.0.0.1:8765")?;
+                options.bind = text.parse().map_err(|_| format!("--bind: not an address: {text:?}"))?;
+            }
+            "--public-url" => {
+                let url = value("a URL")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("--public-url must start with http:// or https://, got {url:?}"));
+                }
+                options.public_url = Some(url.to_owned());
+            }
+            "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
+            "--default-timeout" => options.default_timeout = Some(crate::seconds(arg, value("seconds")?)?),
+            "--notify-url" => {
+                let url = value("a URL")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("--notify-url must start with http:// or https://, got {url:?}"));
+                }
+                options.notify_url = Some(url.to_owned());
+            }
+            "--notify-format" => {
+                options.notify_format = match value("json or ntfy")? {
+                    "json" => NotifyFormat::Json,
+                    "ntfy" => NotifyFormat::Ntfy,
+                    other => return Err(format!("--notify-format takes json or ntfy, got {other:?}")),
+                }
+            }
+            "--notify-questions" => options.notify_questions = true,
+            "--profile" => match value("a profile")? {
+                "standard" => {}
+                other => {
+                    return Err(format!("--profile takes standard (the only profile yet), got {other:?}"));
+                }
+            },
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse(args) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("askuser serve: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("askuser serve: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("askuser serve: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The store URL and the default token file beside it.
+fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), String> {
+    let data_dir = askuser_server::default_data_dir();
+    let store = if let Some(url) = &options.store {
+        url.clone()
+    } else {
+        let dir = data_dir.clone().ok_or("no home directory to keep the store in: pass --store")?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        format!("sqlite:{}", dir.join("pending.db").display())
+    };
+    let beside = store
+        .strip_prefix("sqlite:")
+        .map(|p| PathBuf::from(p.strip_prefix("//").unwrap_or(p)))
+        .map(|db| db.with_file_name("token"))
+        .or_else(|| data_dir.map(|d| d.join("token")));
+    Ok((store, beside))
+}
+
+async fn run(options: Options) -> Result<(), String> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
+    let (store_url, default_token_file) = store_and_token_file(&options)?;
+    let (token, token_place) = match (&options.token_file, std::env::var_os(TOKEN_ENV)) {
+        (None, Some(text)) => {
+            let text = text.into_string().map_err(|_| format!("{TOKEN_ENV} is not valid UTF-8"))?;
+            (
+                ApiToken::new(&text).map_err(|e| format!("{TOKEN_ENV}: {e}"))?,
+                format!("the {TOKEN_ENV} variable"),
+            )
+        }
+        (path, _) => {
+            let path = path
+                .clone()
+                .or(default_token_file)
+                .ok_or("no place for the token file: pass --token-file")?;
+            let (token, created) = ApiToken::load_or_create(&path).map_err(|e| e.to_string())?;
+            let place = format!("{}{}", path.display(), if created { " (created)" } else { "" });
+            (token, place)
+        }
+    };
+    let store = askuser_store::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(options.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
+    let mut builder = AnswerServer::builder(store, token).public_url(public_url.as_str());
+    if let Some(timeout) = options.default_timeout {
+        builder = builder.default_timeout(timeout);
+    }
+    if let Some(url) = &options.notify_url {
+        let notifier = Notifier::new(url, options.notify_format)
+            .map_err(|e| format!("--notify-url: {e}"))?
+            .include_questions(options.notify_questions)
+            .spawn();
+        builder = builder.on_asked(move |notice| notifier.notify(notice));
+        eprintln!("askuser serve: notifying {} of new questions", redact(url));
+    }
+    let server = builder.build();
+    eprintln!("askuser serve: listening on {public_url}");
+    eprintln!("askuser serve: store {}", redact(&store_url));
+    eprintln!("askuser serve: API token in {token_place}");
+    eprintln!("askuser serve: ask with `askuser ask --server {public_url} [--token-file PATH] call.json`");
+    if !local.ip().is_loopback() && options.public_url.is_none() {
+        eprintln!(
+            "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
+        );
+    }
+    server.serve(listener, shutdown_signal()).await.map_err(|e| format!("serving failed: {e}"))?;
+    eprintln!("askuser serve: stopped");
+    Ok(())
+}
+
+/// A store URL without its password, for printing.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((user_info, host)) if user_info.contains(':') => {
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{}", &rest[end..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    eprintln!("askuser serve: shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let o =
+            parse(&args(&["--store=sqlite:/tmp/x.db", "--bind", "127.0.0.1:0", "--token-file", "/tmp/t"]))
+                .unwrap();
+        assert_eq!(o.store.as_deref(), Some("sqlite:/tmp/x.db"));
+        assert_eq!(o.bind.port(), 0);
+        assert_eq!(o.token_file, Some(PathBuf::from("/tmp/t")));
+        let (store, token) = store_and_token_file(&o).unwrap();
+        assert_eq!((store.as_str(), token), ("sqlite:/tmp/x.db", Some(PathBuf::from("/tmp/token"))));
+        assert!(parse(&args(&["--bind", "nowhere"])).unwrap_err().contains("nowhere"));
+        assert!(parse(&args(&["--public-url", "ftp://x"])).unwrap_err().contains("http"));
+        assert!(parse(&args(&["--profile", "extended"])).unwrap_err().contains("standard"));
+        assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));
+        assert_eq!(redact("postgres://u:pw@h/db"), "postgres://u:***@h/db");
+    }
+}

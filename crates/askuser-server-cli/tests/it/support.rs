@@ -1,0 +1,65 @@
+//! Temporary directories, the binary as processes, and reading what they print.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_askuser-server");
+
+pub(crate) const ARGS: &str = r#"{"questions":[{"header":"Plan","question":"Which plan?",
+    "options":[{"label":"Small"},{"label":"Large"}]},
+    {"header":"Extras","question":"Which extras?","multi_select":true,
+    "options":[{"label":"Backups"},{"label":"Support"}]}]}"#;
+
+pub(crate) struct TempDir(pub(crate) PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("askuser-server-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Reads `stderr` lines until one starts with `prefix`; returns the rest of that line.
+pub(crate) async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = tokio::time::timeout(Duration::from_secs(30), stderr.read_line(&mut line)).await;
+        let n = read.expect("timed out reading stderr").unwrap();
+        assert!(n > 0, "stderr ended before {prefix:?}");
+        if let Some(rest) = line.trim_end().strip_prefix(prefix) {
+            return rest.to_owned();
+        }
+    }
+}
+
+pub(crate) fn serve(dir: &Path) -> Child {
+    Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--store"])
+        .arg(format!("sqlite:{}", dir.join("pending.db").display()))
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+pub(crate) fn field<'a>(html: &'a str, name: &str) -> &'a str {
+    let marker = format!(r#"name="{name}" value=""#);
+    let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} in {html}")) + marker.len();
+    &html[start..start + html[start..].find('"').unwrap()]
+}

@@ -1,0 +1,390 @@
+//! The JSON API under `/v1`, and `/healthz`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{AskUserRequest, AskUserResponse, Validator};
+use askuser_store::{Cursor, ListQuery, NewQuestion, PendingRecord, State as RecordState, Timestamp};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::events::{self, ServerEvent};
+use crate::http::{ApiJson, ApiQuery};
+use crate::{AppState, MAX_TIMEOUT, pages};
+
+/// The longest id or session id accepted, in characters.
+const MAX_ID_CHARS: usize = 256;
+
+/// `POST /v1/questions`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AskBody {
+    /// The tool call's arguments: the JSON text the model sent (a string), or the parsed object
+    /// (`{"questions": [...]}`).
+    #[schema(value_type = Object)]
+    arguments: serde_json::Value,
+    /// The session (conversation) the question belongs to.
+    #[serde(default)]
+    session_id: Option<String>,
+    /// The id to store it under (the tool-call id); a random one when absent. Asking again with
+    /// the same id and arguments returns the stored question.
+    #[serde(default)]
+    id: Option<String>,
+    /// How long to wait for an answer, in seconds; the server's default when absent.
+    #[serde(default)]
+    timeout_secs: Option<f64>,
+    /// The tool name the model called. Default: `ask_user_question`.
+    #[serde(default)]
+    tool_name: Option<String>,
+}
+
+/// A question was asked (or an ask repeated with the same id and arguments).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct AskReply {
+    id: String,
+    /// The page link: the public URL, the path and the batch token.
+    url: String,
+    /// When it expires (RFC 3339).
+    #[schema(value_type = String)]
+    expires_at: Timestamp,
+    /// The stored record (see docs/wire.md).
+    #[schema(value_type = Object)]
+    record: PendingRecord,
+}
+
+fn check_id(field: &'static str, value: &str) -> Result<(), ApiError> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > MAX_ID_CHARS {
+        return Err(ApiError::InvalidField {
+            field,
+            message: format!("must have 1 to {MAX_ID_CHARS} characters"),
+        });
+    }
+    if value.chars().any(|c| askuser_core::is_forbidden_char(c, false)) {
+        return Err(ApiError::InvalidField {
+            field,
+            message: "must not contain control characters or invisible formatting".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError> {
+    let Some(secs) = secs else { return Ok(default) };
+    Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero() && *d <= MAX_TIMEOUT).ok_or_else(|| {
+        ApiError::InvalidField {
+            field: "timeout_secs",
+            message: format!("must be a number of seconds above 0 and at most {}", MAX_TIMEOUT.as_secs()),
+        }
+    })
+}
+
+#[utoipa::path(post, path = "/v1/questions", request_body = AskBody, security(("bearer" = [])), responses(
+    (status = 201, body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
+    (status = 400, description = "`malformed_body`", body = ErrorBody), (status = 409, description = "`id_taken`", body = ErrorBody),
+    (status = 413, description = "`body_too_large`", body = ErrorBody), (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
+    (status = 422, description = "`invalid_arguments` (with `retry_payload`) or `invalid_field`", body = ErrorBody),
+    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
+pub(crate) async fn ask(
+    State(state): State<Arc<AppState>>,
+    ApiJson(body): ApiJson<AskBody>,
+) -> Result<Response, ApiError> {
+    if state.is_closing() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let validator = Validator::new();
+    let questions = match &body.arguments {
+        serde_json::Value::String(text) => validator.validate_json(text),
+        other => validator.validate_value(other),
+    }
+    .map_err(|e| ApiError::InvalidArguments { message: e.to_string(), retry_payload: e.retry_payload() })?;
+    let timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
+    // A repeated ask (a retry after a lost reply) returns the stored question and tells nobody.
+    let mut repeated = false;
+    let request = match body.id {
+        Some(id) => {
+            check_id("id", &id)?;
+            repeated = state.store.get(&id).await.map_err(ApiError::from_store)?.is_some();
+            AskUserRequest::with_id(id, questions)
+        }
+        None => AskUserRequest::new(questions),
+    };
+    let mut question = NewQuestion::new(request, timeout);
+    if let Some(session) = body.session_id {
+        check_id("session_id", &session)?;
+        question = question.session_id(session);
+    }
+    if let Some(tool) = body.tool_name {
+        check_id("tool_name", &tool)?;
+        question = question.tool_name(tool);
+    }
+    let record = state.store.put(question).await.map_err(ApiError::from_store)?;
+    let url = pages::page_url(&state, record.id());
+    if !repeated {
+        state.publish(ServerEvent::of(&record));
+        if let Some(hook) = &state.on_asked {
+            let questions = record.request().questions();
+            hook(&crate::AskedNotice {
+                id: record.id().to_owned(),
+                session_id: record.session_id().map(str::to_owned),
+                headers: questions.iter().map(|q| q.header().to_owned()).collect(),
+                questions: questions.iter().map(|q| q.question().to_owned()).collect(),
+                url: url.clone(),
+                expires_at: record.deadlines().expires_at().to_string(),
+            });
+        }
+    }
+    let reply =
+        AskReply { id: record.id().to_owned(), url, expires_at: record.deadlines().expires_at(), record };
+    Ok((StatusCode::CREATED, Json(reply)).into_response())
+}
+
+async fn fetch(state: &AppState, id: &str) -> Result<PendingRecord, ApiError> {
+    state
+        .store
+        .get(id)
+        .await
+        .map_err(ApiError::from_store)?
+        .ok_or_else(|| ApiError::NotFound { id: id.to_owned() })
+}
+
+#[utoipa::path(get, path = "/v1/questions/{id}", params(("id" = String, Path)), security(("bearer" = [])), responses(
+    (status = 200, description = "The record", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
+pub(crate) async fn get(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<PendingRecord>, ApiError> {
+    fetch(&state, &id).await.map(Json)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitQuery {
+    /// How long to hold the request open, in seconds (at most the server's maximum wait).
+    #[serde(default)]
+    timeout_secs: Option<f64>,
+}
+
+/// The answer to a wait: `done` once the question left `pending`; `result` is then the tool
+/// result the model receives (`null` for a cancelled question).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct WaitReply {
+    id: String,
+    /// `pending`, `answered`, `declined`, `timed_out` or `cancelled`.
+    #[schema(value_type = String)]
+    state: RecordState,
+    done: bool,
+    /// `answered`, `declined`, `timed_out` (the result's outcome), when there is a result.
+    outcome: Option<&'static str>,
+    result: Option<String>,
+    #[schema(value_type = Object)]
+    record: PendingRecord,
+}
+
+impl WaitReply {
+    fn of(record: PendingRecord) -> Result<Self, ApiError> {
+        let result = record.result().map_err(|e| {
+            tracing::error!(error = %e, "a stored response does not fit its request");
+            ApiError::Internal
+        })?;
+        Ok(Self {
+            id: record.id().to_owned(),
+            state: record.state(),
+            done: record.state() != RecordState::Pending,
+            outcome: result.as_ref().map(|r| r.outcome().as_str()),
+            result: result.map(askuser_core::AskUserResult::into_text),
+            record,
+        })
+    }
+}
+
+#[utoipa::path(get, path = "/v1/questions/{id}/wait", params(("id" = String, Path), WaitQuery), security(("bearer" = [])), responses(
+    (status = 200, description = "`done` once the question left pending; `result` is the tool result", body = WaitReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
+    (status = 400, description = "`invalid_query`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
+pub(crate) async fn wait(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<WaitQuery>,
+) -> Result<Json<WaitReply>, ApiError> {
+    let max = state.config.max_wait;
+    let limit = match query.timeout_secs {
+        None => max,
+        Some(secs) => Duration::try_from_secs_f64(secs).map_err(|_| ApiError::InvalidQuery {
+            message: "timeout_secs must be a number of seconds, 0 or more".to_owned(),
+        })?,
+    }
+    .min(max);
+    if state.is_closing() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let record = tokio::select! {
+        watched = tokio::time::timeout(limit, state.store.watch(&id)) => match watched {
+            Ok(settled) => settled.map_err(ApiError::from_store)?,
+            Err(_elapsed) => fetch(&state, &id).await?,
+        },
+        () = state.closed() => return Err(ApiError::ShuttingDown),
+    };
+    WaitReply::of(record).map(Json)
+}
+
+/// An answer that committed: the record and the tool result the model receives.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct AnswerReply {
+    /// The tool result the model receives.
+    result: String,
+    #[schema(value_type = Object)]
+    record: PendingRecord,
+}
+
+#[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer}], cancelled, answered_by}"), responses(
+    (status = 200, body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
+    (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
+    (status = 422, description = "`invalid_response`", body = ErrorBody)))]
+pub(crate) async fn answer(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    ApiJson(response): ApiJson<AskUserResponse>,
+) -> Result<Json<AnswerReply>, ApiError> {
+    let record = commit(&state, &id, &response).await?;
+    let result =
+        record.result().ok().flatten().map(askuser_core::AskUserResult::into_text).unwrap_or_default();
+    Ok(Json(AnswerReply { result, record }))
+}
+
+/// Commits an answer and tells listeners, including when the answer lost to a change that
+/// committed first (the record they show is stale either way).
+pub(crate) async fn commit(
+    state: &AppState,
+    id: &str,
+    response: &AskUserResponse,
+) -> Result<PendingRecord, ApiError> {
+    match state.store.answer(id, response).await {
+        Ok(record) => {
+            state.publish(ServerEvent::of(&record));
+            Ok(record)
+        }
+        Err(error) => Err(ApiError::from_store(error)),
+    }
+}
+
+#[utoipa::path(post, path = "/v1/questions/{id}/cancel", params(("id" = String, Path)), security(("bearer" = [])), responses(
+    (status = 200, description = "The record, `cancelled` unless it had already left pending", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
+pub(crate) async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<PendingRecord>, ApiError> {
+    let before = fetch(&state, &id).await?;
+    let record = state.store.cancel(&id).await.map_err(ApiError::from_store)?;
+    if record.version() != before.version() {
+        state.publish(ServerEvent::of(&record));
+    }
+    Ok(Json(record))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListParams {
+    /// Only this session's questions.
+    #[serde(default)]
+    session_id: Option<String>,
+    /// Only questions in this state.
+    #[serde(default)]
+    state: Option<String>,
+    /// At most this many (1–1000; default 100).
+    #[serde(default)]
+    limit: Option<usize>,
+    /// The previous page's `next`.
+    #[serde(default)]
+    after: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ListReply {
+    /// Oldest asked first.
+    #[schema(value_type = Vec<Object>)]
+    records: Vec<PendingRecord>,
+    /// The `after` of the next page; `null` on the last page.
+    next: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/questions", params(ListParams), security(("bearer" = [])), responses(
+    (status = 200, body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody)))]
+pub(crate) async fn list(
+    State(state): State<Arc<AppState>>,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<Json<ListReply>, ApiError> {
+    let mut query = ListQuery::new();
+    if let Some(session) = params.session_id {
+        query = query.session_id(session);
+    }
+    if let Some(wanted) = params.state {
+        let wanted: RecordState = wanted
+            .parse()
+            .map_err(|e: askuser_store::UnknownState| ApiError::InvalidQuery { message: e.to_string() })?;
+        query = query.state(wanted);
+    }
+    if let Some(limit) = params.limit {
+        query = query.limit(limit);
+    }
+    if let Some(after) = params.after {
+        let cursor: Cursor = after
+            .parse()
+            .map_err(|e: askuser_store::InvalidCursor| ApiError::InvalidQuery { message: e.to_string() })?;
+        query = query.after(cursor);
+    }
+    let page = state.store.list(&query).await.map_err(ApiError::from_store)?;
+    Ok(Json(ListReply { records: page.records, next: page.next.map(|c| c.to_string()) }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventParams {
+    /// Only this session's events.
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/events", params(EventParams), security(("bearer" = [])), responses(
+    (status = 200, description = "Server-sent events named after the state (`pending`, `answered`, `declined`, `timed_out`, `cancelled`, `lagged`), data {id, session_id, state, version}", content_type = "text/event-stream"), (status = 401, description = "`unauthorized`", body = ErrorBody)))]
+pub(crate) async fn events(
+    State(state): State<Arc<AppState>>,
+    ApiQuery(params): ApiQuery<EventParams>,
+) -> Result<Response, ApiError> {
+    if state.is_closing() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let session = params.session_id;
+    Ok(events::stream(&state, move |event| session.is_none() || event.session_id == session).into_response())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Health {
+    /// `ok`, `unavailable` or `shutting_down`.
+    status: &'static str,
+}
+
+#[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health), (status = 503, body = Health)))]
+/// `GET /healthz`: 200 `{"status":"ok"}` when the store answers a read; 503 with
+/// `unavailable` or `shutting_down` otherwise. No token needed; it tells nothing else.
+pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    if state.is_closing() {
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "shutting_down" })).into_response();
+    }
+    match state.store.get("").await {
+        Ok(_) => Json(Health { status: "ok" }).into_response(),
+        Err(error) => {
+            tracing::error!(error = %crate::error::with_causes(&error), "health check: the store failed");
+            (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "unavailable" })).into_response()
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Access: the API token, the token file, and the keys derived from the token for page links,
+//! login cookies and CSRF tokens. Every comparison of a secret is constant-time.
+//!
+//! Everything a replica checks is derived from the one API token, so a link or a cookie made by
+//! one replica is accepted by every replica that shares the token, with no state between them.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::Path;
+
+use hmac::{Hmac, KeyInit as _, Mac as _};
+use sha2::Sha256;
+use subtle::ConstantTimeEq as _;
+
+/// The environment variable that holds the API token, read by `serve` and `ask --server` when no
+/// `--token-file` is given.
+pub const TOKEN_ENV: &str = "ASKUSER_TOKEN";
+
+/// The shortest API token accepted, in characters (a generated one has 64).
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// The API token: a secret shared by the server and its clients. Never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiToken(String);
+
+impl fmt::Debug for ApiToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiToken(***)")
+    }
+}
+
+/// A token that cannot be used, or a token file that cannot be read or created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// Shorter than [`MIN_TOKEN_CHARS`], or with whitespace or control characters inside.
+    #[error("the API token must be at least {MIN_TOKEN_CHARS} printable characters without spaces")]
+    Weak,
+    /// The token file could not be read or written.
+    #[error("token file {path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The operating system's random source failed.
+    #[error("no randomness available for a new token")]
+    Random,
+}
+
+impl ApiToken {
+    /// A token from its text (surrounding whitespace removed).
+    ///
+    /// # Errors
+    ///
+    /// [`TokenError::Weak`] when it is too short or has inner whitespace or control characters.
+    pub fn new(text: &str) -> Result<Self, TokenError> {
+        let text = text.trim();
+        if text.chars().count() < MIN_TOKEN_CHARS || text.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(TokenError::Weak);
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    /// A fresh token: 256 random bits as 64 hex digits.
+    ///
+    /// # Errors
+    ///
+    /// [`TokenError::Random`] when the operating system has no randomness to give.
+    pub fn generate() -> Result<Self, TokenError> {
+        Ok(Self(hex(&random_bytes::<32>()?)))
+    }
+
+    /// Reads the token file at `path`, or creates it (mode 0600, parent directories too) with a
+    /// fresh token when it does not exist. Returns the token and whether the file was created.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read or created; its content is not a usable token.
+    pub fn load_or_create(path: &Path) -> Result<(Self, bool), TokenError> {
+        let file_error = |source| TokenError::File { path: path.display().to_string(), source };
+        match std::fs::read_to_string(path) {
+            Ok(text) => return Ok((Self::new(&text)?, false)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(file_error(e)),
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(file_error)?;
+        }
+        let token = Self::generate()?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(path) {
+            Ok(mut file) => {
+                writeln!(file, "{}", token.0).map_err(file_error)?;
+                Ok((token, true))
+            }
+            // Another process created it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let text = std::fs::read_to_string(path).map_err(file_error)?;
+                Ok((Self::new(&text)?, false))
+            }
+            Err(e) => Err(file_error(e)),
+        }
+    }
+
+    /// Reads a token file that must exist (a client's view).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read; its content is not a usable token.
+    pub fn read(path: &Path) -> Result<Self, TokenError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| TokenError::File { path: path.display().to_string(), source })?;
+        Self::new(&text)
+    }
+
+    /// The token's text, to send as `Authorization: Bearer …`.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `candidate` is this token, in time independent of where they differ.
+    #[must_use]
+    pub fn matches(&self, candidate: &str) -> bool {
+        self.0.as_bytes().ct_eq(candidate.as_bytes()).into()
+    }
+}
+
+/// The keys derived from the API token, and what they sign.
+#[derive(Clone)]
+pub(crate) struct Keys {
+    token: ApiToken,
+    /// Signs page links (batch tokens), login cookies and CSRF tokens.
+    signing: [u8; 32],
+}
+
+impl fmt::Debug for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Keys(***)")
+    }
+}
+
+/// How long a login cookie stays valid: 30 days.
+pub(crate) const LOGIN_SECS: i64 = 30 * 24 * 3600;
+
+impl Keys {
+    pub(crate) fn new(token: ApiToken) -> Self {
+        let signing = mac(token.0.as_bytes(), &[b"askuser signing key v1"]);
+        Self { token, signing }
+    }
+
+    pub(crate) fn token(&self) -> &ApiToken {
+        &self.token
+    }
+
+    /// The batch token of question `id`: 128 bits, hex.
+    pub(crate) fn batch_token(&self, id: &str) -> String {
+        hex(&mac(&self.signing, &[b"batch", id.as_bytes()])[..16])
+    }
+
+    pub(crate) fn check_batch_token(&self, id: &str, candidate: &str) -> bool {
+        self.batch_token(id).as_bytes().ct_eq(candidate.as_bytes()).into()
+    }
+
+    /// A login cookie's value, valid until `expires` (Unix seconds): `EXPIRES.SIGNATURE`.
+    pub(crate) fn login_cookie(&self, expires: i64) -> String {
+        let expires = expires.to_string();
+        format!("{expires}.{}", hex(&mac(&self.signing, &[b"login", expires.as_bytes()])))
+    }
+
+    /// Whether `value` is a login cookie of this server that has not expired at `now` (Unix secs).
+    pub(crate) fn check_login_cookie(&self, value: &str, now: i64) -> bool {
+        let Some((expires, _)) = value.split_once('.') else { return false };
+        let Ok(at) = expires.parse::<i64>() else { return false };
+        let good: bool = self.login_cookie(at).as_bytes().ct_eq(value.as_bytes()).into();
+        good && at > now
+    }
+
+    /// The CSRF token for a form about question `id`, bound to the credential that opened it
+    /// (the batch token or the login cookie).
+    pub(crate) fn csrf(&self, id: &str, credential: &str) -> String {
+        hex(&mac(&self.signing, &[b"csrf", id.as_bytes(), b"\0", credential.as_bytes()])[..16])
+    }
+
+    pub(crate) fn check_csrf(&self, id: &str, credential: &str, candidate: &str) -> bool {
+        self.csrf(id, credential).as_bytes().ct_eq(candidate.as_bytes()).into()
+    }
+}
+
+fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+    for part in parts {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+fn random_bytes<const N: usize>() -> Result<[u8; N], TokenError> {
+    let mut bytes = [0; N];
+    getrandom::fill(&mut bytes).map_err(|_| TokenError::Random)?;
+    Ok(bytes)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> Keys {
+        Keys::new(ApiToken::new("0123456789abcdef0123").unwrap())
+    }
+
+    #[test]
+    fn batch_tokens_are_128_bits_and_bound_to_the_id() {
+        let keys = keys();
+        let token = keys.batch_token("call_1");
+        assert_eq!(token.len(), 32);
+        assert!(keys.check_batch_token("call_1", &token));
+        assert!(!keys.check_batch_token("call_2", &token));
+        assert!(!keys.check_batch_token("call_1", &token[..31]));
+        let other = Keys::new(ApiToken::new("another-token-of-enough-length").unwrap());
+        assert!(!other.check_batch_token("call_1", &token));
+    }
+
+    #[test]
+    fn login_cookies_expire_and_cannot_be_forged() {
+        let keys = keys();
+        let cookie = keys.login_cookie(1_000);
+        assert!(keys.check_login_cookie(&cookie, 999));
+        assert!(!keys.check_login_cookie(&cookie, 1_000));
+        let forged = cookie.replacen("1000", "9999", 1);
+        assert!(!keys.check_login_cookie(&forged, 999));
+        assert!(!keys.check_login_cookie("garbage", 0));
+    }
+
+    #[test]
+    fn csrf_tokens_are_bound_to_question_and_credential() {
+        let keys = keys();
+        let csrf = keys.csrf("q", "cred");
+        assert!(keys.check_csrf("q", "cred", &csrf));
+        assert!(!keys.check_csrf("q", "other", &csrf));
+        assert!(!keys.check_csrf("r", "cred", &csrf));
+    }
+
+    #[test]
+    fn weak_tokens_are_refused() {
+        assert!(matches!(ApiToken::new("short"), Err(TokenError::Weak)));
+        assert!(matches!(ApiToken::new("has a space inside it"), Err(TokenError::Weak)));
+        assert_eq!(ApiToken::new("  0123456789abcdef\n").unwrap().expose(), "0123456789abcdef");
+        assert_eq!(format!("{:?}", ApiToken::generate().unwrap()), "ApiToken(***)");
+    }
+
+    #[test]
+    fn token_files_are_created_private_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("askuser-token-test-{}", std::process::id()));
+        let path = dir.join("sub").join("token");
+        let (created, was_created) = ApiToken::load_or_create(&path).unwrap();
+        assert!(was_created);
+        assert_eq!(created.expose().len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        let (again, was_created) = ApiToken::load_or_create(&path).unwrap();
+        assert!(!was_created);
+        assert_eq!(again, created);
+        assert_eq!(ApiToken::read(&path).unwrap(), created);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

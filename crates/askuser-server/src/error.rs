@@ -1,0 +1,232 @@
+//! [`ApiError`]: every way a `/v1` request fails, as one enum with a stable JSON `error` code.
+
+use askuser_store::{PendingRecord, StoreError};
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// A `/v1` request failed. Becomes `{"error": CODE, "message": TEXT, …}` with the status
+/// [`status`](Self::status); the code ([`code`](Self::code)) is stable, the message is for people.
+///
+/// No variant carries an internal error's text, a path or a secret to the client: a store failure
+/// is logged on the server and reaches the client as `internal`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No `Authorization: Bearer TOKEN` header, or a wrong token. 401 `unauthorized`.
+    #[error("a valid API token is required (Authorization: Bearer TOKEN)")]
+    Unauthorized,
+    /// No question has this id. 404 `not_found`.
+    #[error("no question has id {id:?}")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// No route has this path. 404 `no_route`.
+    #[error("no such endpoint")]
+    NoRoute,
+    /// The route exists but not with this method. 405 `method_not_allowed`.
+    #[error("method not allowed on this endpoint")]
+    MethodNotAllowed,
+    /// The question was already answered or declined; the body's `record` holds the first answer.
+    /// 409 `already_answered`.
+    #[error("the question was already answered; the first answer stands")]
+    AlreadyAnswered {
+        /// The record with the first answer.
+        first: Box<PendingRecord>,
+    },
+    /// The question timed out or was cancelled. 410 `closed`, with the `record`.
+    #[error("the question is {} and can no longer be answered", .record.state())]
+    Closed {
+        /// The record as it stands.
+        record: Box<PendingRecord>,
+    },
+    /// An ask with an id that a different question already has. 409 `id_taken`.
+    #[error("id {id:?} is already taken by a different question")]
+    IdTaken {
+        /// The id.
+        id: String,
+    },
+    /// The tool-call arguments are invalid; `retry_payload` is what the model should read.
+    /// 422 `invalid_arguments`.
+    #[error("invalid tool-call arguments: {message}")]
+    InvalidArguments {
+        /// The validation error, for people.
+        message: String,
+        /// The retry payload the model receives for these arguments.
+        retry_payload: String,
+    },
+    /// The answer does not fit the question; nothing was written. 422 `invalid_response`.
+    #[error("the answer does not fit the question: {message}")]
+    InvalidResponse {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A field of the body has a value the endpoint does not take. 422 `invalid_field`.
+    #[error("invalid {field}: {message}")]
+    InvalidField {
+        /// The field's name.
+        field: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// The body is not the JSON the endpoint takes. 400 `malformed_body`.
+    #[error("malformed request body: {message}")]
+    MalformedBody {
+        /// Where and what, as the JSON reader says it.
+        message: String,
+    },
+    /// The body is not `Content-Type: application/json`. 415 `unsupported_media_type`.
+    #[error("the request body must be JSON (Content-Type: application/json)")]
+    UnsupportedMediaType,
+    /// The body is larger than the server accepts. 413 `body_too_large`.
+    #[error("the request body is larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// A query parameter is invalid. 400 `invalid_query`.
+    #[error("invalid query: {message}")]
+    InvalidQuery {
+        /// Which parameter, and why.
+        message: String,
+    },
+    /// The server is shutting down; ask another replica or retry. 503 `shutting_down`.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The store failed (details are in the server's log). 500 `internal`.
+    #[error("internal error")]
+    Internal,
+}
+
+impl ApiError {
+    /// The stable code in the body's `error` field.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unauthorized => "unauthorized",
+            Self::NotFound { .. } => "not_found",
+            Self::NoRoute => "no_route",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::AlreadyAnswered { .. } => "already_answered",
+            Self::Closed { .. } => "closed",
+            Self::IdTaken { .. } => "id_taken",
+            Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::InvalidResponse { .. } => "invalid_response",
+            Self::InvalidField { .. } => "invalid_field",
+            Self::MalformedBody { .. } => "malformed_body",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::BodyTooLarge { .. } => "body_too_large",
+            Self::InvalidQuery { .. } => "invalid_query",
+            Self::ShuttingDown => "shutting_down",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound { .. } | Self::NoRoute => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::AlreadyAnswered { .. } | Self::IdTaken { .. } => StatusCode::CONFLICT,
+            Self::Closed { .. } => StatusCode::GONE,
+            Self::InvalidArguments { .. } | Self::InvalidResponse { .. } | Self::InvalidField { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            Self::MalformedBody { .. } | Self::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// A store error as the client may see it; a database failure is logged here and becomes
+    /// [`Internal`](Self::Internal).
+    pub(crate) fn from_store(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound { id } => Self::NotFound { id },
+            StoreError::Conflict { first } => Self::AlreadyAnswered { first },
+            StoreError::Closed { record } => Self::Closed { record },
+            StoreError::IdTaken { id } => Self::IdTaken { id },
+            StoreError::InvalidResponse { source, .. } => {
+                Self::InvalidResponse { message: source.to_string() }
+            }
+            other => {
+                tracing::error!(error = %with_causes(&other), "store failure");
+                Self::Internal
+            }
+        }
+    }
+
+    /// A JSON body the extractor rejected.
+    pub(crate) fn from_json_rejection(rejection: &JsonRejection, limit: usize) -> Self {
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => Self::BodyTooLarge { limit },
+            other => Self::MalformedBody { message: other.body_text() },
+        }
+    }
+
+    /// A query string the extractor rejected.
+    pub(crate) fn from_query_rejection(rejection: &QueryRejection) -> Self {
+        Self::InvalidQuery { message: rejection.body_text() }
+    }
+}
+
+/// `error` followed by its causes.
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+/// The body of every `/v1` error.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorBody<'a> {
+    /// The stable code: `unauthorized`, `not_found`, `no_route`, `method_not_allowed`,
+    /// `already_answered`, `closed`, `id_taken`, `invalid_arguments`, `invalid_response`,
+    /// `invalid_field`, `malformed_body`, `unsupported_media_type`, `body_too_large`,
+    /// `invalid_query`, `shutting_down`, `internal`.
+    error: &'static str,
+    /// For people; its wording may change.
+    message: String,
+    /// The record as it stands, with `already_answered` and `closed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    record: Option<&'a PendingRecord>,
+    /// What the model should read, with `invalid_arguments`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_payload: Option<&'a str>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let record = match &self {
+            Self::AlreadyAnswered { first: record } | Self::Closed { record } => Some(&**record),
+            _ => None,
+        };
+        let retry_payload = match &self {
+            Self::InvalidArguments { retry_payload, .. } => Some(retry_payload.as_str()),
+            _ => None,
+        };
+        let body = ErrorBody { error: self.code(), message: self.to_string(), record, retry_payload };
+        let mut response = (self.status(), Json(body)).into_response();
+        if matches!(self, Self::Unauthorized) {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"askuser\""),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,134 @@
+//! The router and what every request goes through: the API token check, JSON and query
+//! extractors that fail as [`ApiError`]s, security headers, the body limit and the access log.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::error::ApiError;
+use crate::{AppState, api, pages};
+
+/// The Content-Security-Policy of every response: nothing from elsewhere, no inline script or
+/// style, forms post only here, no framing.
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+    connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    let v1 = Router::new()
+        .route("/questions", post(api::ask).get(api::list))
+        .route("/questions/{id}", get(api::get))
+        .route("/questions/{id}/wait", get(api::wait))
+        .route("/questions/{id}/answer", post(api::answer))
+        .route("/questions/{id}/cancel", post(api::cancel))
+        .route("/events", get(api::events))
+        .fallback(|| async { ApiError::NoRoute })
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), require_token));
+    let limit = state.config.body_limit;
+    Router::new()
+        .nest("/v1", v1)
+        .route("/healthz", get(api::healthz))
+        .route("/openapi.json", get(crate::openapi::serve))
+        .merge(pages::routes())
+        .fallback(pages::not_found)
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        // Page links carry their token in the path: never send it on to another site.
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(middleware::from_fn(access_log))
+        .with_state(state)
+}
+
+/// `/v1` takes the API token as `Authorization: Bearer TOKEN`, compared in constant time.
+async fn require_token(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(token) if state.keys.token().matches(token) => next.run(request).await,
+        _ => ApiError::Unauthorized.into_response(),
+    }
+}
+
+/// One line per request: method, the route's pattern (never the path itself, which may hold a
+/// page token or an id), status and time. No query, no body, no question content.
+async fn access_log(request: Request, next: Next) -> Response {
+    let method: Method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "(unmatched)".to_owned(), |p| p.as_str().to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(
+        target: "askuser_server::access",
+        %method,
+        route,
+        status = response.status().as_u16(),
+        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "request"
+    );
+    response
+}
+
+/// A JSON body that fails as an [`ApiError`] (`malformed_body`, `body_too_large`,
+/// `unsupported_media_type`).
+pub(crate) struct ApiJson<T>(pub(crate) T);
+
+impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(request, state).await {
+            Ok(Json(value)) => Ok(Self(value)),
+            Err(rejection) => Err(ApiError::from_json_rejection(&rejection, state.config.body_limit)),
+        }
+    }
+}
+
+/// A query string that fails as an [`ApiError`] (`invalid_query`).
+pub(crate) struct ApiQuery<T>(pub(crate) T);
+
+impl<T: DeserializeOwned> FromRequestParts<Arc<AppState>> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Self(value)),
+            Err(rejection) => Err(ApiError::from_query_rejection(&rejection)),
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The askuser answer server: a person answers pending `ask_user_question` calls from a phone or
+//! any browser, and agents in any language ask over HTTP.
+//!
+//! [`AnswerServer`] serves, over any [`PendingStore`]:
+//!
+//! - the JSON API under `/v1` (ask, get, wait, answer, cancel, list, an event stream), guarded by
+//!   one API token sent as `Authorization: Bearer TOKEN`; errors are [`ApiError`]s, JSON bodies
+//!   with a stable `error` code;
+//! - the pages a person answers on (server-rendered, no JavaScript needed), reached through a
+//!   per-question link carrying an unguessable token, or after logging in with the API token;
+//! - `/healthz`, and `/openapi.json`: the API described in `OpenAPI` 3.1, generated from the code.
+//!
+//! Links, login cookies and CSRF tokens are all derived from the API token, so any number of
+//! replicas sharing one store (PostgreSQL) and one token act as one server. See `docs/server.md`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use askuser_server::{AnswerServer, ApiToken};
+//! use askuser_store::MemoryStore;
+//!
+//! let server = AnswerServer::builder(Arc::new(MemoryStore::new()), ApiToken::generate().unwrap())
+//!     .public_url("http://127.0.0.1:8765")
+//!     .build();
+//! let app: axum::Router = server.router();
+//! # drop(app);
+//! ```
+//!
+//! # Feature flags
+//!
+//! - `client`: [`HttpAnswerer`], an `Answerer` that asks through a remote server, and
+//!   [`Notifier`], a webhook for new questions (reqwest with rustls).
+
+mod api;
+mod auth;
+mod error;
+mod events;
+mod http;
+mod openapi;
+mod pages;
+mod paths;
+
+#[cfg(feature = "client")]
+mod client;
+#[cfg(feature = "client")]
+mod notify;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_store::PendingStore;
+use axum::Router;
+use tokio::sync::{broadcast, watch};
+
+pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError};
+#[cfg(feature = "client")]
+pub use client::{ClientError, HttpAnswerer};
+pub use error::ApiError;
+pub use events::ServerEvent;
+#[cfg(feature = "client")]
+pub use notify::{Notifier, NotifierHandle, NotifyFormat};
+pub use paths::default_data_dir;
+
+/// How long a question waits when the asker does not say: one hour.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_hours(1);
+
+/// The longest timeout an asker may set: seven days.
+pub const MAX_TIMEOUT: Duration = Duration::from_hours(7 * 24);
+
+/// The longest a single wait (long-poll) holds a request open: 60 seconds.
+pub const MAX_WAIT: Duration = Duration::from_mins(1);
+
+/// The largest request body accepted by default: 256 KiB.
+pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
+
+/// The answer server: build it with [`AnswerServer::builder`], then serve its
+/// [`router`](Self::router) (in tests: call it in process) or run [`serve`](Self::serve).
+#[derive(Clone)]
+pub struct AnswerServer {
+    state: Arc<AppState>,
+}
+
+impl fmt::Debug for AnswerServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnswerServerBuilder")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for AnswerServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnswerServer")
+            .field("store", &self.state.store)
+            .field("public_url", &self.state.config.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct AppState {
+    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) keys: auth::Keys,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) config: Config,
+    /// Becomes `true` when the server shuts down: waits and event streams end.
+    pub(crate) closing: watch::Sender<bool>,
+    pub(crate) on_asked: Option<Arc<AskedHook>>,
+}
+
+/// What [`AnswerServerBuilder::on_asked`] calls.
+type AskedHook = dyn Fn(&AskedNotice) + Send + Sync;
+
+/// A new question, as told to [`AnswerServerBuilder::on_asked`] (and so to a webhook).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AskedNotice {
+    /// The question's id.
+    pub id: String,
+    /// Its session, when the asker gave one.
+    pub session_id: Option<String>,
+    /// The questions' headers (short labels), in order.
+    pub headers: Vec<String>,
+    /// The questions' full text, in order. A notifier leaves it out unless told to include it.
+    pub questions: Vec<String>,
+    /// The page link.
+    pub url: String,
+    /// When it expires (RFC 3339).
+    pub expires_at: String,
+}
+
+impl AppState {
+    /// Resolves when the server starts shutting down.
+    pub(crate) async fn closed(&self) {
+        let mut closing = self.closing.subscribe();
+        // An error means the sender is gone: shut down too.
+        let _ = closing.wait_for(|closing| *closing).await;
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    pub(crate) fn publish(&self, event: ServerEvent) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.events.send(event);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) public_url: String,
+    pub(crate) default_timeout: Duration,
+    pub(crate) max_wait: Duration,
+    pub(crate) body_limit: usize,
+    pub(crate) sweep_interval: Duration,
+}
+
+/// Configures an [`AnswerServer`].
+#[must_use]
+pub struct AnswerServerBuilder {
+    store: Arc<dyn PendingStore>,
+    token: ApiToken,
+    config: Config,
+    on_asked: Option<Arc<AskedHook>>,
+}
+
+impl AnswerServerBuilder {
+    /// The URL people reach this server at, used in page links (`http://127.0.0.1:8765`,
+    /// `https://ask.example.com`). Default: `http://127.0.0.1:8765`. A trailing `/` is dropped.
+    /// An `https` URL also marks the login cookie `Secure`.
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        let url: String = url.into();
+        url.trim_end_matches('/').clone_into(&mut self.config.public_url);
+        self
+    }
+
+    /// How long a question waits when the asker gives no timeout. Default: [`DEFAULT_TIMEOUT`].
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.config.default_timeout = timeout.min(MAX_TIMEOUT);
+        self
+    }
+
+    /// The longest one wait request holds open. Default and maximum: [`MAX_WAIT`].
+    pub fn max_wait(mut self, wait: Duration) -> Self {
+        self.config.max_wait = wait.min(MAX_WAIT);
+        self
+    }
+
+    /// The largest request body accepted, in bytes. Default: [`DEFAULT_BODY_LIMIT`].
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// How often the server expires overdue questions (and tells listeners). Default: 1 s.
+    pub fn sweep_interval(mut self, interval: Duration) -> Self {
+        self.config.sweep_interval = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
+    /// request's task: it must not block (a `Notifier`, feature `client`, queues and returns).
+    pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
+        self.on_asked = Some(Arc::new(hook));
+        self
+    }
+
+    /// The server.
+    #[must_use]
+    pub fn build(self) -> AnswerServer {
+        let (events, _) = broadcast::channel(1024);
+        let (closing, _) = watch::channel(false);
+        AnswerServer {
+            state: Arc::new(AppState {
+                store: self.store,
+                keys: auth::Keys::new(self.token),
+                events,
+                config: self.config,
+                closing,
+                on_asked: self.on_asked,
+            }),
+        }
+    }
+}
+
+impl AnswerServer {
+    /// A server over `store`, guarded by `token`.
+    pub fn builder(store: Arc<dyn PendingStore>, token: ApiToken) -> AnswerServerBuilder {
+        AnswerServerBuilder {
+            store,
+            token,
+            config: Config {
+                public_url: "http://127.0.0.1:8765".to_owned(),
+                default_timeout: DEFAULT_TIMEOUT,
+                max_wait: MAX_WAIT,
+                body_limit: DEFAULT_BODY_LIMIT,
+                sweep_interval: Duration::from_secs(1),
+            },
+            on_asked: None,
+        }
+    }
+
+    /// The whole application: `/v1`, the pages, `/healthz`, with the security headers, the body
+    /// limit and the access log. Nothing runs in the background until [`serve`](Self::serve) or
+    /// [`spawn_sweeper`](Self::spawn_sweeper).
+    pub fn router(&self) -> Router {
+        http::router(Arc::clone(&self.state))
+    }
+
+    /// The page link of question `id`: the public URL, the path and the batch token.
+    #[must_use]
+    pub fn page_url(&self, id: &str) -> String {
+        pages::page_url(&self.state, id)
+    }
+
+    /// Starts the task that expires overdue questions every sweep interval and publishes a
+    /// `timed_out` event for each; it stops when the server shuts down.
+    #[must_use = "dropping the handle does not stop the sweeper; shutdown does"]
+    pub fn spawn_sweeper(&self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(events::sweep_loop(Arc::clone(&self.state)))
+    }
+
+    /// Starts shutting down: pending waits return `503 shutting_down`, event streams end, and new
+    /// requests that would wait are refused. Answers in flight are committed.
+    pub fn shutdown(&self) {
+        self.state.closing.send_replace(true);
+    }
+
+    /// Serves on `listener` until `signal` resolves, then shuts down gracefully: waits and event
+    /// streams are released with a clear status, requests in flight finish, and this returns.
+    ///
+    /// # Errors
+    ///
+    /// The listener failed.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let sweeper = self.spawn_sweeper();
+        let this = self.clone();
+        let result = axum::serve(listener, self.router())
+            .with_graceful_shutdown(async move {
+                signal.await;
+                this.shutdown();
+            })
+            .await;
+        self.shutdown();
+        let _ = sweeper.await;
+        result
+    }
+}

@@ -1,0 +1,773 @@
+//! The pages a person answers on: server-rendered (askama escapes everything by default), usable
+//! without JavaScript (a small script only reloads the page when the server says something
+//! changed), no external assets.
+//!
+//! | path | what | access |
+//! | --- | --- | --- |
+//! | `/q/{id}/{token}` | one batch of questions as a form | the link's batch token |
+//! | `/q/{id}` | the same | login cookie |
+//! | `/` | every pending question | login cookie |
+//! | `/s/{session}` | a session's pending questions | login cookie |
+//! | `/s/{session}/history` | a session's answered questions | login cookie |
+//! | `/login`, `/logout` | the login cookie | the API token |
+//!
+//! Every form carries a CSRF token bound to the question and the credential that opened it.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use askama::Template;
+use askuser_core::{AskUserAnswer, AskUserResponse, Question};
+use askuser_store::{ListQuery, PendingRecord, State as RecordState, Timestamp};
+use axum::Router;
+use axum::extract::{Form, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+use crate::AppState;
+use crate::auth::LOGIN_SECS;
+use crate::error::ApiError;
+use crate::events::{self, ServerEvent};
+use crate::paths::encode_segment;
+
+const LOGIN_COOKIE: &str = "askuser_login";
+
+/// The longest custom answer the form accepts, in characters.
+const MAX_OTHER_CHARS: usize = 10_000;
+
+/// The page link of question `id`: the public URL, the path and the batch token.
+pub(crate) fn page_url(state: &AppState, id: &str) -> String {
+    format!("{}{}", state.config.public_url, link_path(state, id))
+}
+
+fn link_path(state: &AppState, id: &str) -> String {
+    format!("/q/{}/{}", encode_segment(id), state.keys.batch_token(id))
+}
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(home))
+        .route("/login", get(login_form).post(login))
+        .route("/logout", axum::routing::post(logout))
+        .route("/s/{session}", get(session_page))
+        .route("/s/{session}/history", get(history_page))
+        .route("/s/{session}/events", get(session_events))
+        .route("/events", get(all_events))
+        .route("/q/{id}", get(batch_by_cookie).post(submit_by_cookie))
+        .route("/q/{id}/events", get(batch_events_by_cookie))
+        .route("/q/{id}/{token}", get(batch_by_link).post(submit_by_link))
+        .route("/q/{id}/{token}/events", get(batch_events_by_link))
+        .route("/assets/app.css", get(css))
+        .route("/assets/live.js", get(script))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access
+
+/// What opened a page: the batch token of a link, or a login cookie. Its text binds CSRF tokens.
+struct Access {
+    credential: String,
+    /// Whether it is a login (which may see other questions), not a single link.
+    logged_in: bool,
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+fn login_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(LOGIN_COOKIE)?.strip_prefix('='))
+}
+
+fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
+    let cookie = login_cookie(headers)?;
+    state
+        .keys
+        .check_login_cookie(cookie, now_secs())
+        .then(|| Access { credential: cookie.to_owned(), logged_in: true })
+}
+
+fn by_link(state: &AppState, id: &str, token: &str) -> Option<Access> {
+    state.keys.check_batch_token(id, token).then(|| Access { credential: token.to_owned(), logged_in: false })
+}
+
+/// Where to go without a login: the login page.
+fn to_login() -> Response {
+    Redirect::to("/login").into_response()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+fn render(template: &impl Template, status: StatusCode) -> Response {
+    match template.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "rendering a page failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
+    }
+}
+
+/// `2026-11-30 18:30 UTC`.
+fn when(at: Timestamp) -> String {
+    let text = at.to_string();
+    format!("{} UTC", text.get(..16).unwrap_or(&text).replace('T', " "))
+}
+
+struct AnswerLine {
+    header: String,
+    text: String,
+}
+
+fn answer_lines(response: Option<&AskUserResponse>) -> Vec<AnswerLine> {
+    let Some(response) = response else { return Vec::new() };
+    response
+        .answers
+        .iter()
+        .map(|a| AnswerLine {
+            header: a.header.clone(),
+            text: a.custom_answer.clone().unwrap_or_else(|| a.selected.join(", ")),
+        })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage {
+    title: String,
+    text: String,
+    answers: Vec<AnswerLine>,
+    back: Option<String>,
+    live: Option<String>,
+}
+
+fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    let page = MessagePage {
+        title: title.to_owned(),
+        text: text.to_owned(),
+        answers: Vec::new(),
+        back: None,
+        live: None,
+    };
+    render(&page, status)
+}
+
+pub(crate) async fn not_found() -> Response {
+    message(StatusCode::NOT_FOUND, "Not found", "There is nothing at this address.")
+}
+
+fn failure(error: &ApiError) -> Response {
+    match error {
+        ApiError::NotFound { .. } => message(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "There is no such question (it may have been removed).",
+        ),
+        ApiError::ShuttingDown => message(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Restarting",
+            "The server is restarting: try again in a moment.",
+        ),
+        _ => message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "The server could not do that. Try again in a moment.",
+        ),
+    }
+}
+
+/// The page for a question that is no longer pending.
+fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> Response {
+    let (title, text) = match record.state() {
+        RecordState::Answered => (
+            "Already answered",
+            format!("These questions were answered at {}. The first answer stands.", when_closed(record)),
+        ),
+        RecordState::Declined => {
+            ("Declined", format!("These questions were declined at {}.", when_closed(record)))
+        }
+        RecordState::TimedOut => (
+            "Expired",
+            "Nobody answered in time, so the assistant was told so. Nothing can be sent any more.".to_owned(),
+        ),
+        _ => ("Withdrawn", "The assistant stopped waiting for these answers.".to_owned()),
+    };
+    let page = MessagePage {
+        title: title.to_owned(),
+        text,
+        answers: answer_lines(record.response()),
+        back: access.logged_in.then(|| back_link(record)),
+        live: None,
+    };
+    render(&page, status)
+}
+
+fn when_closed(record: &PendingRecord) -> String {
+    record.closed_at().map_or_else(|| "an unknown time".to_owned(), when)
+}
+
+fn back_link(record: &PendingRecord) -> String {
+    record.session_id().map_or_else(|| "/".to_owned(), |s| format!("/s/{}", encode_segment(s)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+struct Item {
+    link: String,
+    headers: String,
+    session: Option<String>,
+    when: String,
+    answers: Vec<AnswerLine>,
+}
+
+#[derive(Template)]
+#[template(path = "list.html")]
+struct ListPage {
+    title: String,
+    items: Vec<Item>,
+    links: Vec<(String, String)>,
+    live: Option<String>,
+}
+
+fn headers_of(record: &PendingRecord) -> String {
+    record.request().questions().iter().map(Question::header).collect::<Vec<_>>().join(" · ")
+}
+
+async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<Item>, ApiError> {
+    let mut query = ListQuery::new().state(RecordState::Pending).limit(ListQuery::MAX_LIMIT);
+    if let Some(session) = session {
+        query = query.session_id(session);
+    }
+    let page = state.store.list(&query).await.map_err(ApiError::from_store)?;
+    Ok(page
+        .records
+        .iter()
+        .map(|r| Item {
+            link: format!("/q/{}", encode_segment(r.id())),
+            headers: headers_of(r),
+            session: session.is_none().then(|| r.session_id().map(str::to_owned)).flatten(),
+            when: format!(
+                "asked {}, open until {}",
+                when(r.deadlines().asked_at()),
+                when(r.deadlines().expires_at())
+            ),
+            answers: Vec::new(),
+        })
+        .collect())
+}
+
+async fn home(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return to_login();
+    }
+    match pending_items(&state, None).await {
+        Ok(items) => render(
+            &ListPage {
+                title: "Waiting for your answer".to_owned(),
+                items,
+                links: Vec::new(),
+                live: Some("/events".to_owned()),
+            },
+            StatusCode::OK,
+        ),
+        Err(error) => failure(&error),
+    }
+}
+
+async fn session_page(
+    State(state): State<Arc<AppState>>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return to_login();
+    }
+    let base = format!("/s/{}", encode_segment(&session));
+    match pending_items(&state, Some(&session)).await {
+        Ok(items) => render(
+            &ListPage {
+                title: format!("Waiting for your answer · {session}"),
+                items,
+                links: vec![(format!("{base}/history"), "Answered questions of this session".to_owned())],
+                live: Some(format!("{base}/events")),
+            },
+            StatusCode::OK,
+        ),
+        Err(error) => failure(&error),
+    }
+}
+
+async fn history_page(
+    State(state): State<Arc<AppState>>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return to_login();
+    }
+    let query = ListQuery::new().session_id(session.as_str()).limit(ListQuery::MAX_LIMIT);
+    let page = match state.store.list(&query).await {
+        Ok(page) => page,
+        Err(error) => return failure(&ApiError::from_store(error)),
+    };
+    // Newest first; only questions that were answered or declined.
+    let items = page
+        .records
+        .iter()
+        .rev()
+        .filter(|r| r.state().has_response())
+        .map(|r| Item {
+            link: format!("/q/{}", encode_segment(r.id())),
+            headers: headers_of(r),
+            session: None,
+            when: format!(
+                "asked {}, {} {} by {}",
+                when(r.deadlines().asked_at()),
+                r.state(),
+                when_closed(r),
+                r.answered_by().map_or("?", askuser_core::AnsweredBy::as_str)
+            ),
+            answers: answer_lines(r.response()),
+        })
+        .collect();
+    render(
+        &ListPage {
+            title: format!("Answered · {session}"),
+            items,
+            links: vec![(format!("/s/{}", encode_segment(&session)), "Waiting questions".to_owned())],
+            live: None,
+        },
+        StatusCode::OK,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Login
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    error: Option<&'static str>,
+    live: Option<String>,
+}
+
+async fn login_form() -> Response {
+    render(&LoginPage { error: None, live: None }, StatusCode::OK)
+}
+
+#[derive(serde::Deserialize)]
+struct LoginForm {
+    token: String,
+}
+
+async fn login(
+    State(state): State<Arc<AppState>>,
+    form: Result<Form<LoginForm>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return render(
+            &LoginPage { error: Some("Paste the API token."), live: None },
+            StatusCode::BAD_REQUEST,
+        );
+    };
+    if !state.keys.token().matches(form.token.trim()) {
+        return render(
+            &LoginPage { error: Some("That is not this server's API token."), live: None },
+            StatusCode::UNAUTHORIZED,
+        );
+    }
+    let value = state.keys.login_cookie(now_secs() + LOGIN_SECS);
+    let secure = if state.config.public_url.starts_with("https://") { "; Secure" } else { "" };
+    let cookie =
+        format!("{LOGIN_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={LOGIN_SECS}{secure}");
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn logout() -> Response {
+    let mut response = Redirect::to("/login").into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("askuser_login=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    response
+}
+
+// ---------------------------------------------------------------------------------------------
+// One batch
+
+struct OptionView {
+    index: usize,
+    label: String,
+    description: Option<String>,
+    checked: bool,
+}
+
+struct QuestionView {
+    index: usize,
+    header: String,
+    question: String,
+    multi: bool,
+    kind: &'static str,
+    options: Vec<OptionView>,
+    other_checked: bool,
+    other_text: String,
+}
+
+#[derive(Template)]
+#[template(path = "batch.html")]
+struct BatchPage {
+    title: String,
+    session: Option<String>,
+    asked: String,
+    expires: String,
+    error: Option<String>,
+    action: String,
+    csrf: String,
+    questions: Vec<QuestionView>,
+    live: Option<String>,
+}
+
+/// What the person sent, kept so that a form shown again keeps every choice and every word.
+#[derive(Default)]
+struct Filled {
+    fields: Vec<(String, String)>,
+}
+
+impl Filled {
+    fn values(&self, name: &str) -> impl Iterator<Item = &str> {
+        self.fields.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        self.values(name).next()
+    }
+}
+
+fn batch_page(
+    state: &AppState,
+    record: &PendingRecord,
+    access: &Access,
+    path: &str,
+    filled: &Filled,
+    error: Option<String>,
+) -> BatchPage {
+    let questions = record
+        .request()
+        .questions()
+        .iter()
+        .enumerate()
+        .map(|(index, q)| {
+            let name = format!("q{index}");
+            let picked: Vec<&str> = filled.values(&name).collect();
+            QuestionView {
+                index,
+                header: q.header().to_owned(),
+                question: q.question().to_owned(),
+                multi: q.multi_select(),
+                kind: if q.multi_select() { "checkbox" } else { "radio" },
+                options: q
+                    .options()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| OptionView {
+                        index: i,
+                        label: o.label().to_owned(),
+                        description: o.description().map(str::to_owned),
+                        checked: picked.contains(&i.to_string().as_str()),
+                    })
+                    .collect(),
+                other_checked: picked.contains(&"other"),
+                other_text: filled.value(&format!("{name}_other")).unwrap_or_default().to_owned(),
+            }
+        })
+        .collect();
+    let count = record.request().questions().len();
+    BatchPage {
+        title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
+        session: record.session_id().map(str::to_owned),
+        asked: when(record.deadlines().asked_at()),
+        expires: when(record.deadlines().expires_at()),
+        error,
+        action: path.to_owned(),
+        csrf: state.keys.csrf(record.id(), &access.credential),
+        questions,
+        live: Some(format!("{path}/events")),
+    }
+}
+
+async fn show_batch(state: &AppState, id: &str, access: &Access, path: &str) -> Response {
+    match state.store.get(id).await {
+        Ok(Some(record)) if record.state() == RecordState::Pending => {
+            render(&batch_page(state, &record, access, path, &Filled::default(), None), StatusCode::OK)
+        }
+        Ok(Some(record)) => settled_page(&record, access, StatusCode::OK),
+        Ok(None) => failure(&ApiError::NotFound { id: id.to_owned() }),
+        Err(error) => failure(&ApiError::from_store(error)),
+    }
+}
+
+async fn batch_by_link(
+    State(state): State<Arc<AppState>>,
+    Path((id, token)): Path<(String, String)>,
+) -> Response {
+    match by_link(&state, &id, &token) {
+        Some(access) => show_batch(&state, &id, &access, &link_path(&state, &id)).await,
+        None => bad_link(),
+    }
+}
+
+async fn batch_by_cookie(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match logged_in(&state, &headers) {
+        Some(access) => show_batch(&state, &id, &access, &format!("/q/{}", encode_segment(&id))).await,
+        None => to_login(),
+    }
+}
+
+fn bad_link() -> Response {
+    message(
+        StatusCode::NOT_FOUND,
+        "Link not valid",
+        "This link is not valid for this server. Open the link exactly as it was printed, or log in.",
+    )
+}
+
+/// The person's answers from the form's fields, or what to tell them.
+fn read_answers(record: &PendingRecord, filled: &Filled) -> Result<AskUserResponse, String> {
+    let mut answers = Vec::new();
+    for (index, q) in record.request().questions().iter().enumerate() {
+        let name = format!("q{index}");
+        let picked: Vec<&str> = filled.values(&name).collect();
+        let other = filled.value(&format!("{name}_other")).unwrap_or_default();
+        let wants_other = picked.contains(&"other") || (picked.is_empty() && !other.trim().is_empty());
+        let labels: Vec<String> = picked
+            .iter()
+            .filter(|p| **p != "other")
+            .map(|p| p.parse::<usize>().ok().and_then(|i| q.options().get(i)).map(|o| o.label().to_owned()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("“{}”: that choice is not one of the options.", q.header()))?;
+        if wants_other {
+            if !labels.is_empty() {
+                return Err(format!("“{}”: pick options or write your own answer, not both.", q.header()));
+            }
+            if other.trim().is_empty() {
+                return Err(format!("“{}”: write your own answer, or pick an option.", q.header()));
+            }
+            if other.chars().count() > MAX_OTHER_CHARS {
+                return Err(format!(
+                    "“{}”: your answer is longer than {MAX_OTHER_CHARS} characters.",
+                    q.header()
+                ));
+            }
+            answers.push(AskUserAnswer::custom(q.header(), other));
+        } else if labels.is_empty() {
+            return Err(format!("“{}”: pick an answer.", q.header()));
+        } else {
+            if !other.trim().is_empty() {
+                return Err(format!(
+                    "“{}”: you wrote your own answer but did not choose “Other…”: choose it, or clear the text.",
+                    q.header()
+                ));
+            }
+            answers.push(AskUserAnswer::picked(q.header(), labels));
+        }
+    }
+    Ok(AskUserResponse::answered(answers))
+}
+
+async fn submit(
+    state: &AppState,
+    id: &str,
+    access: &Access,
+    path: &str,
+    fields: Vec<(String, String)>,
+) -> Response {
+    let filled = Filled { fields };
+    let record = match state.store.get(id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return failure(&ApiError::NotFound { id: id.to_owned() }),
+        Err(error) => return failure(&ApiError::from_store(error)),
+    };
+    let csrf = filled.value("csrf").unwrap_or_default();
+    if !state.keys.check_csrf(id, &access.credential, csrf) {
+        return message(
+            StatusCode::FORBIDDEN,
+            "Form not accepted",
+            "This form did not come from this page. Open the question again and send it from there.",
+        );
+    }
+    if record.state() != RecordState::Pending {
+        return settled_page(&record, access, StatusCode::CONFLICT);
+    }
+    let response = if filled.value("action") == Some("decline") {
+        AskUserResponse::declined()
+    } else {
+        match read_answers(&record, &filled) {
+            Ok(response) => response,
+            Err(problem) => {
+                let page = batch_page(state, &record, access, path, &filled, Some(problem));
+                return render(&page, StatusCode::UNPROCESSABLE_ENTITY);
+            }
+        }
+    };
+    match crate::api::commit(state, id, &response).await {
+        Ok(record) => {
+            let (title, text) = if record.state() == RecordState::Declined {
+                ("Declined", "The assistant was told that you declined to answer.")
+            } else {
+                ("Thank you", "Your answers were sent to the assistant.")
+            };
+            let page = MessagePage {
+                title: title.to_owned(),
+                text: text.to_owned(),
+                answers: answer_lines(record.response()),
+                back: access.logged_in.then(|| back_link(&record)),
+                live: None,
+            };
+            render(&page, StatusCode::OK)
+        }
+        Err(ApiError::AlreadyAnswered { first: record } | ApiError::Closed { record }) => {
+            settled_page(&record, access, StatusCode::CONFLICT)
+        }
+        Err(ApiError::InvalidResponse { message }) => {
+            let page = batch_page(state, &record, access, path, &filled, Some(message));
+            render(&page, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(error) => failure(&error),
+    }
+}
+
+type Fields = Result<Form<Vec<(String, String)>>, axum::extract::rejection::FormRejection>;
+
+/// The status, title and text of a page that says why a form was not read.
+type Unread = (StatusCode, &'static str, &'static str);
+
+/// The form's fields, or why not.
+fn form_fields(form: Fields) -> Result<Vec<(String, String)>, Unread> {
+    form.map(|Form(fields)| fields).map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            (StatusCode::PAYLOAD_TOO_LARGE, "Too long", "What you sent is longer than this server accepts.")
+        } else {
+            (
+                StatusCode::BAD_REQUEST,
+                "Form not accepted",
+                "The form could not be read. Open the question again.",
+            )
+        }
+    })
+}
+
+async fn submit_by_link(
+    State(state): State<Arc<AppState>>,
+    Path((id, token)): Path<(String, String)>,
+    form: Fields,
+) -> Response {
+    let Some(access) = by_link(&state, &id, &token) else { return bad_link() };
+    match form_fields(form) {
+        Ok(fields) => submit(&state, &id, &access, &link_path(&state, &id), fields).await,
+        Err((status, title, text)) => message(status, title, text),
+    }
+}
+
+async fn submit_by_cookie(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    form: Fields,
+) -> Response {
+    let Some(access) = logged_in(&state, &headers) else { return to_login() };
+    match form_fields(form) {
+        Ok(fields) => submit(&state, &id, &access, &format!("/q/{}", encode_segment(&id)), fields).await,
+        Err((status, title, text)) => message(status, title, text),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live updates
+
+/// One event when the question leaves `pending`, on any replica (the store's watch), then the end.
+fn batch_events(state: &Arc<AppState>, id: String) -> Response {
+    let state = Arc::clone(state);
+    let stream = futures_util::stream::once(async move {
+        tokio::select! {
+            settled = state.store.watch(&id) => settled.ok().map(|r| events::sse_event(&ServerEvent::of(&r))),
+            () = state.closed() => None,
+        }
+    });
+    let stream = futures_util::StreamExt::filter_map(stream, |event| async move {
+        event.map(Ok::<Event, std::convert::Infallible>)
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+}
+
+async fn batch_events_by_link(
+    State(state): State<Arc<AppState>>,
+    Path((id, token)): Path<(String, String)>,
+) -> Response {
+    if by_link(&state, &id, &token).is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    batch_events(&state, id)
+}
+
+async fn batch_events_by_cookie(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    batch_events(&state, id)
+}
+
+async fn session_events(
+    State(state): State<Arc<AppState>>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let session = Some(session);
+    events::stream(&state, move |event| event.session_id == session).into_response()
+}
+
+async fn all_events(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if logged_in(&state, &headers).is_none() {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    events::stream(&state, |_| true).into_response()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assets
+
+async fn css() -> Response {
+    asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", include_str!("../assets/live.js"))
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "public, max-age=3600")], body)
+        .into_response()
+}

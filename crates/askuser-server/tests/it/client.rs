@@ -1,0 +1,123 @@
+//! `HttpAnswerer` against a real server on loopback.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{AskContext, AskUserAnswer, AskUserResponse};
+use askuser_server::{AnswerServer, ApiToken, HttpAnswerer};
+use askuser_store::{MemoryStore, PendingStore, State};
+use askuser_tool::{AskUser, CallOutcome, ToolCall};
+use tokio::sync::mpsc;
+
+use crate::support::{ARGS, TOKEN};
+
+struct Running {
+    url: String,
+    store: Arc<dyn PendingStore>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn start() -> Running {
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
+        .public_url(url.as_str())
+        .sweep_interval(Duration::from_millis(20))
+        .build();
+    let (stop, on_stop) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        server
+            .serve(listener, async move {
+                let _ = on_stop.await;
+            })
+            .await
+    });
+    Running { url, store, stop, served: task }
+}
+
+fn answerer(url: &str, links: mpsc::UnboundedSender<String>) -> HttpAnswerer {
+    HttpAnswerer::new(url, ApiToken::new(TOKEN).unwrap()).unwrap().on_link(move |link| {
+        let _ = links.send(link.to_owned());
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_through_the_server_and_returns_the_answer_given_there() {
+    let server = start().await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder().answerer(answerer(&server.url, links)).build().unwrap();
+    let call = ask_user
+        .call(ToolCall::new("call_1", ARGS), AskContext::new().with_session_id("s9"));
+    let person = async {
+        let link = link.recv().await.unwrap();
+        assert!(link.starts_with(&format!("{}/q/", server.url)), "{link}");
+        let id = link.split('/').nth(4).unwrap().to_owned();
+        let record = server.store.get(&id).await.unwrap().unwrap();
+        assert_eq!(record.session_id(), Some("s9"));
+        let answer = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Plan", ["Small"]),
+            AskUserAnswer::custom("Extras", "none, thanks"),
+        ]);
+        server.store.answer(&id, &answer).await.unwrap();
+    };
+    let (outcome, ()) = tokio::join!(call, person);
+    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"],"Extras":["none, thanks"]}"#), "{outcome:?}");
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_question_and_a_timeout() {
+    let server = start().await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder().answerer(answerer(&server.url, links.clone())).build().unwrap();
+    let call = ask_user.call(ToolCall::new("c", ARGS), AskContext::new());
+    let person = async {
+        let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
+        server.store.answer(&id, &AskUserResponse::declined()).await.unwrap();
+    };
+    let (outcome, ()) = tokio::join!(call, person);
+    assert_eq!(outcome.model_text(), Some(askuser_core::DECLINED));
+
+    // The capability's timeout, equal to the answerer's, applies: the model is told nobody answered.
+    let limit = Duration::from_millis(300);
+    let ask_user = AskUser::builder()
+        .answerer(answerer(&server.url, links).timeout(limit))
+        .timeout(limit)
+        .build()
+        .unwrap();
+    let outcome = ask_user.call(ToolCall::new("c2", ARGS), AskContext::new()).await;
+    assert!(
+        matches!(&outcome, CallOutcome::Completed(r) if r.text() == askuser_core::TIMED_OUT),
+        "{outcome:?}"
+    );
+    let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
+    // Left for the server to time out (not cancelled), a moment after the deadline.
+    let record =
+        tokio::time::timeout(Duration::from_secs(10), server.store.watch(&id)).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::TimedOut);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_call_cancels_the_question_and_a_wrong_token_fails_clearly() {
+    let server = start().await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder().answerer(answerer(&server.url, links)).build().unwrap();
+    let call = ask_user.call(ToolCall::new("c3", ARGS), AskContext::new());
+    let id = tokio::select! {
+        _ = call => unreachable!("nobody answers"),
+        link = link.recv() => link.unwrap().split('/').nth(4).unwrap().to_owned(),
+    };
+    let record =
+        tokio::time::timeout(Duration::from_secs(10), server.store.watch(&id)).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Cancelled);
+
+    let wrong = HttpAnswerer::new(&server.url, ApiToken::new("not-the-right-token-123").unwrap()).unwrap();
+    let ask_user = AskUser::builder().answerer(wrong).build().unwrap();
+    let outcome = ask_user.call(ToolCall::new("c4", ARGS), AskContext::new()).await;
+    let CallOutcome::Failed(error) = outcome else { panic!("{outcome:?}") };
+    let text = crate::support::with_causes(&error);
+    assert!(text.contains("401 unauthorized"), "{text}");
+}

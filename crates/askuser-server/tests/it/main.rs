@@ -1,0 +1,13 @@
+//! askuser-server's integration tests: the API and the pages in process, the client on loopback.
+
+mod api;
+#[cfg(feature = "client")]
+mod client;
+mod fleet;
+#[cfg(feature = "client")]
+mod load;
+mod logs;
+#[cfg(feature = "client")]
+mod notify;
+mod pages;
+mod support;

@@ -1,0 +1,354 @@
+//! The pages, in process: links, login, forms, CSRF, misfit and double submissions, expiry,
+//! hostile content, live updates, size.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use http_body_util::BodyExt as _;
+use serde_json::json;
+
+use crate::support::{Harness, Reply, TOKEN, api, ask, harness, send};
+
+fn get(uri: &str, cookie: Option<&str>) -> Request<Body> {
+    let mut builder = Request::get(uri);
+    if let Some(cookie) = cookie {
+        builder = builder.header(header::COOKIE, cookie);
+    }
+    builder.body(Body::empty()).unwrap()
+}
+
+fn post_form(uri: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Request<Body> {
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+    let mut builder = Request::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(cookie) = cookie {
+        builder = builder.header(header::COOKIE, cookie);
+    }
+    builder.body(Body::from(body.join("&"))).unwrap()
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { char::from(b).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// The path of a page link (without the public URL).
+fn link_of(h: &Harness, id: &str) -> String {
+    h.server.page_url(id).strip_prefix("http://phone.test:8765").unwrap().to_owned()
+}
+
+fn csrf_of(page: &Reply) -> String {
+    let start = page.text.find(r#"name="csrf" value=""#).expect("a CSRF field") + 19;
+    page.text[start..start + 32].to_owned()
+}
+
+async fn record_state(h: &Harness, id: &str) -> String {
+    h.store.get(id).await.unwrap().unwrap().state().as_str().to_owned()
+}
+
+#[tokio::test]
+async fn a_link_shows_the_batch_as_a_small_form_from_the_assistant() {
+    let h = harness();
+    let id = ask(&h.app, json!({"session_id": "s1"})).await;
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+    let html = &page.text;
+    for expected in [
+        "Questions from your assistant",
+        "Which plan?",
+        r#"type="radio" name="q0" value="1""#,
+        r#"type="checkbox" name="q1" value="0""#,
+        "Cheap",
+        "Other…",
+        r#"name="q1_other""#,
+        r#"value="decline""#,
+        "Choose one or more.",
+        "Session <b>s1</b>",
+    ] {
+        assert!(html.contains(expected), "missing {expected:?} in\n{html}");
+    }
+    assert!(!html.contains("http://") && !html.contains("https://"), "no external assets:\n{html}");
+    let css = send(&h.app, get("/assets/app.css", None)).await;
+    let js = send(&h.app, get("/assets/live.js", None)).await;
+    assert_eq!((css.status, js.status), (StatusCode::OK, StatusCode::OK));
+    let total = html.len() + css.text.len() + js.text.len();
+    assert!(total <= 16 * 1024, "page, style and script weigh {total} bytes");
+    let csp = page.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+}
+
+#[tokio::test]
+async fn a_wrong_link_shows_nothing() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let other = ask(&h.app, json!({})).await;
+    let other_token = link_of(&h, &other).rsplit('/').next().unwrap().to_owned();
+    for uri in
+        [format!("/q/{id}/{other_token}"), format!("/q/{id}/{}", "0".repeat(32)), format!("/q/{id}/short")]
+    {
+        let page = send(&h.app, get(&uri, None)).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{uri}");
+        assert!(!page.text.contains("Which plan?"));
+        let post = send(&h.app, post_form(&uri, None, &[("q0", "0")])).await;
+        assert_eq!(post.status, StatusCode::NOT_FOUND);
+    }
+    // Without a login, the cookie pages send to the login page.
+    let page = send(&h.app, get(&format!("/q/{id}"), None)).await;
+    assert_eq!(
+        (page.status, &page.headers[header::LOCATION]),
+        (StatusCode::SEE_OTHER, &"/login".parse().unwrap())
+    );
+    assert_eq!(record_state(&h, &id).await, "pending");
+}
+
+#[tokio::test]
+async fn answering_through_a_link_commits_the_exact_answer() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let page = send(&h.app, get(&link, None)).await;
+    let csrf = csrf_of(&page);
+    let done = send(
+        &h.app,
+        post_form(
+            &link,
+            None,
+            &[
+                ("csrf", &csrf),
+                ("q0", "1"),
+                ("q1", "other"),
+                ("q1_other", "Daily <b>snapshots</b>"),
+                ("action", "answer"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert!(done.text.contains("Your answers were sent to the assistant."));
+    assert!(
+        done.text.contains("Daily &#60;b&#62;snapshots&#60;/b&#62;")
+            || done.text.contains("Daily &lt;b&gt;snapshots&lt;/b&gt;"),
+        "{}",
+        done.text
+    );
+    let wait = api(&h.app, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=0"), None).await;
+    assert_eq!(wait.json()["result"], r#"{"Plan":["Large"],"Extras":["Daily <b>snapshots</b>"]}"#);
+    assert_eq!(wait.json()["record"]["answered_by"], "user");
+}
+
+#[tokio::test]
+async fn forms_without_the_right_csrf_token_are_refused() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let other = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let other_csrf = csrf_of(&send(&h.app, get(&link_of(&h, &other), None)).await);
+    for csrf in [None, Some("0".repeat(32)), Some(other_csrf)] {
+        let mut fields = vec![("q0", "0"), ("q1", "0")];
+        if let Some(csrf) = &csrf {
+            fields.push(("csrf", csrf));
+        }
+        let reply = send(&h.app, post_form(&link, None, &fields)).await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{csrf:?}");
+    }
+    assert_eq!(record_state(&h, &id).await, "pending");
+}
+
+#[tokio::test]
+async fn a_misfit_form_is_shown_again_with_what_was_typed() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    for (fields, says) in [
+        (vec![("q1", "0")], "“Plan”: pick an answer."),
+        (vec![("q0", "0"), ("q0", "1"), ("q1", "0")], "single-select"),
+        (vec![("q0", "7"), ("q1", "0")], "not one of the options"),
+        (vec![("q0", "0"), ("q1", "0"), ("q1", "other"), ("q1_other", "my words")], "not both"),
+        (vec![("q0", "0"), ("q1", "other"), ("q1_other", "   ")], "write your own answer"),
+        (vec![("q0", "0"), ("q1", "0"), ("q1_other", "my words")], "did not choose “Other…”"),
+    ] {
+        let mut all = vec![("csrf", csrf.as_str())];
+        all.extend(fields.iter().copied());
+        let reply = send(&h.app, post_form(&link, None, &all)).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{says}");
+        assert!(reply.text.contains(says), "{says} not in\n{}", reply.text);
+        if let Some((_, typed)) = fields.iter().find(|(k, _)| *k == "q1_other") {
+            assert!(reply.text.contains(&format!(r#"value="{typed}""#)), "typed text kept");
+        }
+        // A choice that was made stays checked.
+        if fields.contains(&("q1", "0")) {
+            assert!(reply.text.contains(r#"name="q1" value="0" checked"#));
+        }
+    }
+    assert_eq!(record_state(&h, &id).await, "pending");
+}
+
+#[tokio::test]
+async fn declining_and_a_second_submission() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    let declined = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("action", "decline")])).await;
+    assert_eq!(declined.status, StatusCode::OK);
+    assert!(declined.text.contains("declined to answer"));
+    assert_eq!(record_state(&h, &id).await, "declined");
+
+    let id = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    let first = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0", "0"), ("q1", "1")])).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let second = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0", "1"), ("q1", "0")])).await;
+    assert_eq!(second.status, StatusCode::CONFLICT);
+    assert!(second.text.contains("Already answered") && second.text.contains("The first answer stands."));
+    assert!(second.text.contains("<dd>Small</dd>"), "the first answer is shown:\n{}", second.text);
+    let page = send(&h.app, get(&link, None)).await;
+    assert!(page.text.contains("Already answered") && !page.text.contains("<form"));
+}
+
+#[tokio::test]
+async fn an_expired_question_cannot_be_answered() {
+    let h = harness();
+    let id = ask(&h.app, json!({"timeout_secs": 0.001})).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let link = link_of(&h, &id);
+    // Opened before the sweep: the form shows, but sending it finds the question expired.
+    let page = send(&h.app, get(&link, None)).await;
+    let csrf = csrf_of(&page);
+    let reply = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0", "0"), ("q1", "1")])).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT);
+    assert!(reply.text.contains("Expired"), "{}", reply.text);
+    assert_eq!(record_state(&h, &id).await, "timed_out");
+    let page = send(&h.app, get(&link, None)).await;
+    assert!(page.text.contains("Expired") && !page.text.contains("<form"));
+}
+
+#[tokio::test]
+async fn hostile_text_is_shown_as_text() {
+    let h = harness();
+    let args = json!({"questions":[{"header":"<script>","question":"<script>alert(1)</script> \"><img src=x onerror=alert(2)>",
+        "options":[{"label":"\"><img src=x onerror=alert(3)>","description":"</label><script>alert(4)</script>"},{"label":"ok"}]}]});
+    let reply = api(
+        &h.app,
+        Method::POST,
+        "/v1/questions",
+        Some(json!({"arguments": args, "session_id": "<b>s</b>"})),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    for raw in ["<script>", "<img", "<b>s</b>", "onerror=alert(3)>"] {
+        assert!(!page.text.contains(raw), "{raw:?} reached the page unescaped:\n{}", page.text);
+    }
+    assert!(
+        page.text.contains("&#60;script&#62;alert(1)") || page.text.contains("&lt;script&gt;alert(1)"),
+        "{}",
+        page.text
+    );
+}
+
+#[tokio::test]
+async fn login_sets_a_strict_http_only_cookie_that_opens_the_lists() {
+    let h = harness();
+    let a = ask(&h.app, json!({"session_id": "s1"})).await;
+    let b = ask(&h.app, json!({"session_id": "s1"})).await;
+    let _other = ask(&h.app, json!({"session_id": "s2"})).await;
+
+    let home = send(&h.app, get("/", None)).await;
+    assert_eq!(
+        (home.status, &home.headers[header::LOCATION]),
+        (StatusCode::SEE_OTHER, &"/login".parse().unwrap())
+    );
+    let form = send(&h.app, get("/login", None)).await;
+    assert!(form.text.contains(r#"type="password""#));
+    let wrong = send(&h.app, post_form("/login", None, &[("token", "not-the-token-0123456789")])).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(!wrong.headers.contains_key(header::SET_COOKIE));
+
+    let ok = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    let set_cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(
+        set_cookie.contains("HttpOnly")
+            && set_cookie.contains("SameSite=Strict")
+            && set_cookie.contains("Path=/")
+    );
+    assert!(!set_cookie.contains(TOKEN), "the cookie is not the token");
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+
+    let home = send(&h.app, get("/", Some(&cookie))).await;
+    assert_eq!(home.status, StatusCode::OK);
+    assert_eq!(home.text.matches("<li>").count(), 3);
+    let session = send(&h.app, get("/s/s1", Some(&cookie))).await;
+    assert_eq!(session.text.matches("<li>").count(), 2);
+    assert!(session.text.contains(&format!(r#"href="/q/{a}""#)));
+
+    // Answer one by cookie; it leaves the pending list and enters the history.
+    let page = send(&h.app, get(&format!("/q/{b}"), Some(&cookie))).await;
+    let csrf = csrf_of(&page);
+    let done = send(
+        &h.app,
+        post_form(&format!("/q/{b}"), Some(&cookie), &[("csrf", &csrf), ("q0", "0"), ("q1", "0")]),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    // The link's CSRF token does not serve the cookie's form, nor the other way round.
+    let link_csrf = csrf_of(&send(&h.app, get(&link_of(&h, &a), None)).await);
+    let refused = send(
+        &h.app,
+        post_form(&format!("/q/{a}"), Some(&cookie), &[("csrf", &link_csrf), ("q0", "0"), ("q1", "0")]),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
+    let session = send(&h.app, get("/s/s1", Some(&cookie))).await;
+    assert_eq!(session.text.matches("<li>").count(), 1);
+    let history = send(&h.app, get("/s/s1/history", Some(&cookie))).await;
+    assert_eq!(history.text.matches("<li>").count(), 1);
+    assert!(history.text.contains("by user") && history.text.contains("<dd>Small</dd>"), "{}", history.text);
+
+    // A forged or stale cookie opens nothing.
+    for bad in ["askuser_login=1.abc", "askuser_login=99999999999.00", "other=1"] {
+        let page = send(&h.app, get("/", Some(bad))).await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{bad}");
+    }
+    let out = send(&h.app, post_form("/logout", Some(&cookie), &[])).await;
+    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+}
+
+#[tokio::test]
+async fn a_batch_page_hears_when_its_question_is_answered_elsewhere() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let events = format!("{}/events", link_of(&h, &id));
+    let response = tower::ServiceExt::oneshot(h.app.clone(), get(&events, None)).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(crate::support::answer_body()))
+        .await;
+    let mut text = String::new();
+    while !text.contains("\n\n") || text.starts_with(':') {
+        let frame =
+            tokio::time::timeout(Duration::from_secs(5), body.frame()).await.unwrap().unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+    assert!(text.contains("event: answered"), "{text}");
+    assert!(!text.contains("Plan"), "no question content in events: {text}");
+    let wrong = send(&h.app, get(&format!("/q/{id}/{}/events", "0".repeat(32)), None)).await;
+    assert_eq!(wrong.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn unknown_pages_are_a_plain_not_found() {
+    let h = harness();
+    let page = send(&h.app, get("/nothing", None)).await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.text.contains("There is nothing at this address."));
+}
