@@ -48,8 +48,7 @@ async fn asks_through_the_server_and_returns_the_answer_given_there() {
     let server = start().await;
     let (links, mut link) = mpsc::unbounded_channel();
     let ask_user = AskUser::builder().answerer(answerer(&server.url, links)).build().unwrap();
-    let call = ask_user
-        .call(ToolCall::new("call_1", ARGS), AskContext::new().with_session_id("s9"));
+    let call = ask_user.call(ToolCall::new("call_1", ARGS), AskContext::new().with_session_id("s9"));
     let person = async {
         let link = link.recv().await.unwrap();
         assert!(link.starts_with(&format!("{}/q/", server.url)), "{link}");
