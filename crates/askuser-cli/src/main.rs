@@ -3,9 +3,8 @@
 
 mod ask;
 mod check;
-mod mcp;
+mod forward;
 mod schema;
-mod server;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -49,13 +48,15 @@ fn main() -> ExitCode {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
-        Some("ask") if server::wanted(&rest) => server::main("ask", &rest),
+        Some("ask") if forward::server_wanted(&rest) => {
+            forward::SERVER.run("ask --server", Some("ask"), &rest)
+        }
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
-        Some("mcp") => mcp::main(&rest),
-        Some("serve") => server::main("serve", &rest),
+        Some("mcp") => forward::MCP.run("mcp", None, &rest),
+        Some("serve") => forward::SERVER.run("serve", Some("serve"), &rest),
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
