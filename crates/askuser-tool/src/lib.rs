@@ -131,7 +131,7 @@ pub mod plumbing {
 /// Nor is a constructor whose two strings (call id, tool name) could be swapped:
 ///
 /// ```compile_fail
-/// let _ = askuser_tool::ToolCall::new("call_1", "{}");
+/// let _ = askuser_tool::ToolCall::new("call_1", "ask_user_question", "{}");
 /// ```
 /// ```
 /// let call = askuser_tool::ToolCall::new("call_1", "{}").with_tool_name("work_ask_user_question");
