@@ -8,10 +8,12 @@ use askuser_core::{AskContext, AskUserResponse, DECLINED, TIMED_OUT};
 use askuser_store::{ListQuery, MemoryStore, PendingRecord, PendingStore, State, StoreAnswerer};
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall};
 
-use crate::support::{ARGS, PATIENCE, answer_large, clock};
+use crate::support::{ARGS, PATIENCE, answer_large};
 
+/// On the system clock: the capability stamps each request's `asked_at` from it, and the record
+/// keeps the request's stamps.
 fn store() -> MemoryStore {
-    MemoryStore::with_clock(Arc::new(clock()))
+    MemoryStore::new()
 }
 
 fn call() -> ToolCall<'static> {
@@ -46,7 +48,7 @@ async fn answered_elsewhere() {
         let record = put_record(&store).await;
         assert_eq!((record.state(), record.session_id()), (State::Pending, Some("s-answerer")));
         assert_eq!(record.tool_name(), "ask_user_question");
-        let expires_in = record.deadlines().asked_at().until(record.deadlines().expires_at());
+        let expires_in = record.asked_at().until(record.expires_at());
         assert_eq!(expires_in, askuser_store::DEFAULT_TIMEOUT);
         store.answer(record.id(), &answer_large()).await.expect("answer")
     };
