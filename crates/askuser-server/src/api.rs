@@ -139,8 +139,7 @@ pub(crate) async fn ask(
             });
         }
     }
-    let reply =
-        AskReply { id: record.id().to_owned(), url, expires_at: record.expires_at(), record };
+    let reply = AskReply { id: record.id().to_owned(), url, expires_at: record.expires_at(), record };
     Ok((StatusCode::CREATED, Json(reply)).into_response())
 }
 

@@ -255,11 +255,7 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
             link: format!("/q/{}", encode_segment(r.id())),
             headers: headers_of(r),
             session: session.is_none().then(|| r.session_id().map(str::to_owned)).flatten(),
-            when: format!(
-                "asked {}, open until {}",
-                when(r.asked_at()),
-                when(r.expires_at())
-            ),
+            when: format!("asked {}, open until {}", when(r.asked_at()), when(r.expires_at())),
             answers: Vec::new(),
         })
         .collect())

@@ -236,7 +236,6 @@ impl Backend for PostgresStore {
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
-        
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())

@@ -285,7 +285,6 @@ impl Backend for SqliteStore {
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
-        
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())

@@ -222,7 +222,7 @@ async fn overdue_is_never_answerable(store: &dyn PendingStore, clock: &ManualClo
 /// the rest.
 async fn request_stamps_win(store: &dyn PendingStore, clock: &ManualClock) {
     let asked = clock.now_at().minus(Duration::from_secs(30));
-    let stamped = Deadline::new(asked, Some(Duration::from_secs(600)));
+    let stamped = Deadline::new(asked, Some(Duration::from_mins(10)));
     let put = store
         .put(NewQuestion::new(request("stamp-1").with_deadline(stamped), Duration::from_secs(5)))
         .await
@@ -246,10 +246,10 @@ async fn request_stamps_win(store: &dyn PendingStore, clock: &ManualClock) {
 async fn put_extended(store: &dyn PendingStore, id: &str, args: &str) -> PendingRecord {
     let questions = Validator::new().with_profile(Profile::Extended).validate_json(args).expect("valid");
     let asked = Timestamp::from_unix_millis(1_900_000_000_000);
-    let request =
-        AskUserRequest::with_id(id, questions).with_deadline(Deadline::new(asked, Some(Duration::from_secs(120))));
-    let put = store.put(NewQuestion::new(request, Duration::from_secs(300))).await.expect("put");
-    assert_eq!((put.profile(), put.expires_at()), (Profile::Extended, asked.plus(Duration::from_secs(120))));
+    let request = AskUserRequest::with_id(id, questions)
+        .with_deadline(Deadline::new(asked, Some(Duration::from_mins(2))));
+    let put = store.put(NewQuestion::new(request, Duration::from_mins(5))).await.expect("put");
+    assert_eq!((put.profile(), put.expires_at()), (Profile::Extended, asked.plus(Duration::from_mins(2))));
     assert_eq!(store.get(id).await.expect("get").map(|r| r.profile()), Some(Profile::Extended));
     put
 }
