@@ -115,6 +115,27 @@ async fn the_capability_timeout_marks_timed_out() {
     assert_eq!(settled(&store, record.id()).await.state(), State::TimedOut);
 }
 
+/// The request's own `expires_at` (stamped by the capability from its timeout) is the record's, and
+/// the answerer waits until it rather than its shorter own timeout.
+#[tokio::test(start_paused = true)]
+async fn the_request_deadline_wins_over_the_answerers_timeout() {
+    let store = store();
+    let answerer = StoreAnswerer::new(Arc::new(store.clone())).timeout(Duration::from_secs(30));
+    let ask_user =
+        AskUser::builder().answerer(answerer).timeout(Duration::from_mins(1)).build().expect("build");
+    let person = async {
+        let record = put_record(&store).await;
+        assert_eq!(record.asked_at().until(record.expires_at()), Duration::from_mins(1));
+        // Past the answerer's own 30 s, the question is still open.
+        tokio::time::sleep(Duration::from_secs(45)).await;
+        assert_eq!(store.get(record.id()).await.expect("get").map(|r| r.state()), Some(State::Pending));
+        store.answer(record.id(), &answer_large()).await.expect("answer")
+    };
+    let (outcome, record) = tokio::join!(ask_user.call(call(), context()), person);
+    assert!(matches!(outcome, CallOutcome::Completed(_)), "{outcome:?}");
+    assert_eq!(record.state(), State::Answered);
+}
+
 /// A run cancelled before the deadline marks its question cancelled, and wakes its watchers.
 #[tokio::test(start_paused = true)]
 async fn dropping_the_call_cancels() {
