@@ -135,12 +135,11 @@ pub(crate) async fn ask(
                 headers: questions.iter().map(|q| q.header().to_owned()).collect(),
                 questions: questions.iter().map(|q| q.question().to_owned()).collect(),
                 url: url.clone(),
-                expires_at: record.deadlines().expires_at().to_string(),
+                expires_at: record.expires_at().to_string(),
             });
         }
     }
-    let reply =
-        AskReply { id: record.id().to_owned(), url, expires_at: record.deadlines().expires_at(), record };
+    let reply = AskReply { id: record.id().to_owned(), url, expires_at: record.expires_at(), record };
     Ok((StatusCode::CREATED, Json(reply)).into_response())
 }
 

@@ -255,11 +255,7 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
             link: format!("/q/{}", encode_segment(r.id())),
             headers: headers_of(r),
             session: session.is_none().then(|| r.session_id().map(str::to_owned)).flatten(),
-            when: format!(
-                "asked {}, open until {}",
-                when(r.deadlines().asked_at()),
-                when(r.deadlines().expires_at())
-            ),
+            when: format!("asked {}, open until {}", when(r.asked_at()), when(r.expires_at())),
             answers: Vec::new(),
         })
         .collect())
@@ -331,7 +327,7 @@ async fn history_page(
             session: None,
             when: format!(
                 "asked {}, {} {} by {}",
-                when(r.deadlines().asked_at()),
+                when(r.asked_at()),
                 r.state(),
                 when_closed(r),
                 r.answered_by().map_or("?", askuser_core::AnsweredBy::as_str)
@@ -498,8 +494,8 @@ fn batch_page(
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
-        asked: when(record.deadlines().asked_at()),
-        expires: when(record.deadlines().expires_at()),
+        asked: when(record.asked_at()),
+        expires: when(record.expires_at()),
         error,
         action: path.to_owned(),
         csrf: state.keys.csrf(record.id(), &access.credential),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Timestamp,
 };
 use askuser_tool::OnTimeout;
 use tokio::time::Instant;
@@ -26,7 +27,11 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 /// Answers by putting the request in a [`PendingStore`] and waiting until someone answers it
 /// there (a web form, another process, [`PendingStore::answer`] anywhere), or until its deadline.
 ///
-/// - The record's id is the request's id, its session the context's session id.
+/// - The record's id is the request's id, its session the context's session id, its deadlines the
+///   request's stamps (see [`NewQuestion`]).
+/// - It waits until the request's `expires_at` when it has one (the `AskUser` capability stamps
+///   one from its own timeout or the model's `timeout_seconds`), else for its own
+///   [`timeout`](Self::timeout).
 /// - At the deadline the record is marked `timed_out` and the `on_timeout` policy applies:
 ///   [`OnTimeout::Decline`] (the default) fails the call with a retry carrying
 ///   [`askuser_core::TIMED_OUT`], so the model reads the timed-out sentence;
@@ -105,7 +110,8 @@ impl StoreAnswerer {
         }
     }
 
-    /// How long each question waits. Default: [`DEFAULT_TIMEOUT`] (five minutes).
+    /// How long a question waits when its request carries no `expires_at`. Default:
+    /// [`DEFAULT_TIMEOUT`] (five minutes).
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -157,7 +163,8 @@ impl Answerer for StoreAnswerer {
         if let Some(session) = context.session_id {
             question = question.session_id(session);
         }
-        let deadline = Instant::now() + self.timeout;
+        let wait = request.expires_at().map_or(self.timeout, |at| Timestamp::now().until(at));
+        let deadline = Instant::now() + wait;
         // Armed before the put: a call dropped while its put is in flight still closes the record.
         let mut guard =
             CloseOnDrop { store: Some(Arc::clone(&self.store)), id: request.id().to_owned(), deadline };

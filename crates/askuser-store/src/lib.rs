@@ -86,14 +86,14 @@ pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
-pub use record::{
-    Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, REFERENCE_PROFILE, State,
-    UnknownState,
-};
+pub use record::{Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, State, UnknownState};
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
 pub use store::PendingStore;
 pub use sweeper::{SweepStats, Sweeper, SweeperHandle};
-pub use time::{Clock, Deadlines, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, ManualClock, SystemClock};
+
+/// askuser-core's time types, which records carry, re-exported for hosts that use only this crate.
+pub use askuser_core::{Deadline, Profile, Timestamp};
 
 /// Opens the store a URL names: `memory:` (a new, empty in-memory store), `sqlite:PATH` (a file,
 /// created when missing) or `postgres://…` / `postgresql://…`.

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use askuser_core::AskUserResponse;
+use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{Backend, Due};
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
 
 /// A store in this process's memory. Cheap to clone: clones share the records.
@@ -93,7 +93,7 @@ impl Backend for MemoryStore {
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
         let mut matching: Vec<PendingRecord> =
             self.records().values().filter(|r| query.admits(r)).cloned().collect();
-        matching.sort_by(|a, b| (a.deadlines().asked_at(), a.id()).cmp(&(b.deadlines().asked_at(), b.id())));
+        matching.sort_by(|a, b| (a.asked_at(), a.id()).cmp(&(b.asked_at(), b.id())));
         matching.truncate(query.limit + 1);
         Ok(Page::from_overfetch(matching, query.limit))
     }
@@ -107,7 +107,7 @@ impl Backend for MemoryStore {
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut records = self.records();
         let Some(record) = records.get_mut(id) else { return Ok(None) };
-        if record.state() != State::Pending || !due.admits(record.deadlines().expires_at(), now) {
+        if record.state() != State::Pending || !due.admits(record.expires_at(), now) {
             return Ok(None);
         }
         *record = record.closed(state, now, None);
@@ -123,7 +123,7 @@ impl Backend for MemoryStore {
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut records = self.records();
         let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
-        if stored.state() != State::Pending || now >= stored.deadlines().expires_at() {
+        if stored.state() != State::Pending || now >= stored.expires_at() {
             return Ok(None);
         }
         *stored = stored.closed(state, now, Some(response.clone()));
@@ -133,7 +133,7 @@ impl Backend for MemoryStore {
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
         let mut records = self.records();
         let mut due: Vec<&mut PendingRecord> = records.values_mut().filter(|r| r.is_overdue(now)).collect();
-        due.sort_by_key(|r| r.deadlines().expires_at());
+        due.sort_by_key(|r| r.expires_at());
         Ok(due
             .into_iter()
             .take(limit)

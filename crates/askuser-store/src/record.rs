@@ -5,14 +5,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, AskUserResult, ResponseError};
+use askuser_core::{
+    AnsweredBy, AskUserRequest, AskUserResponse, AskUserResult, Deadline, Profile, ResponseError, Timestamp,
+};
 use askuser_tool::PendingQuestion;
 use serde::Serialize;
-
-use crate::time::{Deadlines, Timestamp};
-
-/// The profile of every record today: the reference contract (SPEC §2–§3).
-pub const REFERENCE_PROFILE: &str = "reference";
 
 /// Where a pending question stands. Only `pending` ever changes, and only once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -80,7 +77,14 @@ impl FromStr for State {
 /// A question to put in a store: the validated request and who asked it, with its timeout.
 ///
 /// The record's id is the request's id: the tool-call id for a deferred call
-/// ([`from_pending`](Self::from_pending)), a fresh random id for an inline one.
+/// ([`from_pending`](Self::from_pending)), a fresh random id for an inline one. Its profile is the
+/// request's.
+///
+/// Its deadlines are the request's own stamps ([`AskUserRequest::deadline`]: the `AskUser`
+/// capability stamps every request it builds) where it has them: `asked_at`, and `nudge_at` and
+/// `expires_at` when the request has a timeout (the host's, or the `timeout_seconds` the model
+/// asked for). Otherwise `asked_at` is the store's clock at the put, and the timeout given here
+/// sets the others as [`Deadline::new`] computes them.
 #[derive(Debug, Clone)]
 pub struct NewQuestion {
     pub(crate) request: AskUserRequest,
@@ -90,8 +94,9 @@ pub struct NewQuestion {
 }
 
 impl NewQuestion {
-    /// A question that waits at most `timeout` for its answer. A zero timeout makes a question
-    /// that is expired as soon as it is put.
+    /// A question that waits at most `timeout` for its answer, unless the request carries its own
+    /// `expires_at`, which wins. A zero timeout makes a question that is expired as soon as it is
+    /// put.
     #[must_use]
     pub fn new(request: AskUserRequest, timeout: Duration) -> Self {
         Self { request, session_id: None, tool_name: askuser_tool::TOOL_NAME.to_owned(), timeout }
@@ -123,21 +128,42 @@ impl NewQuestion {
         self.request.id()
     }
 
-    /// The record as first stored: pending, version 1.
+    /// The deadlines the record will have when put at `now`: the request's stamps when it has an
+    /// expiry; else from its `asked_at` (or `now`) and this question's timeout. The one place the
+    /// store decides a question's deadlines.
+    #[must_use]
+    pub fn deadline(&self, now: Timestamp) -> Deadline {
+        match self.request.deadline() {
+            Some(stamped) if stamped.expires_at().is_some() => *stamped,
+            stamped => Deadline::new(stamped.map_or(now, Deadline::asked_at), Some(self.timeout)),
+        }
+    }
+
+    /// The record as first stored: pending, version 1, the request stamped with the record's
+    /// deadlines (so that the stored request says the same times as the record).
     pub(crate) fn into_record(self, now: Timestamp) -> PendingRecord {
+        let deadline = self.deadline(now);
+        let (nudge_at, expires_at) = stamps_of(&deadline);
         PendingRecord {
             session_id: self.session_id,
             tool_name: self.tool_name,
-            profile: REFERENCE_PROFILE.to_owned(),
-            request: self.request,
+            request: self.request.with_deadline(deadline),
             state: State::Pending,
-            deadlines: Deadlines::from_timeout(now, self.timeout),
+            asked_at: deadline.asked_at(),
+            nudge_at,
+            expires_at,
             closed_at: None,
             answered_by: None,
             response: None,
             version: 1,
         }
     }
+}
+
+/// A stored deadline's `nudge_at` and `expires_at`, which [`NewQuestion::deadline`] always sets.
+fn stamps_of(deadline: &Deadline) -> (Timestamp, Timestamp) {
+    let expires_at = deadline.expires_at().unwrap_or(deadline.asked_at());
+    (deadline.nudge_at().unwrap_or(expires_at), expires_at)
 }
 
 /// One question in a store, as read back.
@@ -149,10 +175,11 @@ impl NewQuestion {
 pub struct PendingRecord {
     pub(crate) session_id: Option<String>,
     pub(crate) tool_name: String,
-    pub(crate) profile: String,
     pub(crate) request: AskUserRequest,
     pub(crate) state: State,
-    pub(crate) deadlines: Deadlines,
+    pub(crate) asked_at: Timestamp,
+    pub(crate) nudge_at: Timestamp,
+    pub(crate) expires_at: Timestamp,
     pub(crate) closed_at: Option<Timestamp>,
     pub(crate) answered_by: Option<AnsweredBy>,
     pub(crate) response: Option<AskUserResponse>,
@@ -178,13 +205,13 @@ impl PendingRecord {
         &self.tool_name
     }
 
-    /// The contract the request was validated under ([`REFERENCE_PROFILE`] today).
+    /// The contract the request was validated under: `reference` or `extended`.
     #[must_use]
-    pub fn profile(&self) -> &str {
-        &self.profile
+    pub fn profile(&self) -> Profile {
+        self.request.profile()
     }
 
-    /// The validated request.
+    /// The validated request, stamped with the record's deadlines.
     #[must_use]
     pub fn request(&self) -> &AskUserRequest {
         &self.request
@@ -196,10 +223,28 @@ impl PendingRecord {
         self.state
     }
 
-    /// When it was asked, when to nudge, when it expires.
+    /// When it was asked, when to nudge, when it expires (a stored question always expires).
     #[must_use]
-    pub fn deadlines(&self) -> Deadlines {
-        self.deadlines
+    pub fn deadline(&self) -> Deadline {
+        Deadline::from_parts(self.asked_at, Some((self.nudge_at, self.expires_at)))
+    }
+
+    /// When it was asked.
+    #[must_use]
+    pub fn asked_at(&self) -> Timestamp {
+        self.asked_at
+    }
+
+    /// When to remind the person (before `expires_at`).
+    #[must_use]
+    pub fn nudge_at(&self) -> Timestamp {
+        self.nudge_at
+    }
+
+    /// From this moment on the question is expired and never answerable.
+    #[must_use]
+    pub fn expires_at(&self) -> Timestamp {
+        self.expires_at
     }
 
     /// When it left `pending` (answered, declined, timed out or cancelled).
@@ -236,7 +281,7 @@ impl PendingRecord {
     /// the next sweep.
     #[must_use]
     pub fn is_overdue(&self, now: Timestamp) -> bool {
-        self.state == State::Pending && now >= self.deadlines.expires_at()
+        self.state == State::Pending && now >= self.expires_at
     }
 
     /// The tool result to hand the model for this record, byte-identical to what an inline call
@@ -272,7 +317,7 @@ impl Serialize for PendingRecord {
             id: &'a str,
             session_id: Option<&'a str>,
             tool_name: &'a str,
-            profile: &'a str,
+            profile: Profile,
             state: State,
             asked_at: Timestamp,
             nudge_at: Timestamp,
@@ -288,11 +333,11 @@ impl Serialize for PendingRecord {
             id: self.id(),
             session_id: self.session_id(),
             tool_name: &self.tool_name,
-            profile: &self.profile,
+            profile: self.profile(),
             state: self.state,
-            asked_at: self.deadlines.asked_at(),
-            nudge_at: self.deadlines.nudge_at(),
-            expires_at: self.deadlines.expires_at(),
+            asked_at: self.asked_at,
+            nudge_at: self.nudge_at,
+            expires_at: self.expires_at,
             closed_at: self.closed_at,
             answered_at: self.answered_at(),
             answered_by: self.answered_by,
@@ -376,18 +421,18 @@ pub struct Cursor {
 
 impl Cursor {
     pub(crate) fn of(record: &PendingRecord) -> Self {
-        Self { asked_at: record.deadlines.asked_at(), id: record.id().to_owned() }
+        Self { asked_at: record.asked_at, id: record.id().to_owned() }
     }
 
     /// Whether `record` comes after this cursor in listing order.
     pub(crate) fn precedes(&self, record: &PendingRecord) -> bool {
-        (record.deadlines.asked_at(), record.id()) > (self.asked_at, self.id.as_str())
+        (record.asked_at, record.id()) > (self.asked_at, self.id.as_str())
     }
 }
 
 impl fmt::Display for Cursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.asked_at.as_millis(), self.id)
+        write!(f, "{}:{}", self.asked_at.unix_millis(), self.id)
     }
 }
 
@@ -402,7 +447,7 @@ impl FromStr for Cursor {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (millis, id) = s.split_once(':').ok_or_else(|| InvalidCursor(s.to_owned()))?;
         let millis = millis.parse().map_err(|_| InvalidCursor(s.to_owned()))?;
-        Ok(Self { asked_at: Timestamp::from_millis(millis), id: id.to_owned() })
+        Ok(Self { asked_at: Timestamp::from_unix_millis(millis), id: id.to_owned() })
     }
 }
 

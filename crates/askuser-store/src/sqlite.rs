@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::AskUserResponse;
+use askuser_core::{AskUserResponse, Timestamp};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -13,7 +13,7 @@ use sqlx::sqlite::{
 use crate::error::StoreError;
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row};
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
 
 macro_rules! columns {
@@ -285,16 +285,15 @@ impl Backend for SqliteStore {
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
-        let deadlines = record.deadlines();
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
             .bind(record.tool_name())
-            .bind(record.profile())
+            .bind(record.profile().as_str())
             .bind(store::request_json(record))
-            .bind(deadlines.asked_at().as_millis())
-            .bind(deadlines.nudge_at().as_millis())
-            .bind(deadlines.expires_at().as_millis())
+            .bind(record.asked_at().unix_millis())
+            .bind(record.nudge_at().unix_millis())
+            .bind(record.expires_at().unix_millis())
             .fetch_optional(&self.inner.writer)
             .await?;
         if inserted.is_some() {
@@ -312,7 +311,7 @@ impl Backend for SqliteStore {
         let rows: Vec<Row> = sqlx::query_as(LIST)
             .bind(query.session_id.as_deref())
             .bind(query.state.map(State::as_str))
-            .bind(query.after.as_ref().map(|c| c.asked_at.as_millis()))
+            .bind(query.after.as_ref().map(|c| c.asked_at.unix_millis()))
             .bind(query.after.as_ref().map(|c| c.id.as_str()))
             .bind(i64::try_from(query.limit + 1).unwrap_or(i64::MAX))
             .fetch_all(&self.inner.pool)
@@ -331,7 +330,7 @@ impl Backend for SqliteStore {
         let row: Option<Row> = sqlx::query_as(CLOSE)
             .bind(id)
             .bind(state.as_str())
-            .bind(now.as_millis())
+            .bind(now.unix_millis())
             .bind(due.code())
             .fetch_optional(&self.inner.writer)
             .await?;
@@ -350,7 +349,7 @@ impl Backend for SqliteStore {
             .bind(state.as_str())
             .bind(store::response_json(response))
             .bind(response.answered_by.as_str())
-            .bind(now.as_millis())
+            .bind(now.unix_millis())
             .fetch_optional(&self.inner.writer)
             .await?;
         Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
@@ -358,7 +357,7 @@ impl Backend for SqliteStore {
 
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
         let rows: Vec<Row> = sqlx::query_as(SWEEP)
-            .bind(now.as_millis())
+            .bind(now.unix_millis())
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
             .fetch_all(&self.inner.writer)
             .await?;

@@ -5,11 +5,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse};
+use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, Deadline, Profile, Timestamp};
 
 use crate::error::StoreError;
 use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
-use crate::time::{Clock, Deadlines, Timestamp};
+use crate::time::Clock;
 use crate::wake::Wakers;
 
 /// Where pending questions live while someone answers them: one trait, three backends
@@ -273,6 +273,19 @@ impl Row {
         if request.id() != id {
             return Err(corrupt(format!("request id {:?} differs from the record's", request.id())));
         }
+        let profile: Profile = self.profile.parse().map_err(|e| corrupt(format!("{e}")))?;
+        if profile != request.profile() {
+            return Err(corrupt(format!("profile {profile} differs from the request's")));
+        }
+        let (asked_at, nudge_at, expires_at) = (
+            Timestamp::from_unix_millis(self.asked_at),
+            Timestamp::from_unix_millis(self.nudge_at),
+            Timestamp::from_unix_millis(self.expires_at),
+        );
+        let deadline = Deadline::from_parts(asked_at, Some((nudge_at, expires_at)));
+        if request.deadline().is_some_and(|stamped| *stamped != deadline) {
+            return Err(corrupt("the request's deadline stamps differ from the record's".to_owned()));
+        }
         let state: State = self.state.parse().map_err(|e| corrupt(format!("{e}")))?;
         let response = match &self.response {
             None => None,
@@ -297,15 +310,12 @@ impl Row {
         Ok(PendingRecord {
             session_id: self.session_id,
             tool_name: self.tool_name,
-            profile: self.profile,
-            request,
+            request: request.with_deadline(deadline),
             state,
-            deadlines: Deadlines::from_parts(
-                Timestamp::from_millis(self.asked_at),
-                Timestamp::from_millis(self.nudge_at),
-                Timestamp::from_millis(self.expires_at),
-            ),
-            closed_at: self.closed_at.map(Timestamp::from_millis),
+            asked_at,
+            nudge_at,
+            expires_at,
+            closed_at: self.closed_at.map(Timestamp::from_unix_millis),
             answered_by,
             response,
             version: self.version,
@@ -313,7 +323,9 @@ impl Row {
     }
 }
 
-/// A record's request as stored: `{"id":…,"questions":[…]}`, the normalised arguments.
+/// A record's request as stored: `{"id":…,"asked_at":…,"nudge_at":…,"expires_at":…,
+/// "questions":[…]}` (and `"profile":"extended"` for an extended call), the normalised arguments
+/// with the record's deadline stamps.
 pub(crate) fn request_json(record: &PendingRecord) -> String {
     // Serialising validated values into a string cannot fail.
     serde_json::to_string(record.request()).unwrap_or_default()

@@ -76,8 +76,8 @@ async fn ask_returns_the_id_the_page_link_and_the_record() {
     assert_eq!(body["record"]["request"]["questions"][0]["header"], "Plan");
     assert_eq!(body["expires_at"], body["record"]["expires_at"]);
     let stored = h.store.get("call 1/x").await.unwrap().unwrap();
-    let asked = stored.deadlines().asked_at();
-    assert_eq!(asked.until(stored.deadlines().expires_at()), Duration::from_secs(90));
+    let asked = stored.asked_at();
+    assert_eq!(asked.until(stored.expires_at()), Duration::from_secs(90));
 
     // The arguments as an object, not text, validate the same way; a random id is given.
     let args: Value = serde_json::from_str(ARGS).unwrap();

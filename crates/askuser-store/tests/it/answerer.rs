@@ -8,10 +8,12 @@ use askuser_core::{AskContext, AskUserResponse, DECLINED, TIMED_OUT};
 use askuser_store::{ListQuery, MemoryStore, PendingRecord, PendingStore, State, StoreAnswerer};
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall};
 
-use crate::support::{ARGS, PATIENCE, answer_large, clock};
+use crate::support::{ARGS, PATIENCE, answer_large};
 
+/// On the system clock: the capability stamps each request's `asked_at` from it, and the record
+/// keeps the request's stamps.
 fn store() -> MemoryStore {
-    MemoryStore::with_clock(Arc::new(clock()))
+    MemoryStore::new()
 }
 
 fn call() -> ToolCall<'static> {
@@ -46,7 +48,7 @@ async fn answered_elsewhere() {
         let record = put_record(&store).await;
         assert_eq!((record.state(), record.session_id()), (State::Pending, Some("s-answerer")));
         assert_eq!(record.tool_name(), "ask_user_question");
-        let expires_in = record.deadlines().asked_at().until(record.deadlines().expires_at());
+        let expires_in = record.asked_at().until(record.expires_at());
         assert_eq!(expires_in, askuser_store::DEFAULT_TIMEOUT);
         store.answer(record.id(), &answer_large()).await.expect("answer")
     };
@@ -111,6 +113,27 @@ async fn the_capability_timeout_marks_timed_out() {
     assert_eq!(outcome.model_text(), Some(TIMED_OUT));
     let record = put_record(&store).await;
     assert_eq!(settled(&store, record.id()).await.state(), State::TimedOut);
+}
+
+/// The request's own `expires_at` (stamped by the capability from its timeout) is the record's, and
+/// the answerer waits until it rather than its shorter own timeout.
+#[tokio::test(start_paused = true)]
+async fn the_request_deadline_wins_over_the_answerers_timeout() {
+    let store = store();
+    let answerer = StoreAnswerer::new(Arc::new(store.clone())).timeout(Duration::from_secs(30));
+    let ask_user =
+        AskUser::builder().answerer(answerer).timeout(Duration::from_mins(1)).build().expect("build");
+    let person = async {
+        let record = put_record(&store).await;
+        assert_eq!(record.asked_at().until(record.expires_at()), Duration::from_mins(1));
+        // Past the answerer's own 30 s, the question is still open.
+        tokio::time::sleep(Duration::from_secs(45)).await;
+        assert_eq!(store.get(record.id()).await.expect("get").map(|r| r.state()), Some(State::Pending));
+        store.answer(record.id(), &answer_large()).await.expect("answer")
+    };
+    let (outcome, record) = tokio::join!(ask_user.call(call(), context()), person);
+    assert!(matches!(outcome, CallOutcome::Completed(_)), "{outcome:?}");
+    assert_eq!(record.state(), State::Answered);
 }
 
 /// A run cancelled before the deadline marks its question cancelled, and wakes its watchers.

@@ -57,9 +57,9 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
                 let record = store.put(NewQuestion::new(request(&id(key)), timeout)).await.expect(&at);
                 let expected = *model
                     .entry(key)
-                    .or_insert(Modelled { state: State::Pending, expires_at: now.saturating_add(timeout) });
+                    .or_insert(Modelled { state: State::Pending, expires_at: now.plus(timeout) });
                 assert_eq!(
-                    (record.state(), record.deadlines().expires_at()),
+                    (record.state(), record.expires_at()),
                     (expected.state, expected.expires_at),
                     "{at}"
                 );

@@ -4,8 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AnsweredBy, AskUserResponse, DECLINED, TIMED_OUT};
-use askuser_store::{ListQuery, ManualClock, NewQuestion, PendingStore, State, StoreError};
+use askuser_core::{
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Deadline, Profile, TIMED_OUT,
+    Timestamp, Validator,
+};
+use askuser_store::{ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore, State, StoreError};
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
 
@@ -20,6 +23,8 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     sweep_expires_only_overdue(&*store, &clock).await;
     sweep_in_batches(&*store, &clock).await;
     overdue_is_never_answerable(&*store, &clock).await;
+    request_stamps_win(&*store, &clock).await;
+    extended_round_trip(&*store).await;
     watch(&store).await;
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
@@ -37,11 +42,13 @@ async fn put_and_get(store: &dyn PendingStore, clock: &ManualClock) {
     assert_eq!(put.version(), 1);
     assert_eq!(put.session_id(), Some("s-put"));
     assert_eq!(put.tool_name(), "ask_user_question");
-    assert_eq!(put.profile(), "reference");
+    assert_eq!(put.profile(), Profile::Reference);
     assert_eq!(put.request(), &request("put-1"));
-    assert_eq!(put.deadlines().asked_at(), asked_at);
-    assert_eq!(put.deadlines().expires_at(), asked_at.saturating_add(Duration::from_secs(100)));
-    assert_eq!(put.deadlines().nudge_at(), asked_at.saturating_add(Duration::from_secs(80)));
+    assert_eq!(put.asked_at(), asked_at);
+    assert_eq!(put.expires_at(), asked_at.plus(Duration::from_secs(100)));
+    assert_eq!(put.nudge_at(), asked_at.plus(Duration::from_secs(80)));
+    // The stored request carries the record's deadline stamps.
+    assert_eq!(put.request().deadline(), Some(&put.deadline()));
     assert_eq!(
         (put.closed_at(), put.answered_at(), put.answered_by(), put.response()),
         (None, None, None, None)
@@ -208,6 +215,104 @@ async fn overdue_is_never_answerable(store: &dyn PendingStore, clock: &ManualClo
         other => panic!("expected closed, got {other:?}"),
     }
     assert_eq!(store.get("late-1").await.expect("get").map(|r| r.state()), Some(State::TimedOut));
+}
+
+/// A request's own deadline stamps (the capability stamps every request it builds) are the
+/// record's; a request stamped without a timeout keeps its `asked_at`, and the put's timeout sets
+/// the rest.
+async fn request_stamps_win(store: &dyn PendingStore, clock: &ManualClock) {
+    let asked = clock.now_at().minus(Duration::from_secs(30));
+    let stamped = Deadline::new(asked, Some(Duration::from_mins(10)));
+    let put = store
+        .put(NewQuestion::new(request("stamp-1").with_deadline(stamped), Duration::from_secs(5)))
+        .await
+        .expect("put");
+    assert_eq!(put.deadline(), stamped);
+    assert_eq!(store.get("stamp-1").await.expect("get").map(|r| r.deadline()), Some(stamped));
+
+    let asked_only = Deadline::new(asked, None);
+    let put = store
+        .put(NewQuestion::new(request("stamp-2").with_deadline(asked_only), Duration::from_secs(100)))
+        .await
+        .expect("put");
+    let expected = Deadline::new(asked, Some(Duration::from_secs(100)));
+    assert_eq!(put.deadline(), expected);
+    let reread = store.get("stamp-2").await.expect("get").expect("exists");
+    assert_eq!((reread.deadline(), reread.request().deadline()), (expected, Some(&expected)));
+}
+
+/// An extended-profile request stamped as the capability stamps it (the model's `timeout_seconds`
+/// sets the expiry), put under `id`.
+async fn put_extended(store: &dyn PendingStore, id: &str, args: &str) -> PendingRecord {
+    let questions = Validator::new().with_profile(Profile::Extended).validate_json(args).expect("valid");
+    let asked = Timestamp::from_unix_millis(1_900_000_000_000);
+    let request = AskUserRequest::with_id(id, questions)
+        .with_deadline(Deadline::new(asked, Some(Duration::from_mins(2))));
+    let put = store.put(NewQuestion::new(request, Duration::from_mins(5))).await.expect("put");
+    assert_eq!((put.profile(), put.expires_at()), (Profile::Extended, asked.plus(Duration::from_mins(2))));
+    assert_eq!(store.get(id).await.expect("get").map(|r| r.profile()), Some(Profile::Extended));
+    put
+}
+
+/// Answers `id` with `answer`, reads it back, and returns the record's JSON after checking that
+/// the response round-tripped and the record still says `extended`.
+async fn answer_extended(store: &dyn PendingStore, id: &str, answer: &AskUserResponse) -> serde_json::Value {
+    let answered = store.answer(id, answer).await.expect("answer");
+    let reread = store.get(id).await.expect("get").expect("exists");
+    assert_eq!(reread, answered);
+    assert_eq!(reread.response(), Some(answer));
+    assert_eq!(reread.profile(), Profile::Extended);
+    assert_eq!(reread.request().questions().timeout_seconds(), Some(120));
+    let json = serde_json::to_value(&reread).expect("serialises");
+    assert_eq!(json["profile"], "extended");
+    assert_eq!(json["request"]["profile"], "extended");
+    json
+}
+
+/// Extended-profile requests stored, answered and read back: a text question's answer and a
+/// secret question's `session:NAME` reference round-trip, the records say `extended`, and a
+/// secret's value is never stored: an answer carrying it is refused and nothing is written.
+async fn extended_round_trip(store: &dyn PendingStore) {
+    const VALUE: &str = "tok-3xT9-never-stored";
+    put_extended(
+        store,
+        "ext-text",
+        r#"{"questions":[{"kind":"text","id":"name","header":"Name",
+            "question":"What should the release be called?"}],"timeout_seconds":120}"#,
+    )
+    .await;
+    let json = answer_extended(
+        store,
+        "ext-text",
+        &AskUserResponse::answered(vec![AskUserAnswer::custom("Name", "Aurora 2 — 中文").with_id("name")]),
+    )
+    .await;
+    assert_eq!(json["response"]["answers"][0]["custom_answer"], "Aurora 2 — 中文");
+
+    let put = put_extended(
+        store,
+        "ext-secret",
+        r#"{"questions":[{"kind":"secret","header":"Token","question":"Your deploy token?",
+            "secret_name":"DEPLOY_TOKEN","purpose":"To push the release to the registry."}],
+            "timeout_seconds":120}"#,
+    )
+    .await;
+    // The value where the reference belongs is refused, and nothing is written.
+    let leaky = AskUserResponse::answered(vec![AskUserAnswer::custom("Token", VALUE)]);
+    assert!(matches!(store.answer("ext-secret", &leaky).await, Err(StoreError::InvalidResponse { .. })));
+    assert_eq!(store.get("ext-secret").await.expect("get").as_ref(), Some(&put));
+    let json = answer_extended(
+        store,
+        "ext-secret",
+        &AskUserResponse::answered(vec![AskUserAnswer::secret("Token", "DEPLOY_TOKEN")]),
+    )
+    .await;
+    assert_eq!(json["response"]["answers"][0]["secret_ref"], "session:DEPLOY_TOKEN");
+    assert!(!json.to_string().contains(VALUE), "{json}");
+    // The tool result the run resumes with carries the reference.
+    let record = store.get("ext-secret").await.expect("get").expect("exists");
+    let result = record.result().expect("renders").expect("answered").into_text();
+    assert!(result.contains("session:DEPLOY_TOKEN") && !result.contains(VALUE), "{result}");
 }
 
 async fn watch(store: &Arc<dyn PendingStore>) {

@@ -48,7 +48,7 @@ pub(crate) fn misfit() -> AskUserResponse {
 }
 
 pub(crate) fn clock() -> ManualClock {
-    ManualClock::new(Timestamp::from_millis(1_800_000_000_000))
+    ManualClock::new(Timestamp::from_unix_millis(1_800_000_000_000))
 }
 
 /// A directory removed when dropped.
