@@ -262,21 +262,7 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
 }
 
 async fn home(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if logged_in(&state, &headers).is_none() {
-        return to_login();
-    }
-    match pending_items(&state, None).await {
-        Ok(items) => render(
-            &ListPage {
-                title: "Waiting for your answer".to_owned(),
-                items,
-                links: Vec::new(),
-                live: Some("/events".to_owned()),
-            },
-            StatusCode::OK,
-        ),
-        Err(error) => failure(&error),
-    }
+    pending_page(&state, &headers, None).await
 }
 
 async fn session_page(
@@ -284,22 +270,36 @@ async fn session_page(
     Path(session): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if logged_in(&state, &headers).is_none() {
+    pending_page(&state, &headers, Some(&session)).await
+}
+
+/// The questions waiting for an answer: all of them, or one session's with a link to its history.
+async fn pending_page(state: &AppState, headers: &HeaderMap, session: Option<&str>) -> Response {
+    if logged_in(state, headers).is_none() {
         return to_login();
     }
-    let base = format!("/s/{}", encode_segment(&session));
-    match pending_items(&state, Some(&session)).await {
-        Ok(items) => render(
-            &ListPage {
+    let items = match pending_items(state, session).await {
+        Ok(items) => items,
+        Err(error) => return failure(&error),
+    };
+    let page = match session {
+        None => ListPage {
+            title: "Waiting for your answer".to_owned(),
+            items,
+            links: Vec::new(),
+            live: Some("/events".to_owned()),
+        },
+        Some(session) => {
+            let base = format!("/s/{}", encode_segment(session));
+            ListPage {
                 title: format!("Waiting for your answer · {session}"),
                 items,
                 links: vec![(format!("{base}/history"), "Answered questions of this session".to_owned())],
                 live: Some(format!("{base}/events")),
-            },
-            StatusCode::OK,
-        ),
-        Err(error) => failure(&error),
-    }
+            }
+        }
+    };
+    render(&page, StatusCode::OK)
 }
 
 async fn history_page(
