@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, async_trait, check_response,
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
+    async_trait, check_response,
 };
 use crossterm::event::Event;
 use tokio::sync::Mutex;
@@ -16,6 +17,7 @@ use crate::input::{CrosstermSource, InputSource};
 use crate::line::{LineSource, ask_lines, stdin_lines, tty_lines};
 use crate::menu::{Effect, Menu, MenuOutcome};
 use crate::render::{Look, Painter, layout, summary};
+use crate::secret::{TtySecret, discard_typed_input};
 
 /// The default cap on a custom answer, in characters.
 pub const DEFAULT_MAX_CUSTOM_CHARS: usize = 2_000;
@@ -87,6 +89,8 @@ static TERMINAL: Mutex<()> = Mutex::const_new(());
 
 struct Inner {
     config: Config,
+    /// Where a secret answer's value goes; without one, secret questions are declined.
+    secrets: Option<Arc<dyn SecretSink>>,
     /// Held for the whole of one `ask()`. tokio's mutex is fair, so calls are served in order,
     /// and a call cancelled while waiting never draws.
     io: Mutex<Io>,
@@ -136,7 +140,36 @@ impl TerminalAnswerer {
     /// or when the input (stdin, or the host's lines) ends before the first answer line: nobody
     /// was there to ask. Declining is not an error: it is [`AskUserResponse::declined`].
     pub async fn ask(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
+        self.ask_in(request, &AskContext::new()).await
+    }
+
+    /// [`ask`](Self::ask) for the session in `context`: a secret answer's value goes to the
+    /// [`secret_sink`](TerminalAnswererBuilder::secret_sink) under that session before this
+    /// returns, and the answer carries only `session:NAME`. Without a sink, a secret question is
+    /// declined without being asked, saying why on the output.
+    ///
+    /// # Errors
+    ///
+    /// As [`ask`](Self::ask); also [`AnswerError::failed`] when the sink refuses the secret.
+    pub async fn ask_in(
+        &self,
+        request: &AskUserRequest,
+        context: &AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
         let mut io = self.inner.io.lock().await;
+        let has_secret = request.questions().iter().any(|q| q.kind() == QuestionKind::Secret);
+        if has_secret && self.inner.secrets.is_none() {
+            let message = "The assistant asked for a secret, but this program has nowhere to keep \
+                           one: declined without asking.\n";
+            match io.output.as_mut() {
+                Some(out) => {
+                    let _ = out.write_all(message.as_bytes());
+                    let _ = out.flush();
+                }
+                None => eprint!("{message}"),
+            }
+            return Ok(AskUserResponse::declined());
+        }
         // Raw mode, crossterm's reader, stdin and the screen belong to the process, not to one
         // answerer: every answerer that uses any of them waits its turn in one queue.
         let fully_injected = io.output.is_some() && (io.input.is_some() || io.lines.is_some());
@@ -144,14 +177,31 @@ impl TerminalAnswerer {
         let outcome = run(&self.inner.config, &mut io, request)
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
-        response(request, outcome)
+        response(request, outcome, self.inner.secrets.as_deref(), context)
     }
 }
 
 /// What `ask()` returns for `outcome`. Answers pass core's `check_response` first, so a bug in
 /// the menu or the line protocol fails the call here instead of reaching the model.
-fn response(request: &AskUserRequest, outcome: MenuOutcome) -> Result<AskUserResponse, AnswerError> {
+fn response(
+    request: &AskUserRequest,
+    outcome: MenuOutcome,
+    secrets: Option<&dyn SecretSink>,
+    context: &AskContext,
+) -> Result<AskUserResponse, AnswerError> {
     match outcome {
+        MenuOutcome::Secret(answer, value) => {
+            let response = AskUserResponse::answered(vec![answer]);
+            check_response(request, &response)
+                .map_err(|e| AnswerError::failed("the answer does not fit the question").with_source(e))?;
+            let (Some(sink), Some(name)) = (secrets, request.questions().as_slice()[0].secret_name()) else {
+                return Err(AnswerError::failed("no secret sink to hand the secret to"));
+            };
+            // The value goes to the sink before the answer (its reference only) returns.
+            sink.put(context, name, value)
+                .map_err(|e| AnswerError::failed("the secret could not be stored").with_source(e))?;
+            Ok(response)
+        }
         MenuOutcome::Answered(answers) => {
             let response = AskUserResponse::answered(answers);
             check_response(request, &response)
@@ -171,9 +221,9 @@ impl Answerer for TerminalAnswerer {
     async fn answer(
         &self,
         request: AskUserRequest,
-        _context: AskContext,
+        context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
-        self.ask(&request).await
+        self.ask_in(&request, &context).await
     }
 }
 
@@ -182,6 +232,7 @@ impl Answerer for TerminalAnswerer {
 pub struct TerminalAnswererBuilder {
     config: Config,
     io: Io,
+    secrets: Option<Arc<dyn SecretSink>>,
 }
 
 impl fmt::Debug for TerminalAnswererBuilder {
@@ -211,7 +262,17 @@ impl TerminalAnswererBuilder {
                 size: None,
             },
             io: Io { input: None, lines: None, output: None },
+            secrets: None,
         }
+    }
+
+    /// Where the value of a secret question (extended profile) goes: the answerer hands it to
+    /// `sink` under the call's session, then answers with `session:NAME` only. The value is typed
+    /// with nothing echoed but a mask (the menu) or nothing (the line protocol, on `/dev/tty`),
+    /// and never drawn afterwards. Default: none, and a secret question is declined unasked.
+    pub fn secret_sink(mut self, sink: impl SecretSink + 'static) -> Self {
+        self.secrets = Some(Arc::new(sink));
+        self
     }
 
     /// The mode. Default: [`Mode::Auto`].
@@ -279,7 +340,9 @@ impl TerminalAnswererBuilder {
     /// The answerer.
     #[must_use]
     pub fn build(self) -> TerminalAnswerer {
-        TerminalAnswerer { inner: Arc::new(Inner { config: self.config, io: Mutex::new(self.io) }) }
+        TerminalAnswerer {
+            inner: Arc::new(Inner { config: self.config, secrets: self.secrets, io: Mutex::new(self.io) }),
+        }
     }
 }
 
@@ -358,7 +421,7 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
                 None if tty => &mut terminal,
                 None => &mut stdin,
             };
-            ask_lines(request, lines, out, config.max_custom_chars).await
+            ask_lines(request, lines, &mut TtySecret, out, config.max_custom_chars).await
         }
         Route::HostEvents => {
             let Some(source) = io.input.as_mut() else { return Ok(MenuOutcome::Declined) };
@@ -382,8 +445,45 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
             // Both are gone before this future completes or is dropped, on every path: the guard
             // (owned by `run`) restores the terminal, and the stream is dropped, which stops its
             // reader thread so the next line typed goes to the next reader.
-            let mut source = CrosstermSource::open()?;
-            screen.run(&mut source).await
+            let secret = request.questions().iter().any(|q| q.kind() == QuestionKind::Secret);
+            let mut source = TerminalInput { source: Some(CrosstermSource::open()?), secret };
+            let outcome = screen.run(&mut source).await;
+            source.secret = false;
+            outcome
+        }
+    }
+}
+
+/// The terminal's events for one menu. For a secret question, a menu that goes without an outcome
+/// (the call cancelled) also throws away every key already typed and not yet handled: part of a
+/// secret must reach neither the next reader of the terminal nor the screen.
+struct TerminalInput {
+    source: Option<CrosstermSource>,
+    /// Set while a secret question is open.
+    secret: bool,
+}
+
+#[async_trait]
+impl InputSource for TerminalInput {
+    async fn next_event(&mut self) -> Option<io::Result<Event>> {
+        self.source.as_mut()?.next_event().await
+    }
+}
+
+impl Drop for TerminalInput {
+    fn drop(&mut self) {
+        // The stream first: its reader thread stops, and crossterm's queue can be read again.
+        drop(self.source.take());
+        if self.secret {
+            // Keys the stopped thread had read wait in crossterm's queue; keys not yet read wait
+            // in the terminal. Both go. The thread may hold the queue for a moment as it stops.
+            for _ in 0..10 {
+                while crossterm::event::poll(std::time::Duration::ZERO).unwrap_or(false) {
+                    let _ = crossterm::event::read();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            discard_typed_input();
         }
     }
 }
@@ -507,15 +607,14 @@ mod tests {
             .unwrap(),
         );
         let ok = MenuOutcome::Answered(vec![AskUserAnswer::picked("H", ["b"])]);
-        assert_eq!(response(&request, ok).unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
+        let context = AskContext::new();
+        let response = |outcome| response(&request, outcome, None, &context);
+        assert_eq!(response(ok).unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
         for bad in [AskUserAnswer::picked("Nope", ["a"]), AskUserAnswer::picked("H", Vec::<String>::new())] {
-            let err = response(&request, MenuOutcome::Answered(vec![bad])).unwrap_err();
+            let err = response(MenuOutcome::Answered(vec![bad])).unwrap_err();
             assert_eq!(err.kind(), AnswerErrorKind::Failed);
         }
-        assert_eq!(response(&request, MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
-        assert_eq!(
-            response(&request, MenuOutcome::Interrupted).unwrap_err().kind(),
-            AnswerErrorKind::Interrupted
-        );
+        assert_eq!(response(MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(response(MenuOutcome::Interrupted).unwrap_err().kind(), AnswerErrorKind::Interrupted);
     }
 }

@@ -68,6 +68,7 @@ mod inquire_answerer;
 mod line;
 mod menu;
 mod render;
+mod secret;
 mod text;
 
 pub use answerer::{
@@ -76,7 +77,7 @@ pub use answerer::{
 /// The core types a caller of this crate touches, so that one import line serves.
 pub use askuser_core::{
     AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse,
-    Questions,
+    InMemorySecretSink, Profile, Questions, SecretSink, SecretValue,
 };
 /// The crossterm this crate is built on, re-exported whole so that a host forwarding its events
 /// ([`InputSource`]) names the very same `crossterm::event::Event`. Its version is part of this

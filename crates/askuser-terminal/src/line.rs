@@ -5,10 +5,11 @@ use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use askuser_core::{AskUserRequest, Question, async_trait};
+use askuser_core::{AskUserRequest, Question, QuestionKind, QuestionOption, async_trait};
 use tokio::sync::{Mutex, mpsc};
 
-use crate::menu::{MenuOutcome, Pick};
+use crate::menu::{MenuOutcome, Pick, secret_answer};
+use crate::secret::{SecretInput, SecretRead};
 use crate::text::{clean_answer_text, sanitize};
 
 /// How many bad answers in a row to one question before giving up (declining).
@@ -286,34 +287,40 @@ pub(crate) enum LineAnswer {
 }
 
 /// Reads one answer line: numbers (`2`, `1,3`, `1 3`), an exact label (any case), `0 text` or
-/// `other: text` for a custom answer, `!decline`.
+/// `other: text` for a custom answer (when the question allows one), `!decline`; an empty line
+/// takes the options the model marked `default`, if any. A text question takes the line itself.
 pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: usize) -> LineAnswer {
     let line = line.trim();
     let n = question.options().len();
-    if line.is_empty() {
-        return LineAnswer::Bad(format!("type a number from 1 to {n}, or 0 and your own answer"));
-    }
     if line.eq_ignore_ascii_case("!decline") {
         return LineAnswer::Decline;
+    }
+    if question.kind() == QuestionKind::Text {
+        return custom_answer(line, max_custom_chars, "type your answer (it cannot be blank)");
+    }
+    if line.is_empty() {
+        let defaults: Vec<usize> = (0..n).filter(|&i| question.options()[i].is_default()).collect();
+        if !defaults.is_empty() {
+            return LineAnswer::Pick(Pick { picked: defaults, ..Pick::default() });
+        }
+        if !question.allow_other() {
+            return LineAnswer::Bad(format!("type a number from 1 to {n}"));
+        }
+        return LineAnswer::Bad(format!("type a number from 1 to {n}, or 0 and your own answer"));
     }
     let custom = line
         .strip_prefix('0')
         .filter(|rest| rest.is_empty() || rest.starts_with([' ', ':', '\t']))
         .or_else(|| line.get(..6).filter(|p| p.eq_ignore_ascii_case("other:")).map(|_| &line[6..]));
     if let Some(rest) = custom {
-        let text = clean_answer_text(rest.trim_start_matches(':'));
-        let text = text.trim();
-        if text.is_empty() {
-            return LineAnswer::Bad("type 0, a space, then your answer".to_owned());
+        if !question.allow_other() {
+            return LineAnswer::Bad(format!("this question takes one of its options: 1 to {n}"));
         }
-        // Refused rather than cut: the person learns the tail would be lost, as in the menu.
-        let chars = text.chars().count();
-        if chars > max_custom_chars {
-            return LineAnswer::Bad(format!(
-                "your answer has {chars} characters, at most {max_custom_chars} fit"
-            ));
-        }
-        return LineAnswer::Pick(Pick { picked: Vec::new(), custom: Some(text.to_owned()) });
+        return custom_answer(
+            rest.trim_start_matches(':'),
+            max_custom_chars,
+            "type 0, a space, then your answer",
+        );
     }
     let tokens: Vec<&str> = line.split([',', ' ', '\t']).filter(|t| !t.is_empty()).collect();
     let numbers: Option<Vec<usize>> = tokens.iter().map(|t| t.parse::<usize>().ok()).collect();
@@ -323,7 +330,7 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
         if let Some(index) =
             question.options().iter().position(|o| o.label().trim().eq_ignore_ascii_case(line))
         {
-            return LineAnswer::Pick(Pick { picked: vec![index], custom: None });
+            return LineAnswer::Pick(Pick { picked: vec![index], ..Pick::default() });
         }
         return LineAnswer::Bad(format!("not an option: type a number from 1 to {n}"));
     };
@@ -342,7 +349,24 @@ pub(crate) fn parse_answer(line: &str, question: &Question, max_custom_chars: us
     if !question.multi_select() && picked.len() > 1 {
         return LineAnswer::Bad("pick one number".to_owned());
     }
-    LineAnswer::Pick(Pick { picked, custom: None })
+    LineAnswer::Pick(Pick { picked, ..Pick::default() })
+}
+
+/// A typed answer (after `0`, or a text question's line): cleaned, trimmed, non-blank, within the
+/// cap. Refused rather than cut: the person learns the tail would be lost, as in the menu.
+fn custom_answer(text: &str, max_custom_chars: usize, blank: &str) -> LineAnswer {
+    let text = clean_answer_text(text);
+    let text = text.trim();
+    if text.is_empty() {
+        return LineAnswer::Bad(blank.to_owned());
+    }
+    let chars = text.chars().count();
+    if chars > max_custom_chars {
+        return LineAnswer::Bad(format!(
+            "your answer has {chars} characters, at most {max_custom_chars} fit"
+        ));
+    }
+    LineAnswer::Pick(Pick { custom: Some(text.to_owned()), ..Pick::default() })
 }
 
 fn print_question(
@@ -358,32 +382,60 @@ fn print_question(
         sanitize(question.header(), false),
         sanitize(question.question(), false)
     )?;
-    for (i, option) in question.options().iter().enumerate() {
-        match option.description().filter(|d| !d.trim().is_empty()) {
-            Some(d) => {
-                writeln!(out, "  {}) {} — {}", i + 1, sanitize(option.label(), false), sanitize(d, false))?;
+    match question.kind() {
+        QuestionKind::Text => {
+            write!(out, "Type your answer: ")?;
+            return out.flush();
+        }
+        QuestionKind::Secret => {
+            if let Some(purpose) = question.purpose() {
+                writeln!(out, "  Why: {}", sanitize(purpose, false))?;
             }
-            None => writeln!(out, "  {}) {}", i + 1, sanitize(option.label(), false))?,
+            write!(out, "Type the secret (nothing is shown), then Enter: ")?;
+            return out.flush();
+        }
+        _ => {}
+    }
+    for (i, option) in question.options().iter().enumerate() {
+        let default = if option.is_default() { " (default)" } else { "" };
+        match option.description().filter(|d| !d.trim().is_empty()) {
+            Some(d) => writeln!(
+                out,
+                "  {}) {}{default} — {}",
+                i + 1,
+                sanitize(option.label(), false),
+                sanitize(d, false)
+            )?,
+            None => writeln!(out, "  {}) {}{default}", i + 1, sanitize(option.label(), false))?,
         }
     }
-    writeln!(out, "  0) Other: type 0 and your own answer")?;
+    if question.allow_other() {
+        writeln!(out, "  0) Other: type 0 and your own answer")?;
+    }
     let n = question.options().len();
-    if question.multi_select() {
-        write!(out, "Choose one or more of 1-{n} (for example 1,3): ")?;
+    let enter = if question.options().iter().any(QuestionOption::is_default) {
+        ", Enter for the default"
     } else {
-        write!(out, "Choose 1-{n}: ")?;
+        ""
+    };
+    if question.multi_select() {
+        write!(out, "Choose one or more of 1-{n} (for example 1,3){enter}: ")?;
+    } else {
+        write!(out, "Choose 1-{n}{enter}: ")?;
     }
     out.flush()
 }
 
-/// Asks every question of `request` on `out`, reading answers from `lines`.
+/// Asks every question of `request` on `out`, reading answers from `lines`, and a secret from
+/// `secrets` (the terminal with echo off: never from `lines`, which may be piped stdin).
 ///
 /// End of input declines, and so do [`MAX_ATTEMPTS`] bad answers in a row: this never hangs and
 /// never loops. End of input before any line at all is [`MenuOutcome::NoInput`]: nobody was there
-/// to decline.
+/// to decline. A secret question with no terminal to type it on is declined, saying so.
 pub(crate) async fn ask_lines(
     request: &AskUserRequest,
     lines: &mut dyn LineSource,
+    secrets: &mut dyn SecretInput,
     out: &mut (dyn Write + Send),
     max_custom_chars: usize,
 ) -> io::Result<MenuOutcome> {
@@ -393,6 +445,11 @@ pub(crate) async fn ask_lines(
         writeln!(out, "The assistant has a question for you (!decline to decline).")?;
     } else {
         writeln!(out, "The assistant has {total} questions for you (!decline to decline).")?;
+    }
+    if let [question] = questions
+        && question.kind() == QuestionKind::Secret
+    {
+        return ask_secret(question, secrets, out, max_custom_chars).await;
     }
     let mut answers = Vec::with_capacity(total);
     let mut any_line = false;
@@ -438,6 +495,52 @@ pub(crate) async fn ask_lines(
     Ok(MenuOutcome::Answered(answers))
 }
 
+/// The line protocol's secret question: typed on the terminal with echo off. Nothing of the
+/// value is written to `out`, not even its length.
+async fn ask_secret(
+    question: &Question,
+    secrets: &mut dyn SecretInput,
+    out: &mut (dyn Write + Send),
+    max_chars: usize,
+) -> io::Result<MenuOutcome> {
+    print_question(out, 0, 1, question)?;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let value = match secrets.read_secret().await? {
+            SecretRead::NoTerminal => {
+                writeln!(
+                    out,
+                    "\nThere is no terminal to type a secret on (it is never read from piped input): declined."
+                )?;
+                return Ok(MenuOutcome::Declined);
+            }
+            SecretRead::End => {
+                writeln!(out, "\n(end of input: declined)")?;
+                return Ok(MenuOutcome::Declined);
+            }
+            SecretRead::Value(value) => value,
+        };
+        let why = if value.expose().trim().is_empty() {
+            "the secret cannot be empty"
+        } else if value.expose().chars().count() > max_chars {
+            "the secret is too long"
+        } else if value.expose().chars().any(|c| !crate::text::allowed_in_answer(c)) {
+            "the secret has characters that cannot be sent"
+        } else {
+            let name = question.secret_name().unwrap_or_default();
+            writeln!(out, "Saved as session:{name}.")?;
+            out.flush()?;
+            return Ok(MenuOutcome::Secret(secret_answer(question), value));
+        };
+        if attempt == MAX_ATTEMPTS {
+            writeln!(out, "{why}\nNo valid answer after {MAX_ATTEMPTS} tries: declined.")?;
+            return Ok(MenuOutcome::Declined);
+        }
+        write!(out, "{why}. Try again: ")?;
+        out.flush()?;
+    }
+    Ok(MenuOutcome::Declined)
+}
+
 #[cfg(test)]
 mod tests {
     use askuser_core::{Question, QuestionOption};
@@ -459,11 +562,11 @@ mod tests {
     }
 
     fn picked(v: &[usize]) -> LineAnswer {
-        LineAnswer::Pick(Pick { picked: v.to_vec(), custom: None })
+        LineAnswer::Pick(Pick { picked: v.to_vec(), ..Pick::default() })
     }
 
     fn custom(text: &str) -> LineAnswer {
-        LineAnswer::Pick(Pick { picked: Vec::new(), custom: Some(text.to_owned()) })
+        LineAnswer::Pick(Pick { custom: Some(text.to_owned()), ..Pick::default() })
     }
 
     #[track_caller]

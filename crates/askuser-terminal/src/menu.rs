@@ -1,6 +1,6 @@
 //! The menu's state machine: pure, no I/O. [`Menu::handle`] takes one key and says what changed.
 
-use askuser_core::{AskUserAnswer, AskUserRequest, Question};
+use askuser_core::{AskUserAnswer, AskUserRequest, Question, QuestionKind, SecretValue};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -20,6 +20,9 @@ pub(crate) enum MenuOutcome {
     /// The input ended before the first answer line: nobody was there to ask (the line protocol
     /// only).
     NoInput,
+    /// A secret question (alone in its call, SPEC §10) answered: the answer carries only
+    /// `session:NAME`; the value goes to the host's secret sink before the call returns.
+    Secret(AskUserAnswer, SecretValue),
 }
 
 /// What one key did.
@@ -61,39 +64,96 @@ impl Notice {
 pub(crate) struct Pick {
     /// Option indices, in the order picked.
     pub(crate) picked: Vec<usize>,
-    /// A committed custom answer (excludes `picked`).
+    /// A committed custom answer, or a text question's answer (excludes `picked`).
     pub(crate) custom: Option<String>,
+    /// A secret question's value: never drawn, never in an answer (redacted, zeroed on drop).
+    pub(crate) secret: Option<SecretValue>,
 }
 
 impl Pick {
     pub(crate) fn is_answered(&self) -> bool {
-        !self.picked.is_empty() || self.custom.is_some()
+        !self.picked.is_empty() || self.custom.is_some() || self.secret.is_some()
     }
 
-    /// The answer to `question`, with the question's own labels.
+    /// The answer to `question`, with the question's own labels (and id, extended profile). A
+    /// secret's answer is its reference `session:NAME`, never the value.
     pub(crate) fn answer(&self, question: &Question) -> AskUserAnswer {
-        match &self.custom {
+        if self.secret.is_some() {
+            return secret_answer(question);
+        }
+        let answer = match &self.custom {
             Some(text) => AskUserAnswer::custom(question.header(), text.clone()),
             None => AskUserAnswer::picked(
                 question.header(),
                 self.picked.iter().map(|&i| question.options()[i].label()),
             ),
+        };
+        match question.id() {
+            Some(id) => answer.with_id(id),
+            None => answer,
         }
     }
 }
 
-/// The one-line editor of the "Other…" row.
+/// The answer to secret `question`: `session:NAME` (and its id), never a value.
+pub(crate) fn secret_answer(question: &Question) -> AskUserAnswer {
+    let answer = AskUserAnswer::secret(question.header(), question.secret_name().unwrap_or_default());
+    match question.id() {
+        Some(id) => answer.with_id(id),
+        None => answer,
+    }
+}
+
+/// Whether `question` is answered by typing (a text or secret question) rather than by picking.
+pub(crate) fn is_typed(question: &Question) -> bool {
+    question.kind() != QuestionKind::Choice
+}
+
+/// The row the cursor starts on: the first option the model marked `default`, else the first.
+pub(crate) fn first_default(question: &Question) -> usize {
+    question.options().iter().position(askuser_core::QuestionOption::is_default).unwrap_or(0)
+}
+
+/// The one-line editor of the "Other…" row, of a text question, and of a secret question.
 ///
 /// The cursor moves and deletes by grapheme, never inside one: Backspace after `é` written as
 /// `e` + U+0301, or after a flag, removes what the person sees as one character.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// A secret's editor is `masked`: it is drawn as a mask, its buffer is reserved whole up front
+/// (no reallocation leaves a copy behind) and zeroed when the editor goes.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub(crate) struct Editor {
     pub(crate) text: String,
     /// Insertion point: a byte offset on a grapheme boundary.
     pub(crate) cursor: usize,
+    pub(crate) masked: bool,
+}
+
+impl std::fmt::Debug for Editor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.masked {
+            f.debug_struct("Editor").field("text", &"<redacted>").finish_non_exhaustive()
+        } else {
+            f.debug_struct("Editor").field("text", &self.text).field("cursor", &self.cursor).finish()
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        if self.masked {
+            zeroize::Zeroize::zeroize(&mut self.text);
+        }
+    }
 }
 
 impl Editor {
+    /// An editor holding `text`, the cursor at its end.
+    fn new(text: String, masked: bool) -> Self {
+        let cursor = text.len();
+        Self { text, cursor, masked }
+    }
+
     fn prev(&self) -> usize {
         self.text[..self.cursor].grapheme_indices(true).next_back().map_or(0, |(i, _)| i)
     }
@@ -129,16 +189,42 @@ impl Menu {
     #[must_use]
     pub(crate) fn new(request: AskUserRequest, max_custom_chars: usize) -> Self {
         let n = request.questions().len();
-        Self {
+        let rows = request.questions().iter().map(first_default).collect();
+        let mut menu = Self {
             request,
             tab: 0,
-            rows: vec![0; n],
+            rows,
             picks: vec![Pick::default(); n],
             editor: None,
             notice: None,
             help: false,
             max_custom_chars: max_custom_chars.max(1),
+        };
+        menu.enter_tab();
+        menu
+    }
+
+    /// On arriving at a tab: a text or secret question not yet answered opens its editor, so the
+    /// person can type at once.
+    fn enter_tab(&mut self) {
+        let open = self
+            .questions()
+            .get(self.tab)
+            .is_some_and(|q| is_typed(q) && !self.picks[self.tab].is_answered());
+        if open && self.editor.is_none() {
+            self.open_editor();
         }
+    }
+
+    /// Whether the current tab is a text or secret question.
+    pub(crate) fn typed_tab(&self) -> bool {
+        self.questions().get(self.tab).is_some_and(is_typed)
+    }
+
+    /// The row index of "Other…" on the current question, if it has that row.
+    pub(crate) fn other_row(&self) -> Option<usize> {
+        let q = self.questions().get(self.tab)?;
+        (q.allow_other() && !is_typed(q)).then_some(q.options().len())
     }
 
     pub(crate) fn questions(&self) -> &[Question] {
@@ -243,10 +329,15 @@ impl Menu {
             }
             KeyCode::Enter if self.in_review() => self.submit(),
             _ if self.in_review() => Effect::Ignored,
+            KeyCode::Enter | KeyCode::Char(' ' | '1') if self.typed_tab() => {
+                self.open_editor();
+                Effect::Redraw
+            }
+            _ if self.typed_tab() => Effect::Ignored,
             KeyCode::Char(c @ '1'..='9') => {
                 let index = (c as usize) - ('1' as usize);
                 let options = self.questions()[self.tab].options().len();
-                if index > options {
+                if index > options || (index == options && self.other_row().is_none()) {
                     return Effect::Ignored;
                 }
                 self.rows[self.tab] = index;
@@ -263,7 +354,7 @@ impl Menu {
             }
             KeyCode::Char(' ') => {
                 let row = self.row();
-                if row == self.questions()[self.tab].options().len() {
+                if Some(row) == self.other_row() {
                     self.open_editor();
                 } else if multi_select {
                     self.toggle(row);
@@ -274,11 +365,15 @@ impl Menu {
             }
             KeyCode::Enter => {
                 let row = self.row();
-                if row == self.questions()[self.tab].options().len() {
+                if Some(row) == self.other_row() {
                     self.open_editor();
                     Effect::Redraw
                 } else if multi_select {
                     if self.picks[self.tab].is_answered() {
+                        self.advance()
+                    } else if let Some(defaults) = self.declared_defaults() {
+                        // Enter on an untouched question takes what the model marked `default`.
+                        self.picks[self.tab] = Pick { picked: defaults, ..Pick::default() };
                         self.advance()
                     } else {
                         self.notice = Some(Notice::PickOne);
@@ -308,7 +403,19 @@ impl Menu {
     }
 
     fn row_count(&self) -> usize {
-        self.questions().get(self.tab).map_or(0, |q| q.options().len() + 1)
+        match self.questions().get(self.tab) {
+            None => 0,
+            Some(q) if is_typed(q) => 1,
+            Some(q) => q.options().len() + usize::from(q.allow_other()),
+        }
+    }
+
+    /// The option indices the model marked `default` on the current question, if any.
+    fn declared_defaults(&self) -> Option<Vec<usize>> {
+        let question = self.questions().get(self.tab)?;
+        let picked: Vec<usize> =
+            (0..question.options().len()).filter(|&i| question.options()[i].is_default()).collect();
+        (!picked.is_empty()).then_some(picked)
     }
 
     fn move_by(&mut self, delta: isize) -> Effect {
@@ -342,11 +449,12 @@ impl Menu {
         let tabs = self.questions().len() + 1;
         self.tab =
             if delta < 0 { self.tab.checked_sub(1).unwrap_or(tabs - 1) } else { (self.tab + 1) % tabs };
+        self.enter_tab();
         Effect::Redraw
     }
 
     fn choose(&mut self, index: usize) {
-        self.picks[self.tab] = Pick { picked: vec![index], custom: None };
+        self.picks[self.tab] = Pick { picked: vec![index], ..Pick::default() };
     }
 
     fn toggle(&mut self, index: usize) {
@@ -360,9 +468,15 @@ impl Menu {
     }
 
     fn open_editor(&mut self) {
-        let text = self.picks[self.tab].custom.clone().unwrap_or_default();
-        let cursor = text.len();
-        self.editor = Some(Editor { text, cursor });
+        let masked = self.questions().get(self.tab).is_some_and(|q| q.kind() == QuestionKind::Secret);
+        self.editor = Some(if masked {
+            // Room for the longest value at four bytes a character: typing never reallocates, so
+            // no copy of a partial secret is left behind in freed memory. A secret is never shown
+            // again: editing starts empty, and saving replaces the value.
+            Editor::new(String::with_capacity(self.max_custom_chars.saturating_mul(4)), true)
+        } else {
+            Editor::new(self.picks[self.tab].custom.clone().unwrap_or_default(), false)
+        });
     }
 
     /// After answering the current question: finish when it is the only one, else go to the next
@@ -372,6 +486,7 @@ impl Menu {
             return self.submit();
         }
         self.tab += 1;
+        self.enter_tab();
         Effect::Redraw
     }
 
@@ -379,7 +494,17 @@ impl Menu {
         if let Some(first) = self.picks.iter().position(|p| !p.is_answered()) {
             self.tab = first;
             self.notice = Some(Notice::Unanswered);
+            self.enter_tab();
             return Effect::Redraw;
+        }
+        // A secret question is alone in its call: its value leaves the menu with its reference.
+        if let [question] = self.questions()
+            && question.kind() == QuestionKind::Secret
+        {
+            let answer = self.picks[0].answer(question);
+            if let Some(value) = self.picks[0].secret.take() {
+                return Effect::Done(MenuOutcome::Secret(answer, value));
+            }
         }
         let answers = self.questions().iter().zip(&self.picks).map(|(q, pick)| pick.answer(q)).collect();
         Effect::Done(MenuOutcome::Answered(answers))
@@ -409,9 +534,27 @@ impl Menu {
     }
 
     fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Effect {
+        let typed = self.typed_tab();
+        let tabs = self.multi_tab();
         let Some(editor) = self.editor.as_mut() else { return Effect::Ignored };
         match key.code {
+            // A text or secret question is its editor: Esc there is Esc on the question.
+            KeyCode::Esc if typed => {
+                self.editor = None;
+                return self.navigate(key, ctrl);
+            }
             KeyCode::Esc => self.editor = None,
+            KeyCode::Enter if editor.masked => {
+                if editor.text.is_empty() {
+                    self.notice = Some(Notice::TypeSomething);
+                    return Effect::Redraw;
+                }
+                // Moved, not copied, into the value; the emptied editor is dropped (and zeroed).
+                let value = SecretValue::new(std::mem::take(&mut editor.text));
+                self.picks[self.tab] = Pick { secret: Some(value), ..Pick::default() };
+                self.editor = None;
+                return self.advance();
+            }
             KeyCode::Enter => {
                 let text = editor.text.trim();
                 if text.is_empty() {
@@ -419,9 +562,19 @@ impl Menu {
                     return Effect::Redraw;
                 }
                 let text = text.to_owned();
-                self.picks[self.tab] = Pick { picked: Vec::new(), custom: Some(text) };
+                self.picks[self.tab] = Pick { custom: Some(text), ..Pick::default() };
                 self.editor = None;
                 return self.advance();
+            }
+            // Between questions from a text question's editor: a non-blank draft is kept as its
+            // answer, a blank one leaves the answer as it was.
+            KeyCode::Tab | KeyCode::BackTab if typed && !editor.masked && tabs => {
+                let text = editor.text.trim().to_owned();
+                if !text.is_empty() {
+                    self.picks[self.tab] = Pick { custom: Some(text), ..Pick::default() };
+                }
+                self.editor = None;
+                return self.switch_tab(if key.code == KeyCode::Tab { 1 } else { -1 });
             }
             KeyCode::Left => editor.cursor = editor.prev(),
             KeyCode::Right => editor.cursor = editor.next(),

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use askuser_core::Question;
+use askuser_core::{Question, QuestionKind};
 
-use crate::menu::{Menu, MenuOutcome, Pick};
+use crate::menu::{Menu, MenuOutcome, Pick, is_typed};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::text::{sanitize, truncate, width, wrap};
@@ -230,6 +230,22 @@ fn footer(menu: &Menu, question: &Question, w: usize, look: Look) -> Vec<Line> {
             .map(|t| Line::of(format!(" {t}"), DIM))
             .collect();
     }
+    if menu.editing() && is_typed(question) {
+        let text = if menu.questions().len() > 1 && question.kind() == QuestionKind::Text {
+            " enter save · tab next · esc decline"
+        } else {
+            " enter save · esc decline"
+        };
+        return vec![Line::of(truncate(&hint(text, look), w).into_owned(), DIM)];
+    }
+    if is_typed(question) {
+        let line = if menu.questions().len() > 1 {
+            " enter type · tab next · esc decline · ? help"
+        } else {
+            " enter type · esc decline · ? help"
+        };
+        return vec![Line::of(truncate(&hint(line, look), w).into_owned(), DIM)];
+    }
     if menu.editing() {
         // The ticks are shown cleared while editing: saving replaces them, and what is on screen
         // is what is sent.
@@ -240,7 +256,7 @@ fn footer(menu: &Menu, question: &Question, w: usize, look: Look) -> Vec<Line> {
         };
         return vec![Line::of(truncate(&hint(text, look), w).into_owned(), DIM)];
     }
-    let n = question.options().len() + 1;
+    let n = question.options().len() + usize::from(question.allow_other());
     let mut line = format!(
         " {}{} move · 1-{n} {}",
         sym.up,
@@ -292,28 +308,57 @@ fn option_entry(
     let mut lines = Vec::new();
     let mut cursor = Some((0, indent));
     if other {
+        // The same row serves "Other…" and a text or secret question's answer.
+        let (name, placeholder) = match question.kind() {
+            QuestionKind::Text => ("Answer: ", "(type your answer)"),
+            QuestionKind::Secret => ("Secret: ", "(type the secret; it is not shown)"),
+            _ => ("Other: ", "(type your answer)"),
+        };
+        let name_width = width(name);
         let mut first = Line::new();
         first.push(prefix.clone(), if highlighted { pointer_style } else { PLAIN });
         if let Some(editor) = &menu.editor {
-            first.push("Other: ", label_style);
-            let (shown, col) = editor_window(&editor.text, editor.cursor, room.saturating_sub(7).max(1));
-            let col_base = indent + 7;
-            first.push(shown, PLAIN);
-            cursor = Some((0, col_base + col));
+            first.push(name, label_style);
+            if editor.masked {
+                // One mask symbol a character while typing, nothing else: the value is never drawn.
+                let count = editor.text[..editor.cursor].graphemes(true).count();
+                let total = editor.text.graphemes(true).count();
+                let room = room.saturating_sub(name_width + 1).max(1);
+                let mask = if look.unicode { "•" } else { "*" };
+                let shown = total.min(room);
+                first.push(mask.repeat(shown), PLAIN);
+                cursor = Some((0, indent + name_width + count.min(room)));
+            } else {
+                let (shown, col) =
+                    editor_window(&editor.text, editor.cursor, room.saturating_sub(name_width).max(1));
+                first.push(shown, PLAIN);
+                cursor = Some((0, indent + name_width + col));
+            }
         } else if let Some(custom) = &pick.custom {
-            first.push("Other: ", label_style);
-            first.push(truncate(&sanitize(custom, false), room.saturating_sub(9)).into_owned(), PLAIN);
+            first.push(name, label_style);
+            first.push(
+                truncate(&sanitize(custom, false), room.saturating_sub(name_width + 2)).into_owned(),
+                PLAIN,
+            );
             first.push(format!(" {}", sym.done), Style { fg: Some(GOOD), ..PLAIN });
         } else {
-            let text =
-                if look.unicode { "Other… (type your answer)" } else { "Other... (type your answer)" };
-            first.push(truncate(text, room).into_owned(), if highlighted { label_style } else { DIM });
+            let text = if is_typed(question) {
+                format!("{name}{placeholder}")
+            } else if look.unicode {
+                "Other… (type your answer)".to_owned()
+            } else {
+                "Other... (type your answer)".to_owned()
+            };
+            first.push(truncate(&text, room).into_owned(), if highlighted { label_style } else { DIM });
         }
         lines.push(first);
         return Entry { lines, cursor: highlighted.then_some(cursor).flatten() };
     }
     let option = &question.options()[index];
     let mut label = sanitize(option.label(), false).into_owned();
+    if option.is_default() {
+        label.push_str(" (default)");
+    }
     if !question.multi_select() && picked {
         label.push(' ');
         label.push_str(sym.done);
@@ -380,9 +425,22 @@ fn layout_question(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
         .into_iter()
         .map(|t| Line::of(format!(" {t}"), BOLD))
         .collect();
+    if let Some(purpose) = question.purpose() {
+        text.extend(
+            wrap(&sanitize(purpose, true), w.saturating_sub(1))
+                .into_iter()
+                .map(|t| Line::of(format!(" {t}"), DIM)),
+        );
+    }
     let foot = footer(menu, question, w, look);
+    // The option rows, then "Other…" when allowed; a text or secret question has its answer row only.
+    let rows = if is_typed(question) {
+        0..=0
+    } else {
+        0..=question.options().len() - usize::from(!question.allow_other())
+    };
     let mut entries: Vec<Entry> =
-        (0..=question.options().len()).map(|i| option_entry(menu, question, i, w, look, w >= 59)).collect();
+        rows.clone().map(|i| option_entry(menu, question, i, w, look, w >= 59)).collect();
     let row = menu.row();
 
     let total = |text: &[Line], entries: &[Entry], blanks: usize, foot: usize| {
@@ -392,8 +450,7 @@ fn layout_question(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
     let mut foot_len = foot.len();
     // Shrink in order: other options' descriptions, blank lines, question text, then window.
     if total(&text, &entries, blanks, foot_len) > h {
-        entries =
-            (0..=question.options().len()).map(|i| option_entry(menu, question, i, w, look, false)).collect();
+        entries = rows.map(|i| option_entry(menu, question, i, w, look, false)).collect();
     }
     if total(&text, &entries, blanks, foot_len) > h {
         blanks = 0;
@@ -487,6 +544,9 @@ fn window(entries: &[Entry], row: usize, avail: usize) -> (usize, usize) {
 }
 
 fn answer_text(question: &Question, pick: &Pick) -> Option<String> {
+    if pick.secret.is_some() {
+        return Some(secret_saved(question));
+    }
     if let Some(custom) = &pick.custom {
         return Some(format!("\"{}\"", sanitize(custom, false)));
     }
@@ -558,6 +618,11 @@ fn layout_review(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
     Frame { lines, cursor }
 }
 
+/// What a saved secret shows: where it went, never the value nor its length.
+fn secret_saved(question: &Question) -> String {
+    format!("saved as session:{}", question.secret_name().unwrap_or_default())
+}
+
 /// What stays in the scrollback when the menu is gone: one line per answer, or why it ended.
 pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, look: Look) -> Frame {
     let sym = symbols(look);
@@ -573,6 +638,17 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
                 let header = sanitize(q.header(), false);
                 line(
                     format!("{} {header} {} {answer}", sym.done, sym.arrow),
+                    Style { fg: Some(GOOD), ..PLAIN },
+                )
+            })
+            .collect(),
+        Some(MenuOutcome::Secret(..)) => menu
+            .questions()
+            .iter()
+            .map(|q| {
+                let header = sanitize(q.header(), false);
+                line(
+                    format!("{} {header} {} {}", sym.done, sym.arrow, secret_saved(q)),
                     Style { fg: Some(GOOD), ..PLAIN },
                 )
             })
