@@ -12,12 +12,22 @@
 //! `pty_fixture cancel-lines MS accessible|lines`: the same with the accessible mode or the line
 //! protocol on stdin instead of the menu.
 //! `pty_fixture two`: two answerers ask one question each at the same time; prints both results.
+//! `pty_fixture extended menu|lines`: an extended batch (a choice with a declared default, then a
+//! text question) in the menu or on the line protocol; prints the tool result.
+//! `pty_fixture secret menu|lines`: a secret question, the value going to an in-memory sink;
+//! prints the tool result and whether the sink holds `$ASKUSER_TEST_EXPECT` (never the value).
+//! `pty_fixture cancel-secret MS menu|lines`: the secret question cancelled after MS
+//! milliseconds, then three lines read and echoed as `cancel` does.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_core::{AskUserRequest, Questions, ask_user_result};
+use std::sync::Arc;
+
+use askuser_core::{
+    AskContext, AskUserRequest, InMemorySecretSink, Profile, Questions, Validator, ask_user_result,
+};
 use askuser_terminal::{Mode, TerminalAnswerer};
 
 const BATCH: &str = r#"{"questions":[
@@ -32,6 +42,24 @@ fn single(header: &str) -> Result<AskUserRequest, askuser_core::ValidationError>
         r#"{{"questions":[{{"header":"{header}","question":"Question {header}?","options":[{{"label":"Yes"}},{{"label":"No"}}]}}]}}"#
     );
     Ok(AskUserRequest::new(Questions::from_json(&json)?))
+}
+
+const EXTENDED: &str = r#"{"questions":[
+    {"id":"db","header":"Db","question":"Which database?","allow_other":false,"options":[
+        {"label":"Postgres"},{"label":"SQLite","default":true},{"label":"MySQL"}]},
+    {"id":"name","kind":"text","header":"Name","question":"What is the service called?"}]}"#;
+
+const SECRET: &str = r#"{"questions":[{"kind":"secret","header":"Token","question":"Your deploy token?",
+    "secret_name":"DEPLOY_TOKEN","purpose":"To push the release."}]}"#;
+
+fn extended(json: &str) -> Result<AskUserRequest, askuser_core::ValidationError> {
+    Ok(AskUserRequest::new(Validator::new().with_profile(Profile::Extended).validate_json(json)?))
+}
+
+/// The answerer of the extended modes: the menu, or the line protocol on stdin.
+fn extended_answerer(how: Option<&str>, sink: &Arc<InMemorySecretSink>) -> TerminalAnswerer {
+    let mode = if how == Some("lines") { Mode::Lines } else { Mode::Auto };
+    TerminalAnswerer::builder().mode(mode).secret_sink(Arc::clone(sink)).build()
 }
 
 fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -80,10 +108,27 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{}", ask_user_result(&second, &b?)?.text());
             Ok(ExitCode::SUCCESS)
         }
-        Some(command @ ("cancel" | "cancel-lines")) => {
+        Some(which @ ("extended" | "secret")) => {
+            let sink = Arc::new(InMemorySecretSink::new());
+            let request = extended(if which == "extended" { EXTENDED } else { SECRET })?;
+            let answerer = extended_answerer(args.get(1).map(String::as_str), &sink);
+            let context = AskContext::new().with_session_id("s1");
+            let response = runtime.block_on(answerer.ask_in(&request, &context))?;
+            println!("{}", ask_user_result(&request, &response)?.text());
+            if which == "secret" {
+                let expected = std::env::var("ASKUSER_TEST_EXPECT").unwrap_or_default();
+                let stored = sink.resolve(Some("s1"), "session:DEPLOY_TOKEN");
+                println!("MATCH:{}", stored.is_some_and(|v| v.expose() == expected));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(command @ ("cancel" | "cancel-lines" | "cancel-secret")) => {
             let ms: u64 = args.get(1).map_or(Ok(300), |s| s.parse())?;
+            let sink = Arc::new(InMemorySecretSink::new());
+            let request = if command == "cancel-secret" { extended(SECRET)? } else { request };
             let answerer = match args.get(2).map(String::as_str) {
                 _ if command == "cancel" => answerer,
+                how if command == "cancel-secret" => extended_answerer(how, &sink),
                 Some("accessible") => TerminalAnswerer::builder().accessible(true).build(),
                 _ => TerminalAnswerer::builder().mode(Mode::Lines).build(),
             };
@@ -93,6 +138,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             let mut err = std::io::stderr();
             writeln!(err, "CANCELLED:{}", asked.is_err())?;
             writeln!(err, "RAW:{}", crossterm::terminal::is_raw_mode_enabled()?)?;
+            writeln!(err, "STORED:{}", sink.len())?;
             let stdin = std::io::stdin();
             for i in 0..3 {
                 write!(err, "PROMPT{i}>")?;
@@ -106,7 +152,8 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         _ => {
             eprintln!(
                 "usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS \
-                 | cancel-lines MS accessible|lines | two"
+                 | cancel-lines MS accessible|lines | two | extended menu|lines \
+                 | secret menu|lines | cancel-secret MS menu|lines"
             );
             Ok(ExitCode::from(2))
         }

@@ -669,4 +669,96 @@ mod tests {
         check_bad(",", true);
         check_bad(" , ,", false);
     }
+
+    /// A scripted secret input, standing in for `/dev/tty`.
+    struct Secrets(Vec<SecretRead>);
+
+    #[async_trait]
+    impl SecretInput for Secrets {
+        async fn read_secret(&mut self) -> io::Result<SecretRead> {
+            Ok(if self.0.is_empty() { SecretRead::End } else { self.0.remove(0) })
+        }
+    }
+
+    fn extended(json: &str) -> AskUserRequest {
+        AskUserRequest::new(
+            askuser_core::Validator::new()
+                .with_profile(askuser_core::Profile::Extended)
+                .validate_json(json)
+                .unwrap(),
+        )
+    }
+
+    /// Runs the line protocol on `lines` and `secrets`; returns the outcome and the output.
+    fn run(request: &AskUserRequest, lines: &[&str], secrets: Vec<SecretRead>) -> (MenuOutcome, String) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        for line in lines {
+            tx.send((*line).to_owned()).unwrap();
+        }
+        drop(tx);
+        let mut out = Vec::new();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let outcome =
+            runtime.block_on(ask_lines(request, &mut rx, &mut Secrets(secrets), &mut out, 2000)).unwrap();
+        (outcome, String::from_utf8(out).unwrap())
+    }
+
+    /// Guards the extended line protocol: an empty line takes the declared default, `0 text` is
+    /// refused without `allow_other` (and not offered), a text question reads a line and re-asks
+    /// on a blank one.
+    #[test]
+    fn a_mixed_batch_on_the_line_protocol() {
+        let request = extended(
+            r#"{"questions":[
+            {"id":"db","header":"Db","question":"Which?","allow_other":false,"options":[{"label":"a"},{"label":"b","default":true}]},
+            {"id":"name","kind":"text","header":"Name","question":"Called?"}]}"#,
+        );
+        let (outcome, text) = run(&request, &["0 mine", "", "   ", "billing api"], Vec::new());
+        assert_eq!(
+            outcome,
+            MenuOutcome::Answered(vec![
+                askuser_core::AskUserAnswer::picked("Db", ["b"]).with_id("db"),
+                askuser_core::AskUserAnswer::custom("Name", "billing api").with_id("name"),
+            ])
+        );
+        assert!(!text.contains("0) Other"), "{text}");
+        assert!(text.contains("2) b (default)") && text.contains("Enter for the default"), "{text}");
+        assert!(text.contains("Type your answer: "), "{text}");
+        assert_eq!(text.matches("Try again").count(), 2, "0 refused once, the blank once: {text}");
+    }
+
+    /// Guards the reference behaviour: without declared defaults an empty line re-asks.
+    #[test]
+    fn an_empty_line_without_declared_defaults_re_asks() {
+        let request = extended(
+            r#"{"questions":[{"header":"Db","question":"?","options":[{"label":"a (Recommended)"},{"label":"b"}]}]}"#,
+        );
+        let (outcome, text) = run(&request, &["", "2"], Vec::new());
+        assert_eq!(
+            outcome,
+            MenuOutcome::Answered(vec![askuser_core::AskUserAnswer::picked("Db", ["b"]).with_id("q1")])
+        );
+        assert!(text.contains("Try again"), "{text}");
+    }
+
+    /// Guards the secret on the line protocol: read from the secret input (the terminal), never
+    /// from the lines (which may be piped stdin); nothing of it printed; no terminal declines.
+    #[test]
+    fn a_secret_is_read_from_the_terminal_only() {
+        let request = extended(
+            r#"{"questions":[{"kind":"secret","header":"Token","question":"Token?","secret_name":"API_TOKEN","purpose":"To deploy."}]}"#,
+        );
+        let value = |v: &str| SecretRead::Value(askuser_core::SecretValue::new(v.to_owned()));
+        let (outcome, text) = run(&request, &["piped-LEAKCANARY"], vec![value(""), value("tty-LEAKCANARY")]);
+        let MenuOutcome::Secret(answer, secret) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(secret.expose(), "tty-LEAKCANARY");
+        assert_eq!(answer.secret_ref.as_deref(), Some("session:API_TOKEN"));
+        assert!(!text.contains("LEAKCANARY"), "{text}");
+        assert!(text.contains("Why: To deploy.") && text.contains("Saved as session:API_TOKEN."), "{text}");
+
+        let (outcome, text) = run(&request, &["piped-LEAKCANARY"], vec![SecretRead::NoTerminal]);
+        assert_eq!(outcome, MenuOutcome::Declined);
+        assert!(text.contains("no terminal to type a secret on"), "{text}");
+        assert_eq!(run(&request, &[], Vec::new()).0, MenuOutcome::Declined, "end of input declines");
+    }
 }

@@ -341,3 +341,113 @@ proptest::proptest! {
         }
     }
 }
+
+fn extended(json: &str) -> Menu {
+    let questions = askuser_core::Validator::new()
+        .with_profile(askuser_core::Profile::Extended)
+        .validate_json(json)
+        .unwrap();
+    Menu::new(AskUserRequest::new(questions), 10)
+}
+
+/// Guards the defaults cursor (SPEC §10): the cursor starts on the first declared default, so
+/// Enter on an untouched single-select takes it; on a multi-select Enter takes every declared
+/// default; without declared defaults the old behaviour holds.
+#[test]
+fn enter_on_an_untouched_question_takes_its_declared_defaults() {
+    let mut m = extended(
+        r#"{"questions":[{"header":"One","question":"?","options":[{"label":"a"},{"label":"b"},{"label":"c","default":true}]}]}"#,
+    );
+    assert_eq!(m.row(), 2);
+    assert_eq!(
+        m.handle(key(KeyCode::Enter)),
+        answered(vec![AskUserAnswer::picked("One", ["c"]).with_id("q1")])
+    );
+
+    let mut m = extended(
+        r#"{"questions":[{"header":"Many","question":"?","multi_select":true,"options":[{"label":"a"},{"label":"b","default":true},{"label":"c","default":true}]}]}"#,
+    );
+    assert_eq!(m.row(), 1);
+    assert_eq!(
+        m.handle(key(KeyCode::Enter)),
+        answered(vec![AskUserAnswer::picked("Many", ["b", "c"]).with_id("q1")])
+    );
+
+    let mut m = extended(
+        r#"{"questions":[{"header":"Many","question":"?","multi_select":true,"options":[{"label":"a"},{"label":"b"}]}]}"#,
+    );
+    assert_eq!(m.row(), 0);
+    assert_eq!(m.handle(key(KeyCode::Enter)), Effect::Redraw);
+    assert_eq!(m.notice, Some(Notice::PickOne), "no declared defaults: pick one first");
+}
+
+/// Guards `allow_other: false`: no "Other…" row to move to, and its digit does nothing.
+#[test]
+fn allow_other_false_has_no_other_row() {
+    let mut m = extended(
+        r#"{"questions":[{"header":"H","question":"?","allow_other":false,"options":[{"label":"a"},{"label":"b"}]}]}"#,
+    );
+    assert_eq!(feed(&mut m, &[key(KeyCode::End)]), Effect::Redraw);
+    assert_eq!(m.row(), 1, "the last row is the last option");
+    assert_eq!(m.handle(key(KeyCode::Down)), Effect::Redraw);
+    assert_eq!(m.row(), 0, "wraps without an Other row");
+    assert_eq!(m.handle(ch('3')), Effect::Ignored);
+    assert!(!m.editing());
+    assert_eq!(m.handle(ch('2')), answered(vec![AskUserAnswer::picked("H", ["b"]).with_id("q1")]));
+}
+
+/// Guards the text question: its editor is open on arrival (the same grapheme-aware editor, with
+/// its cap), Tab keeps a draft as the answer, a blank answer is refused, Esc declines.
+#[test]
+fn a_text_question_is_an_editor() {
+    let json = r#"{"questions":[
+        {"header":"Db","question":"?","options":[{"label":"a"},{"label":"b"}]},
+        {"id":"name","kind":"text","header":"Name","question":"Called?"}]}"#;
+    let mut m = extended(json);
+    assert_eq!(m.handle(ch('1')), Effect::Redraw);
+    assert_eq!(m.tab(), 1);
+    assert!(m.editing(), "the editor opens on arrival");
+    assert_eq!(m.handle(key(KeyCode::Enter)), Effect::Redraw);
+    assert_eq!(m.notice, Some(Notice::TypeSomething), "blank is refused");
+    // The cap (10 here) holds, and Backspace removes a whole grapheme.
+    feed(&mut m, &"e\u{301}abcdefghijkl".chars().map(ch).collect::<Vec<_>>());
+    assert_eq!(m.editor_text().unwrap().chars().count(), 10);
+    feed(&mut m, &[key(KeyCode::Home), key(KeyCode::Right), key(KeyCode::Backspace)]);
+    assert_eq!(m.editor_text().unwrap(), "abcdefgh");
+    assert_eq!(m.handle(key(KeyCode::Tab)), Effect::Redraw);
+    assert_eq!(m.custom(1), Some("abcdefgh"), "tab keeps the draft");
+    assert!(m.in_review());
+    assert_eq!(
+        m.handle(key(KeyCode::Enter)),
+        answered(vec![
+            AskUserAnswer::picked("Db", ["a"]).with_id("q1"),
+            AskUserAnswer::custom("Name", "abcdefgh").with_id("name"),
+        ])
+    );
+
+    let mut m = extended(r#"{"questions":[{"kind":"text","header":"T","question":"?"}]}"#);
+    assert!(m.editing());
+    assert_eq!(m.handle(key(KeyCode::Esc)), Effect::Done(MenuOutcome::Declined));
+}
+
+/// Guards the secret question: typed into a masked editor, handed out as a `SecretValue` with an
+/// answer that carries only `session:NAME`, never kept in the menu's state or its `Debug`.
+#[test]
+fn a_secret_leaves_as_a_value_and_a_reference() {
+    let json = r#"{"questions":[{"kind":"secret","header":"Token","question":"?","secret_name":"API_TOKEN","purpose":"p"}]}"#;
+    let mut m = extended(json);
+    assert!(m.editing());
+    assert_eq!(m.handle(key(KeyCode::Enter)), Effect::Redraw, "an empty secret is refused");
+    feed(&mut m, &"s3cr3t".chars().map(ch).collect::<Vec<_>>());
+    m.paste("XY");
+    assert!(!format!("{m:?}").contains("s3cr3t"), "the editor's Debug is redacted");
+    let Effect::Done(MenuOutcome::Secret(answer, value)) = m.handle(key(KeyCode::Enter)) else {
+        panic!("a secret outcome")
+    };
+    assert_eq!(value.expose(), "s3cr3tXY");
+    assert_eq!(answer, AskUserAnswer::secret("Token", "API_TOKEN").with_id("q1"));
+    assert!(!format!("{m:?}").contains("s3cr3t"));
+
+    let mut m = extended(json);
+    assert_eq!(feed(&mut m, &[ch('x'), key(KeyCode::Esc)]), Effect::Done(MenuOutcome::Declined));
+}

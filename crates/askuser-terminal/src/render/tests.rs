@@ -5,7 +5,7 @@ use askuser_core::{AskUserRequest, Questions};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Frame, Line, Look, PLAIN, Painter, layout, summary};
-use crate::menu::{Menu, MenuOutcome};
+use crate::menu::{Effect, Menu, MenuOutcome};
 use crate::text::{sanitize, width};
 
 const PLAIN_LOOK: Look = Look { color: false, unicode: true };
@@ -418,4 +418,88 @@ fn an_open_other_editor_shows_the_picks_it_will_replace() {
     menu.handle(key(KeyCode::Enter));
     assert_eq!(menu.picks()[1].picked, Vec::<usize>::new());
     assert_eq!(menu.picks()[1].custom.as_deref(), Some("x"));
+}
+
+/// An extended batch: a choice question with a declared default and no "Other…", then a text
+/// question.
+fn mixed() -> Menu {
+    let json = r#"{"questions":[
+        {"id":"db","header":"Database","question":"Which database?","allow_other":false,"options":[
+            {"label":"Postgres","description":"Mature"},{"label":"SQLite","default":true},{"label":"MySQL"}]},
+        {"id":"name","kind":"text","header":"Name","question":"What should the service be called?"}]}"#;
+    let questions = askuser_core::Validator::new()
+        .with_profile(askuser_core::Profile::Extended)
+        .validate_json(json)
+        .unwrap();
+    Menu::new(AskUserRequest::new(questions), 2000)
+}
+
+fn secret_menu() -> Menu {
+    let json = r#"{"questions":[{"kind":"secret","header":"Token","question":"Your deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To push the release to the registry."}]}"#;
+    let questions = askuser_core::Validator::new()
+        .with_profile(askuser_core::Profile::Extended)
+        .validate_json(json)
+        .unwrap();
+    Menu::new(AskUserRequest::new(questions), 2000)
+}
+
+/// Guards the extended menu's look: the cursor starts on the declared default (marked), no
+/// "Other…" row when `allow_other` is false, a text question is an editor, and the review shows
+/// the typed answer.
+#[test]
+fn mixed_batch_at_every_size() {
+    for (cols, rows) in SIZES {
+        let mut menu = mixed();
+        let first = shot(&menu, (cols, rows));
+        assert!(!first.contains("Other"), "{cols}x{rows}: allow_other false shows no Other row\n{first}");
+        insta::assert_snapshot!(format!("mixed_first_{cols}x{rows}"), first);
+        menu.handle(key(KeyCode::Enter));
+        for c in "billing-api".chars() {
+            menu.handle(key(KeyCode::Char(c)));
+        }
+        insta::assert_snapshot!(format!("mixed_text_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        menu.handle(key(KeyCode::Enter));
+        insta::assert_snapshot!(format!("mixed_review_{cols}x{rows}"), shot(&menu, (cols, rows)));
+        assert_fits(&menu, cols, rows);
+    }
+}
+
+/// Guards the secret's screen: while typing, a mask; the value itself is never drawn, in any
+/// frame nor in the summary left in the scrollback (which shows no mask either).
+#[test]
+fn a_secret_is_masked_and_never_drawn() {
+    const VALUE: &str = "hunter2-LEAKCANARY";
+    for (cols, rows) in SIZES {
+        let mut menu = secret_menu();
+        let mut p = parser(cols, rows);
+        p.process(b"$ history line\r\n");
+        let mut painter = Painter::default();
+        let mut bytes = Vec::new();
+        let mut frames = Vec::new();
+        for c in VALUE.chars() {
+            menu.handle(key(KeyCode::Char(c)));
+            let frame = layout(&menu, cols, rows, PLAIN_LOOK);
+            painter.paint(&frame, (cols, rows), PLAIN_LOOK, &mut bytes).unwrap();
+            frames.push(frame.text().join("\n"));
+        }
+        p.process(&bytes);
+        insta::assert_snapshot!(format!("secret_typing_{cols}x{rows}"), screen(&p));
+        let Effect::Done(outcome) = menu.handle(key(KeyCode::Enter)) else { panic!("the secret submits") };
+        let MenuOutcome::Secret(answer, value) = &outcome else { panic!("{outcome:?}") };
+        assert_eq!(value.expose(), VALUE);
+        assert_eq!(answer.secret_ref.as_deref(), Some("session:DEPLOY_TOKEN"));
+        let done = summary(&menu, Some(&outcome), cols, PLAIN_LOOK);
+        painter.finish(&done, PLAIN_LOOK, &mut bytes).unwrap();
+        let mut after = parser(cols, rows);
+        after.process(b"$ history line\r\n");
+        after.process(&bytes);
+        let shown = screen(&after);
+        insta::assert_snapshot!(format!("secret_done_{cols}x{rows}"), shown);
+        let all = String::from_utf8_lossy(&bytes);
+        for text in [all.as_ref(), &frames.join("\n"), &shown, &format!("{menu:?} {outcome:?}")] {
+            assert!(!text.contains("hunter") && !text.contains("LEAKCANARY"), "the value was drawn: {text}");
+        }
+        assert!(!shown.contains('•'), "no mask is left behind: {shown}");
+    }
 }

@@ -302,3 +302,101 @@ fn resize_redraws_for_the_new_width() {
     assert!(wait(&mut child).success());
     assert!(pty.cooked());
 }
+
+/// Guards the extended menu end to end: the cursor starts on the declared default (Enter takes
+/// it), the text question is typed in place, the result carries ids and the typed text.
+#[test]
+fn extended_batch_in_the_menu_and_on_the_line_protocol() {
+    let expected = r#"{"status":"answered","answered_by":"user","answers":[{"id":"db","header":"Db","selected":["SQLite"],"other_text":null},{"id":"name","header":"Name","selected":[],"other_text":"billing api"}]}"#;
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["extended", "menu"], Stdio::piped());
+    pty.wait_for("Which database?");
+    assert!(!pty.text().contains("Other"), "allow_other false: no Other row");
+    pty.send(b"\r");
+    pty.wait_for("What is the service called?");
+    pty.send(b"billing api\r");
+    pty.wait_for("Review your answers");
+    pty.send(b"\r");
+    assert_eq!(succeed(&mut child, &pty), expected);
+    assert!(pty.cooked());
+
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["extended", "lines"], Stdio::piped());
+    pty.wait_for("Enter for the default");
+    pty.send(b"\n");
+    pty.wait_for("Type your answer: ");
+    pty.send(b"\n");
+    pty.wait_for("Try again");
+    pty.send(b"billing api\n");
+    assert_eq!(succeed(&mut child, &pty), expected);
+}
+
+/// The value typed in the secret tests: distinctive enough that any part of it would show.
+const SECRET: &str = "hunter2-LEAKCANARY";
+
+/// Asserts the terminal never received the value, nor a recognisable part of it.
+#[track_caller]
+fn assert_never_shown(pty: &Pty) {
+    let text = pty.text();
+    assert!(!text.contains("hunter") && !text.contains("LEAKCANARY"), "the secret was shown: {text:?}");
+}
+
+/// Guards the secret question end to end, in the menu (a mask) and on the line protocol (read
+/// from the terminal with echo off, never from stdin): the value reaches the sink, the result
+/// carries `session:NAME`, and no byte of it ever reaches the screen.
+#[test]
+fn a_secret_reaches_the_sink_and_never_the_screen() {
+    for how in ["menu", "lines"] {
+        let mut pty = Pty::open();
+        let mut child = pty.spawn_with(
+            Command::new("setsid")
+                .arg("--ctty")
+                .arg(fixture())
+                .args(["secret", how])
+                .env("ASKUSER_TEST_EXPECT", SECRET),
+            Stdio::piped(),
+        );
+        pty.wait_for("Your deploy token?");
+        if how == "lines" {
+            pty.wait_for("nothing is shown");
+            assert!(!tcgetattr(&pty.user).unwrap().local_modes.contains(LocalModes::ECHO), "echo off");
+            pty.send(format!("{SECRET}\n").as_bytes());
+        } else {
+            pty.send(SECRET.as_bytes());
+            pty.wait_for("••••");
+            pty.send(b"\r");
+        }
+        let stdout = succeed(&mut child, &pty);
+        assert_eq!(
+            stdout,
+            "{\"status\":\"answered\",\"answered_by\":\"user\",\"answers\":[{\"id\":\"q1\",\"header\":\"Token\",\"selected\":[],\"other_text\":null,\"secret_ref\":\"session:DEPLOY_TOKEN\"}]}\nMATCH:true",
+            "{how}"
+        );
+        pty.wait_for("aved as session:DEPLOY_TOKEN");
+        assert_never_shown(&pty);
+        assert!(pty.cooked(), "{how}: echo and cooked mode restored");
+    }
+}
+
+/// Guards a secret typed while a timeout cancels the question: the half-typed value reaches
+/// neither the screen nor the next reader of the terminal (the host's `read_line`), nor the sink;
+/// the lines typed afterwards arrive whole.
+#[test]
+fn a_cancelled_secret_leaks_to_no_reader() {
+    for how in ["menu", "lines"] {
+        let mut pty = Pty::open();
+        let mut child = pty.spawn(&["cancel-secret", "1500", how], Stdio::null());
+        pty.wait_for(if how == "lines" { "nothing is shown" } else { "Secret:" });
+        pty.send(b"hunter2-LEAK");
+        pty.wait_for("CANCELLED:true");
+        pty.wait_for("STORED:0");
+        for (i, word) in ["hello", "world", "third"].iter().enumerate() {
+            pty.wait_for(&format!("PROMPT{i}>"));
+            pty.send(format!("{word}\n").as_bytes());
+            pty.wait_for(&format!("GOT{i}:{word}"));
+        }
+        assert!(wait(&mut child).success(), "{how}: {}", pty.text());
+        assert_never_shown(&pty);
+        assert!(pty.cooked(), "{how}: cooked mode and echo after the cancelled secret");
+    }
+}
