@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, AnsweredBy, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Outcome,
-    Validator,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Outcome, Profile, QuestionKind, Validator,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
@@ -22,6 +22,11 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
   --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
   --unattended        answer at once with the defaults, asking nobody
   --accessible        numbered questions answered one line at a time
+  --profile PROFILE   (ask) reference (default) or extended: text and secret questions, ids,
+                      defaults, allow_other, timeout_seconds, the result as data
+  --secret-file PATH  (ask, extended) where a secret answer's value goes, as a NAME=value line;
+                      created with mode 0600; an existing file must be 0600 (else refused,
+                      exit 2). Without it a secret question is declined (exit 1), said on stderr
 
 The tool result goes to stdout, everything else to stderr.
 
@@ -69,6 +74,8 @@ struct Options {
     on_timeout: OnTimeout,
     unattended: bool,
     accessible: bool,
+    profile: Profile,
+    secret_file: Option<std::path::PathBuf>,
 }
 
 fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
@@ -78,12 +85,16 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
         on_timeout: OnTimeout::Decline,
         unattended: false,
         accessible: false,
+        profile: Profile::Reference,
+        secret_file: None,
     };
     // `--timeout=5` is read as `--timeout 5`.
     let args: Vec<&str> = args
         .iter()
         .flat_map(|a| match a.split_once('=') {
-            Some((flag @ ("--timeout" | "--on-timeout"), value)) => vec![flag, value],
+            Some((flag @ ("--timeout" | "--on-timeout" | "--profile" | "--secret-file"), value)) => {
+                vec![flag, value]
+            }
             _ => vec![a.as_str()],
         })
         .collect();
@@ -110,6 +121,16 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
                     None => return Err("--on-timeout needs decline or defaults".to_owned()),
                 };
             }
+            "--profile" if takes_file => {
+                let value = args.next().ok_or("--profile needs reference or extended")?;
+                options.profile = value
+                    .parse()
+                    .map_err(|_| format!("--profile takes reference or extended, got {value:?}"))?;
+            }
+            "--secret-file" if takes_file => {
+                let value = args.next().filter(|v| !v.is_empty()).ok_or("--secret-file needs a path")?;
+                options.secret_file = Some(value.into());
+            }
             "--unattended" => options.unattended = true,
             "--accessible" => options.accessible = true,
             "-" if takes_file && options.source.is_none() => options.source = Some("-".to_owned()),
@@ -117,6 +138,9 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
             file if takes_file && options.source.is_none() => options.source = Some(file.to_owned()),
             extra => return Err(format!("unexpected argument {extra:?}")),
         }
+    }
+    if options.secret_file.is_some() && options.profile != Profile::Extended {
+        return Err("--secret-file needs --profile extended (only it has secret questions)".to_owned());
     }
     Ok(options)
 }
@@ -130,6 +154,13 @@ pub(crate) fn ask(args: &[String]) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error(&message),
     };
+    // Checked before anything is asked: nobody types a secret only to have it refused.
+    if let Some(path) = &options.secret_file
+        && let Err(why) = crate::secret_file::check(path)
+    {
+        eprintln!("askuser: --secret-file {}: {why}", path.display());
+        return ExitCode::from(status::USAGE);
+    }
     let from_stdin = options.source.as_deref().is_none_or(|s| s == "-");
     if from_stdin && io::stdin().is_terminal() {
         eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
@@ -221,10 +252,37 @@ async fn nobody_to_ask(_: AskUserRequest, _: AskContext) -> Result<AskUserRespon
     ))
 }
 
+/// The terminal without `--secret-file`: a secret question is declined before it is asked, with
+/// a message on stderr that says how to collect it.
+struct NoSecrets(TerminalAnswerer);
+
+#[askuser_core::async_trait]
+impl Answerer for NoSecrets {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        if let Some(name) = request
+            .questions()
+            .iter()
+            .find(|q| q.kind() == QuestionKind::Secret)
+            .and_then(|q| q.secret_name())
+        {
+            eprintln!(
+                "askuser: the assistant asked for the secret {name}; declined without asking: \
+                 pass --secret-file PATH to collect it"
+            );
+            return Ok(AskUserResponse::declined());
+        }
+        self.0.answer(request, context).await
+    }
+}
+
 /// Asks through the `AskUser` capability, so validation, the timeout and its policy, checking and
 /// rendering are the ones an agent loop gets; only the exit status is the command's own.
 fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
-    let mut builder = AskUser::builder().on_timeout(options.on_timeout);
+    let mut builder = AskUser::builder().on_timeout(options.on_timeout).profile(options.profile);
     if options.unattended {
         builder = builder.answerer(DefaultsResponder::new());
     } else {
@@ -235,8 +293,13 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         } else {
             let mode = if stdin_used { Mode::Tty } else { Mode::Auto };
             askuser_terminal::install_panic_hook();
-            builder = builder
-                .answerer(TerminalAnswerer::builder().mode(mode).accessible(options.accessible).build());
+            let terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
+            builder = match &options.secret_file {
+                Some(path) => builder.answerer(
+                    terminal.secret_sink(crate::secret_file::SecretFile::new(path.clone())).build(),
+                ),
+                None => builder.answerer(NoSecrets(terminal.build())),
+            };
         }
         if let Some(limit) = options.timeout {
             builder = builder.timeout(limit);

@@ -267,3 +267,119 @@ fn bad_options_exit_2() {
         assert_eq!(askuser(args, Some("")).status.code(), Some(2), "{args:?}");
     }
 }
+
+const EXTENDED: &str = r#"{"questions":[
+    {"id":"db","header":"Db","question":"Which?","allow_other":false,"options":[{"label":"a"},{"label":"b","default":true}]},
+    {"kind":"text","header":"Name","question":"Called?"}]}"#;
+
+const SECRET: &str = r#"{"questions":[{"kind":"secret","header":"Token","question":"Token?",
+    "secret_name":"API_TOKEN","purpose":"To deploy."}]}"#;
+
+/// A temporary directory of this test process, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("askuser-cli-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(unix)]
+/// Runs `askuser` in a session of its own without a controlling terminal (`setsid`), as CI does:
+/// a secret then has no terminal to be typed on, whatever terminal runs the tests.
+fn askuser_detached(args: &[&str], input: Option<&str>) -> Output {
+    let mut command = Command::new("setsid");
+    command.arg(env!("CARGO_BIN_EXE_askuser")).args(args).stdout(Stdio::piped());
+    run(&mut command, input.map(str::as_bytes))
+}
+
+/// Guards `ask --profile extended` on the line protocol: an empty line takes the declared default,
+/// a text question reads its line, and the result is the extended one, with ids.
+#[test]
+fn ask_with_the_extended_profile() {
+    let dir = TempDir::new("extended");
+    let path = dir.file("call.json", EXTENDED);
+    check(
+        &askuser(&["ask", &path, "--profile", "extended"], Some("\nbilling api\n")),
+        0,
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"db","header":"Db","selected":["b"],"other_text":null},{"id":"q1","header":"Name","selected":[],"other_text":"billing api"}]}"#,
+    );
+    // The reference profile refuses the same call, and says so.
+    assert_eq!(askuser(&["ask", &path], Some("")).status.code(), Some(2));
+    // --profile=extended is accepted too; a batch with a text question has no unattended value.
+    check(
+        &askuser(&["ask", &path, "--profile=extended", "--unattended"], None),
+        1,
+        r#"{"status":"declined","answered_by":"unattended","answers":[]}"#,
+    );
+}
+
+/// Guards SPEC §10's rule for `askuser ask`: without `--secret-file` a secret question is
+/// declined, with a message on stderr, before anything is read; with it but no terminal, it is
+/// declined too (a secret is never read from piped stdin), and the piped line goes nowhere.
+#[cfg(unix)]
+#[test]
+fn a_secret_without_a_secret_file_or_a_terminal_is_declined() {
+    let dir = TempDir::new("secret");
+    let path = dir.file("call.json", SECRET);
+    let declined = r#"{"status":"declined","answered_by":"user","answers":[]}"#;
+    let output = askuser_detached(&["ask", &path, "--profile", "extended"], Some("piped-LEAKCANARY\n"));
+    check(&output, 1, declined);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("asked for the secret API_TOKEN") && stderr.contains("--secret-file"),
+        "{stderr}"
+    );
+
+    let secrets = dir.0.join("secrets.env");
+    let file = secrets.to_str().unwrap();
+    let output = askuser_detached(
+        &["ask", &path, "--profile", "extended", "--secret-file", file],
+        Some("piped-LEAKCANARY\n"),
+    );
+    check(&output, 1, declined);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no terminal to type a secret on"), "{stderr}");
+    assert!(!stderr.contains("LEAKCANARY"));
+    assert!(!secrets.exists(), "nothing was collected, nothing written");
+}
+
+/// Guards `--secret-file`'s checks, made before anything is asked: an existing file others can
+/// read is refused (status 2) and left alone; the flag needs the extended profile; demo takes
+/// neither flag.
+#[cfg(unix)]
+#[test]
+fn a_secret_file_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("secret-mode");
+    let path = dir.file("call.json", SECRET);
+    let file = dir.file("secrets.env", "OTHER=1\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = askuser_detached(&["ask", &path, "--profile", "extended", "--secret-file", &file], None);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("its mode is 0644") && stderr.contains("chmod 600"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "OTHER=1\n");
+    for args in [
+        &["ask", &path, "--secret-file", &file][..],
+        &["demo", "--profile", "extended"],
+        &["demo", "--secret-file", &file],
+        &["ask", &path, "--profile", "maybe"],
+    ] {
+        assert_eq!(askuser(args, Some("")).status.code(), Some(2), "{args:?}");
+    }
+}

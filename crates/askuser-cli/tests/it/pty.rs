@@ -1,7 +1,7 @@
-//! `askuser ask` on a real pseudo-terminal: signals while the menu is open.
+//! `askuser ask` on a real pseudo-terminal: signals while the menu is open; a secret typed there.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -77,6 +77,113 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
         let output = text();
         let paste_off = output.rfind("\x1b[?2004l").expect("bracketed paste turned off");
         assert!(output.rfind("\x1b[?2004h").is_some_and(|on| on < paste_off), "SIG{name}: paste left on");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The value typed in the leak test: distinctive enough that any part of it would show.
+const VALUE: &str = "sk-live-LEAKCANARY-93f1c0de";
+
+const SECRET_CALL: &str = r#"{"questions":[{"kind":"secret","header":"Token","question":"Your deploy token?",
+    "secret_name":"DEPLOY_TOKEN","purpose":"To push the release."}]}"#;
+
+/// The leak test of `askuser ask` (SPEC §10): a secret typed on a real terminal, in the menu and
+/// on the accessible line protocol (read from `/dev/tty`, echo off); the arguments from a file
+/// with stderr on the terminal, and from stdin with stderr piped apart (everything is then drawn
+/// on `/dev/tty`). The value must reach the secret file, as `DEPLOY_TOKEN=value` in a file of
+/// mode 0600, and appear nowhere else: not on stdout, not on stderr, not in any byte the
+/// terminal received (its screen and scrollback).
+#[test]
+fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("askuser-leak-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let call = dir.join("call.json");
+    std::fs::write(&call, SECRET_CALL).unwrap();
+    for (how, stderr_on_tty) in [("menu", true), ("menu", false), ("lines", true), ("lines", false)] {
+        let secrets = dir.join(format!("secrets-{how}-{stderr_on_tty}.env"));
+        let _ = std::fs::remove_file(&secrets);
+        let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
+        let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
+        let mut controller = File::from(pty.controller);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = controller.try_clone().unwrap();
+        let sink = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0; 4096];
+            while let Ok(n @ 1..) = reader.read(&mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+        let wait_for = |needle: &str| {
+            let start = Instant::now();
+            while !text().contains(needle) {
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "{how}: waiting for {needle:?}; saw {:?}",
+                    text()
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        let mut command = Command::new("setsid");
+        if stderr_on_tty {
+            command.args(["--ctty", env!("CARGO_BIN_EXE_askuser"), "ask"]).arg(&call);
+        } else {
+            // The pty becomes the controlling terminal (stdin), then stdin carries the arguments.
+            command
+                .args(["--ctty", "sh", "-c", "exec \"$0\" ask - \"$@\" <\"$ASKUSER_TEST_CALL\""])
+                .arg(env!("CARGO_BIN_EXE_askuser"))
+                .env("ASKUSER_TEST_CALL", &call);
+        }
+        command
+            .args(["--profile", "extended", "--secret-file"])
+            .arg(&secrets)
+            .stdin(Stdio::from(pty.user.try_clone().unwrap()))
+            .stdout(Stdio::piped())
+            .env_remove("ACCESSIBLE")
+            .env_remove("ASKUSER_ACCESSIBLE")
+            .env("TERM", "xterm-256color");
+        if how == "lines" {
+            command.arg("--accessible");
+        }
+        command.stderr(if stderr_on_tty {
+            Stdio::from(pty.user.try_clone().unwrap())
+        } else {
+            Stdio::piped()
+        });
+        let child = command.spawn().unwrap();
+        wait_for("Your deploy token?");
+        if how == "lines" {
+            wait_for("nothing is shown");
+            controller.write_all(format!("{VALUE}\n").as_bytes()).unwrap();
+        } else {
+            controller.write_all(VALUE.as_bytes()).unwrap();
+            wait_for("•••");
+            controller.write_all(b"\r").unwrap();
+        }
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{how}: {stderr} {}", text());
+        assert_eq!(
+            stdout.trim_end(),
+            r#"{"status":"answered","answered_by":"user","answers":[{"id":"q1","header":"Token","selected":[],"other_text":null,"secret_ref":"session:DEPLOY_TOKEN"}]}"#
+        );
+        wait_for("as session:DEPLOY_TOKEN");
+        std::thread::sleep(Duration::from_millis(100));
+        for (what, bytes) in [("stdout", &stdout), ("stderr", &stderr), ("the terminal", &text())] {
+            assert!(
+                !bytes.contains("LEAKCANARY") && !bytes.contains("sk-live"),
+                "{how}: the secret leaked into {what}: {bytes:?}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&secrets).unwrap(), format!("DEPLOY_TOKEN={VALUE}\n"));
+        assert_eq!(std::fs::metadata(&secrets).unwrap().permissions().mode() & 0o777, 0o600);
+        let cooked =
+            tcgetattr(&pty.user).unwrap().local_modes.contains(LocalModes::ICANON | LocalModes::ECHO);
+        assert!(cooked, "{how}: echo restored");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -196,3 +196,53 @@ fn a_panic_inside_the_menu_still_restores_the_terminal() {
     assert!(text.contains("withdrawn"), "the guard replaced the block");
     assert_restored(&text);
 }
+
+fn secret_request() -> askuser_core::AskUserRequest {
+    let json = r#"{"questions":[{"kind":"secret","header":"Token","question":"Token?","secret_name":"API_TOKEN","purpose":"To deploy."}]}"#;
+    askuser_core::AskUserRequest::new(
+        askuser_core::Validator::new()
+            .with_profile(askuser_core::Profile::Extended)
+            .validate_json(json)
+            .unwrap(),
+    )
+}
+
+/// Guards the secret's flow through `Answerer::answer`: the value goes to the sink under the
+/// call's session before the answer returns, the answer is `session:NAME` only, and the drawn
+/// bytes hold a mask, never the value.
+#[tokio::test(start_paused = true)]
+async fn a_secret_goes_to_the_sink_under_the_session() {
+    use askuser_core::{Answerer, AskContext, InMemorySecretSink};
+    let out = Shared::default();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sink = std::sync::Arc::new(InMemorySecretSink::new());
+    let answerer = TerminalAnswerer::builder()
+        .input(rx)
+        .output(out.clone())
+        .size(80, 24)
+        .secret_sink(std::sync::Arc::clone(&sink))
+        .build();
+    for event in chars("t0k3n-LEAKCANARY").into_iter().chain([key(KeyCode::Enter)]) {
+        tx.send(event).unwrap();
+    }
+    let request = secret_request();
+    let response = answerer.answer(request.clone(), AskContext::new().with_session_id("s9")).await.unwrap();
+    assert_eq!(response.answers, [AskUserAnswer::secret("Token", "API_TOKEN").with_id("q1")]);
+    assert_eq!(sink.resolve(Some("s9"), "session:API_TOKEN").unwrap().expose(), "t0k3n-LEAKCANARY");
+    let text = out.text();
+    assert!(!text.contains("LEAKCANARY") && !text.contains("t0k3n"), "{text:?}");
+    assert!(text.contains("Token → saved as session:API_TOKEN"), "{text:?}");
+    assert_restored(&text);
+}
+
+/// Guards the default: an answerer without a secret sink declines a secret question without
+/// asking it, and says why.
+#[tokio::test(start_paused = true)]
+async fn without_a_sink_a_secret_question_is_declined_unasked() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    tx.send(key(KeyCode::Char('x'))).unwrap();
+    assert_eq!(answerer.ask(&secret_request()).await.unwrap(), AskUserResponse::declined());
+    assert!(out.text().contains("nowhere to keep one: declined without asking"), "{}", out.text());
+    assert!(!out.text().contains("Token?"), "not asked");
+}
