@@ -506,6 +506,23 @@ mod tests {
         }
     }
 
+    /// Guards the documentation of the options: every flag `askuser ask --help` lists is in
+    /// docs/terminal.md's synopsis, and the flags `parse` knows are the ones listed.
+    #[test]
+    fn every_option_is_documented() {
+        let docs = include_str!("../../../docs/terminal.md");
+        let synopsis = docs.split("## `askuser ask` and `askuser demo`").nth(1).unwrap_or_default();
+        let flags =
+            ["--timeout", "--on-timeout", "--unattended", "--accessible", "--profile", "--secret-file"];
+        for flag in flags {
+            assert!(USAGE.contains(&format!("  {flag} ")), "ask --help: {flag}");
+            assert!(synopsis.contains(flag), "docs/terminal.md: {flag}");
+        }
+        let listed = USAGE.lines().filter(|l| l.trim_start().starts_with("--")).count();
+        assert_eq!(listed, flags.len(), "a flag in --help this test does not know");
+        assert!(parse(&args(&["--profile", "extended", "--secret-file", "s.env"]), true).is_ok());
+    }
+
     #[test]
     fn the_demo_batch_is_valid() {
         let questions = Questions::from_json(DEMO).unwrap();
