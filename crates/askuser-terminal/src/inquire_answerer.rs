@@ -1,6 +1,8 @@
 //! A blocking answerer on inquire, for simple synchronous programs (feature `inquire`).
 
-use askuser_core::{AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse, check_response};
+use askuser_core::{
+    AnswerError, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind, check_response,
+};
 use inquire::error::InquireError;
 use inquire::list_option::ListOption;
 use inquire::ui::{IndexPrefix, RenderConfig};
@@ -37,7 +39,10 @@ impl InquireAnswerer {
         self
     }
 
-    /// Asks every question of `request`; Esc declines.
+    /// Asks every question of `request`; Esc declines. Extended questions: a text question is a
+    /// text prompt, the cursor starts on the first declared default, "Other…" only when
+    /// `allow_other`; a batch with a secret question is declined unasked (inquire has no prompt
+    /// that can be cancelled safely with echo off).
     ///
     /// # Errors
     ///
@@ -45,10 +50,28 @@ impl InquireAnswerer {
     /// or it fails.
     pub fn ask_blocking(&self, request: &AskUserRequest) -> Result<AskUserResponse, AnswerError> {
         let config = RenderConfig::default().with_option_index_prefix(IndexPrefix::Simple);
+        // inquire has no masked field that can be cancelled safely: a secret is never typed here.
+        if request.questions().iter().any(|q| q.kind() == QuestionKind::Secret) {
+            return Ok(AskUserResponse::declined());
+        }
         let mut answers = Vec::new();
         for question in request.questions() {
             let header = sanitize(question.header(), false);
             let prompt = format!("{header}: {}", sanitize(question.question(), false));
+            let with_id = |answer: AskUserAnswer| match question.id() {
+                Some(id) => answer.with_id(id),
+                None => answer,
+            };
+            if question.kind() == QuestionKind::Text {
+                let text = Text::new(&prompt)
+                    .with_render_config(config)
+                    .with_validator(custom_answer_check(self.max_custom_chars))
+                    .prompt();
+                let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
+                answers
+                    .push(with_id(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim())));
+                continue;
+            }
             let mut shown: Vec<String> = question
                 .options()
                 .iter()
@@ -58,15 +81,22 @@ impl InquireAnswerer {
                 })
                 .collect();
             let other = shown.len();
-            shown.push("Other… (type your answer)".to_owned());
+            if question.allow_other() {
+                shown.push("Other… (type your answer)".to_owned());
+            }
+            let start = crate::menu::first_default(question);
             let picked: Option<Vec<usize>> = if question.multi_select() {
                 let prompt = MultiSelect::new(&prompt, shown)
                     .with_render_config(config)
                     .without_filtering()
+                    .with_starting_cursor(start)
                     .with_validator(multi_pick_check(other));
                 or_decline(prompt.raw_prompt())?.map(|v| v.into_iter().map(|o| o.index).collect())
             } else {
-                let prompt = Select::new(&prompt, shown).with_render_config(config).without_filtering();
+                let prompt = Select::new(&prompt, shown)
+                    .with_render_config(config)
+                    .without_filtering()
+                    .with_starting_cursor(start);
                 or_decline(prompt.raw_prompt())?.map(|o| vec![o.index])
             };
             let Some(picked) = picked else { return Ok(AskUserResponse::declined()) };
@@ -76,12 +106,13 @@ impl InquireAnswerer {
                     .with_validator(custom_answer_check(self.max_custom_chars))
                     .prompt();
                 let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
-                answers.push(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim()));
+                answers
+                    .push(with_id(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim())));
             } else {
-                answers.push(AskUserAnswer::picked(
+                answers.push(with_id(AskUserAnswer::picked(
                     question.header(),
                     picked.iter().map(|&i| question.options()[i].label()),
-                ));
+                )));
             }
         }
         checked(request, answers)
@@ -150,6 +181,19 @@ mod tests {
     use askuser_core::AnswerErrorKind;
 
     use super::*;
+
+    /// Guards the secret rule: inquire never prompts for a secret (its text prompt echoes); the
+    /// batch is declined before any terminal is touched.
+    #[test]
+    fn a_secret_is_declined_unasked() {
+        let json = r#"{"questions":[{"kind":"secret","header":"T","question":"?","secret_name":"T","purpose":"p"}]}"#;
+        let questions = askuser_core::Validator::new()
+            .with_profile(askuser_core::Profile::Extended)
+            .validate_json(json)
+            .unwrap();
+        let response = InquireAnswerer::new().ask_blocking(&AskUserRequest::new(questions)).unwrap();
+        assert_eq!(response, AskUserResponse::declined());
+    }
 
     #[test]
     fn esc_declines_ctrl_c_interrupts() {

@@ -15,6 +15,13 @@
 //! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
 //!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
 //!
+//! Extended questions (SPEC §10) work in every mode: a text question is typed in the same editor
+//! as "Other…", the cursor starts on the first declared default, `allow_other: false` hides
+//! "Other…", and a secret question is typed behind a mask (the menu) or with echo off on
+//! `/dev/tty` (the line protocol; never from stdin). Its value goes to the host's
+//! [`SecretSink`] ([`TerminalAnswererBuilder::secret_sink`]) and the answer carries only
+//! `session:NAME`; without a sink, a secret question is declined unasked.
+//!
 //! Everything drawn is sanitised first: control, bidi and invisible characters in
 //! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
 //!

@@ -319,21 +319,9 @@ fn option_entry(
         first.push(prefix.clone(), if highlighted { pointer_style } else { PLAIN });
         if let Some(editor) = &menu.editor {
             first.push(name, label_style);
-            if editor.masked {
-                // One mask symbol a character while typing, nothing else: the value is never drawn.
-                let count = editor.text[..editor.cursor].graphemes(true).count();
-                let total = editor.text.graphemes(true).count();
-                let room = room.saturating_sub(name_width + 1).max(1);
-                let mask = if look.unicode { "•" } else { "*" };
-                let shown = total.min(room);
-                first.push(mask.repeat(shown), PLAIN);
-                cursor = Some((0, indent + name_width + count.min(room)));
-            } else {
-                let (shown, col) =
-                    editor_window(&editor.text, editor.cursor, room.saturating_sub(name_width).max(1));
-                first.push(shown, PLAIN);
-                cursor = Some((0, indent + name_width + col));
-            }
+            let (shown, col) = editor_cells(editor, room.saturating_sub(name_width).max(1), look);
+            first.push(shown, PLAIN);
+            cursor = Some((0, indent + name_width + col));
         } else if let Some(custom) = &pick.custom {
             first.push(name, label_style);
             first.push(
@@ -393,6 +381,19 @@ fn option_entry(
         cursor = None;
     }
     Entry { lines, cursor }
+}
+
+/// What an open editor shows in `room` columns, and the cursor's column: its text, or for a
+/// secret one mask symbol a character and nothing else (the value is never drawn).
+fn editor_cells(editor: &crate::menu::Editor, room: usize, look: Look) -> (String, usize) {
+    if !editor.masked {
+        return editor_window(&editor.text, editor.cursor, room);
+    }
+    let room = room.saturating_sub(1).max(1);
+    let before = editor.text[..editor.cursor].graphemes(true).count();
+    let total = editor.text.graphemes(true).count();
+    let mask = if look.unicode { "•" } else { "*" };
+    (mask.repeat(total.min(room)), before.min(room))
 }
 
 /// The part of the editor text shown in `room` columns, and the cursor's column in it. `cursor` is
