@@ -63,13 +63,10 @@ impl InquireAnswerer {
                 None => answer,
             };
             if question.kind() == QuestionKind::Text {
-                let text = Text::new(&prompt)
-                    .with_render_config(config)
-                    .with_validator(custom_answer_check(self.max_custom_chars))
-                    .prompt();
-                let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
-                answers
-                    .push(with_id(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim())));
+                let Some(text) = self.typed(&prompt, &config)? else {
+                    return Ok(AskUserResponse::declined());
+                };
+                answers.push(with_id(AskUserAnswer::custom(question.header(), text)));
                 continue;
             }
             let mut shown: Vec<String> = question
@@ -101,13 +98,10 @@ impl InquireAnswerer {
             };
             let Some(picked) = picked else { return Ok(AskUserResponse::declined()) };
             if picked.contains(&other) {
-                let text = Text::new(&format!("{header}: your answer"))
-                    .with_render_config(config)
-                    .with_validator(custom_answer_check(self.max_custom_chars))
-                    .prompt();
-                let Some(text) = or_decline(text)? else { return Ok(AskUserResponse::declined()) };
-                answers
-                    .push(with_id(AskUserAnswer::custom(question.header(), clean_answer_text(&text).trim())));
+                let Some(text) = self.typed(&format!("{header}: your answer"), &config)? else {
+                    return Ok(AskUserResponse::declined());
+                };
+                answers.push(with_id(AskUserAnswer::custom(question.header(), text)));
             } else {
                 answers.push(with_id(AskUserAnswer::picked(
                     question.header(),
@@ -116,6 +110,17 @@ impl InquireAnswerer {
             }
         }
         checked(request, answers)
+    }
+}
+
+impl InquireAnswerer {
+    /// A typed answer (a text question's, or "Other…"), checked and cleaned; `None` on Esc.
+    fn typed(self, prompt: &str, config: &RenderConfig<'_>) -> Result<Option<String>, AnswerError> {
+        let text = Text::new(prompt)
+            .with_render_config(*config)
+            .with_validator(custom_answer_check(self.max_custom_chars))
+            .prompt();
+        Ok(or_decline(text)?.map(|text| clean_answer_text(&text).trim().to_owned()))
     }
 }
 

@@ -11,16 +11,16 @@ use rustix::termios::{LocalModes, Winsize, tcgetattr};
 const ARGS: &str = r#"{"questions":[{"header":"Fix","question":"How should I fix it?","options":[
     {"label":"Patch"},{"label":"Refactor"}]}]}"#;
 
-/// Guards the signal handling: SIGHUP, SIGINT and SIGTERM while the menu is open used to kill
-/// `askuser` with the terminal left raw, echo off and bracketed paste on. Now the terminal is
-/// restored and the status is 128 + the signal.
-#[test]
-fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
-    let dir = std::env::temp_dir().join(format!("askuser-pty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let args = dir.join("call.json");
-    std::fs::write(&args, ARGS).unwrap();
-    for (name, number) in [("HUP", 1), ("INT", 2), ("TERM", 15)] {
+/// A pseudo-terminal at 80 × 24 and everything its controller has received so far (what the
+/// screen showed, scrollback included).
+struct Pty {
+    controller: File,
+    user: rustix::fd::OwnedFd,
+    seen: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Pty {
+    fn open() -> Self {
         let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
         let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
         let controller = File::from(pty.controller);
@@ -33,13 +33,42 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+        Self { controller, user: pty.user, seen }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    /// The user side, for a child's stdin or stderr.
+    fn stdio(&self) -> Stdio {
+        Stdio::from(self.user.try_clone().unwrap())
+    }
+
+    /// Whether the terminal is in cooked mode: canonical lines and echo.
+    fn cooked(&self) -> bool {
+        tcgetattr(&self.user).unwrap().local_modes.contains(LocalModes::ICANON | LocalModes::ECHO)
+    }
+}
+
+/// Guards the signal handling: SIGHUP, SIGINT and SIGTERM while the menu is open used to kill
+/// `askuser` with the terminal left raw, echo off and bracketed paste on. Now the terminal is
+/// restored and the status is 128 + the signal.
+#[test]
+fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
+    let dir = std::env::temp_dir().join(format!("askuser-pty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = dir.join("call.json");
+    std::fs::write(&args, ARGS).unwrap();
+    for (name, number) in [("HUP", 1), ("INT", 2), ("TERM", 15)] {
+        let pty = Pty::open();
+        let text = || pty.text();
         // setsid does not fork here (the child is no group leader): its pid is askuser's.
         let mut child = Command::new("setsid")
             .args(["--ctty", env!("CARGO_BIN_EXE_askuser"), "ask"])
             .arg(&args)
-            .stdin(Stdio::from(pty.user.try_clone().unwrap()))
-            .stderr(Stdio::from(pty.user.try_clone().unwrap()))
+            .stdin(pty.stdio())
+            .stderr(pty.stdio())
             .stdout(Stdio::piped())
             .env_remove("ACCESSIBLE")
             .env_remove("ASKUSER_ACCESSIBLE")
@@ -51,8 +80,7 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
             assert!(start.elapsed() < Duration::from_secs(20), "SIG{name}: no menu; saw {:?}", text());
             std::thread::sleep(Duration::from_millis(10));
         }
-        let cooked =
-            || tcgetattr(&pty.user).unwrap().local_modes.contains(LocalModes::ICANON | LocalModes::ECHO);
+        let cooked = || pty.cooked();
         assert!(!cooked(), "SIG{name}: raw mode while the menu is open");
         let sent =
             Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
@@ -103,19 +131,8 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
     for (how, stderr_on_tty) in [("menu", true), ("menu", false), ("lines", true), ("lines", false)] {
         let secrets = dir.join(format!("secrets-{how}-{stderr_on_tty}.env"));
         let _ = std::fs::remove_file(&secrets);
-        let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
-        let mut controller = File::from(pty.controller);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = controller.try_clone().unwrap();
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0; 4096];
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+        let pty = Pty::open();
+        let text = || pty.text();
         let wait_for = |needle: &str| {
             let start = Instant::now();
             while !text().contains(needle) {
@@ -140,7 +157,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         command
             .args(["--profile", "extended", "--secret-file"])
             .arg(&secrets)
-            .stdin(Stdio::from(pty.user.try_clone().unwrap()))
+            .stdin(pty.stdio())
             .stdout(Stdio::piped())
             .env_remove("ACCESSIBLE")
             .env_remove("ASKUSER_ACCESSIBLE")
@@ -157,11 +174,11 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         wait_for("Your deploy token?");
         if how == "lines" {
             wait_for("nothing is shown");
-            controller.write_all(format!("{VALUE}\n").as_bytes()).unwrap();
+            (&pty.controller).write_all(format!("{VALUE}\n").as_bytes()).unwrap();
         } else {
-            controller.write_all(VALUE.as_bytes()).unwrap();
+            (&pty.controller).write_all(VALUE.as_bytes()).unwrap();
             wait_for("•••");
-            controller.write_all(b"\r").unwrap();
+            (&pty.controller).write_all(b"\r").unwrap();
         }
         let output = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
