@@ -16,8 +16,11 @@
 //! text question) in the menu or on the line protocol; prints the tool result.
 //! `pty_fixture secret menu|lines`: a secret question, the value going to an in-memory sink;
 //! prints the tool result and whether the sink holds `$ASKUSER_TEST_EXPECT` (never the value).
-//! `pty_fixture cancel-secret MS menu|lines`: the secret question cancelled after MS
-//! milliseconds, then three lines read and echoed as `cancel` does.
+//! `pty_fixture cancel-secret MS menu|lines [busy]`: the secret question cancelled after MS
+//! milliseconds, then three lines read and echoed as `cancel` does. With `busy`, 300 ms in, the
+//! program blocks its one thread until past the deadline (printing `BUSY` first), so that keys
+//! typed meanwhile sit unhandled in crossterm's queue and the terminal when the timeout drops
+//! the menu, which is not polled again.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -132,8 +135,21 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 Some("accessible") => TerminalAnswerer::builder().accessible(true).build(),
                 _ => TerminalAnswerer::builder().mode(Mode::Lines).build(),
             };
+            let busy = args.get(3).is_some_and(|a| a == "busy");
             let asked = runtime.block_on(async {
-                tokio::time::timeout(Duration::from_millis(ms), answerer.ask(&request)).await
+                if busy {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        eprint!("BUSY\r\n");
+                        std::thread::sleep(Duration::from_millis(ms + 300));
+                    });
+                }
+                // The deadline first: once past it, the menu is dropped without another poll.
+                tokio::select! {
+                    biased;
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => Err(()),
+                    asked = answerer.ask(&request) => Ok(asked),
+                }
             });
             let mut err = std::io::stderr();
             writeln!(err, "CANCELLED:{}", asked.is_err())?;
@@ -153,7 +169,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!(
                 "usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS \
                  | cancel-lines MS accessible|lines | two | extended menu|lines \
-                 | secret menu|lines | cancel-secret MS menu|lines"
+                 | secret menu|lines | cancel-secret MS menu|lines [busy]"
             );
             Ok(ExitCode::from(2))
         }

@@ -400,3 +400,28 @@ fn a_cancelled_secret_leaks_to_no_reader() {
         assert!(pty.cooked(), "{how}: cooked mode and echo after the cancelled secret");
     }
 }
+
+/// Guards the menu's flush on cancellation: part of a secret typed while the program was too
+/// busy to handle keys (one key read into crossterm's queue, the rest still in the terminal) when
+/// the timeout dropped the menu. Without the drain and flush the host's next `read_line` got
+/// `unter2-LEAKhello` (checked by removing them).
+#[test]
+fn a_secret_typed_while_the_program_is_busy_leaks_to_no_reader() {
+    let mut pty = Pty::open();
+    let mut child = pty.spawn(&["cancel-secret", "1000", "menu", "busy"], Stdio::null());
+    pty.wait_for("Secret:");
+    pty.wait_for("BUSY");
+    pty.send(b"h");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.send(b"unter2-LEAK");
+    pty.wait_for("CANCELLED:true");
+    pty.wait_for("STORED:0");
+    for (i, word) in ["hello", "world", "third"].iter().enumerate() {
+        pty.wait_for(&format!("PROMPT{i}>"));
+        pty.send(format!("{word}\n").as_bytes());
+        pty.wait_for(&format!("GOT{i}:{word}"));
+    }
+    assert!(wait(&mut child).success(), "{}", pty.text());
+    assert_never_shown(&pty);
+    assert!(pty.cooked());
+}
