@@ -5,7 +5,7 @@ use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use askuser_core::{AskUserRequest, Question, QuestionKind, QuestionOption, async_trait};
+use askuser_core::{AskUserRequest, Question, QuestionKind, async_trait};
 use tokio::sync::{Mutex, mpsc};
 
 use crate::menu::{MenuOutcome, Pick, secret_answer};
@@ -413,10 +413,10 @@ fn print_question(
         writeln!(out, "  0) Other: type 0 and your own answer")?;
     }
     let n = question.options().len();
-    let enter = if question.options().iter().any(QuestionOption::is_default) {
-        ", Enter for the default"
-    } else {
-        ""
+    let enter = match question.options().iter().filter(|o| o.is_default()).count() {
+        0 => "",
+        1 => ", Enter for the default",
+        _ => ", Enter for the defaults",
     };
     if question.multi_select() {
         write!(out, "Choose one or more of 1-{n} (for example 1,3){enter}: ")?;

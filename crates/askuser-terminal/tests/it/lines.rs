@@ -75,3 +75,34 @@ async fn accessible_mode_uses_the_line_protocol() {
     assert_eq!(response.answers[1].selected, ["Metrics"]);
     assert!(out.text().contains("[1/2] Db — Which database?"));
 }
+
+/// Guards the extended line protocol's text, and its answers: the declared default marked and
+/// taken by an empty line, no "Other" line without `allow_other`, a text question read whole.
+#[tokio::test]
+async fn extended_batch_on_the_line_protocol() {
+    let request = askuser_core::AskUserRequest::new(
+        askuser_core::Validator::new()
+            .with_profile(askuser_core::Profile::Extended)
+            .validate_json(
+                r#"{"questions":[
+                {"id":"db","header":"Db","question":"Which database?","allow_other":false,"options":[
+                    {"label":"Postgres","description":"mature"},{"label":"SQLite","default":true}]},
+                {"id":"extras","header":"Extras","question":"Which extras?","multi_select":true,"options":[
+                    {"label":"Cache","default":true},{"label":"Metrics"},{"label":"Tracing","default":true}]},
+                {"kind":"text","header":"Name","question":"What is it called?"}]}"#,
+            )
+            .unwrap(),
+    );
+    let out = Shared::default();
+    let (tx, rx) = mpsc::unbounded_channel();
+    for line in ["", "", "", "billing api"] {
+        tx.send(line.to_owned()).unwrap();
+    }
+    let answerer = TerminalAnswerer::builder().lines(rx).output(out.clone()).build();
+    let response = answerer.ask(&request).await.unwrap();
+    assert_eq!(
+        ask_user_result(&request, &response).unwrap().text(),
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"db","header":"Db","selected":["SQLite"],"other_text":null},{"id":"extras","header":"Extras","selected":["Cache","Tracing"],"other_text":null},{"id":"q1","header":"Name","selected":[],"other_text":"billing api"}]}"#
+    );
+    insta::assert_snapshot!("line_protocol_extended", out.text());
+}
