@@ -136,33 +136,12 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 _ => TerminalAnswerer::builder().mode(Mode::Lines).build(),
             };
             let busy = args.get(3).is_some_and(|a| a == "busy");
-            let asked = runtime.block_on(async {
-                if busy {
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(300)).await;
-                        eprint!("BUSY\r\n");
-                        std::thread::sleep(Duration::from_millis(ms + 300));
-                    });
-                }
-                // The deadline first: once past it, the menu is dropped without another poll.
-                tokio::select! {
-                    biased;
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => Err(()),
-                    asked = answerer.ask(&request) => Ok(asked),
-                }
-            });
+            let asked = runtime.block_on(cancelled_after(&answerer, &request, ms, busy));
             let mut err = std::io::stderr();
             writeln!(err, "CANCELLED:{}", asked.is_err())?;
             writeln!(err, "RAW:{}", crossterm::terminal::is_raw_mode_enabled()?)?;
             writeln!(err, "STORED:{}", sink.len())?;
-            let stdin = std::io::stdin();
-            for i in 0..3 {
-                write!(err, "PROMPT{i}>")?;
-                err.flush()?;
-                let mut line = String::new();
-                stdin.lock().read_line(&mut line)?;
-                writeln!(err, "GOT{i}:{}", line.trim_end())?;
-            }
+            echo_three_lines()?;
             Ok(ExitCode::SUCCESS)
         }
         _ => {
@@ -174,4 +153,41 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::from(2))
         }
     }
+}
+
+/// Asks, and drops the call at `ms` milliseconds unless it ended before. With `busy`, the thread
+/// is blocked from 300 ms in until past the deadline.
+async fn cancelled_after(
+    answerer: &TerminalAnswerer,
+    request: &AskUserRequest,
+    ms: u64,
+    busy: bool,
+) -> Result<Result<askuser_core::AskUserResponse, askuser_core::AnswerError>, ()> {
+    if busy {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            eprint!("BUSY\r\n");
+            std::thread::sleep(Duration::from_millis(ms + 300));
+        });
+    }
+    // The deadline first: once past it, the menu is dropped without another poll.
+    tokio::select! {
+        biased;
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Err(()),
+        asked = answerer.ask(request) => Ok(asked),
+    }
+}
+
+/// Reads three lines from stdin as a host would after the question, echoing each.
+fn echo_three_lines() -> std::io::Result<()> {
+    let mut err = std::io::stderr();
+    let stdin = std::io::stdin();
+    for i in 0..3 {
+        write!(err, "PROMPT{i}>")?;
+        err.flush()?;
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        writeln!(err, "GOT{i}:{}", line.trim_end())?;
+    }
+    Ok(())
 }
