@@ -161,13 +161,16 @@ impl TerminalAnswerer {
         if has_secret && self.inner.secrets.is_none() {
             let message = "The assistant asked for a secret, but this program has nowhere to keep \
                            one: declined without asking.\n";
-            match io.output.as_mut() {
-                Some(out) => {
-                    let _ = out.write_all(message.as_bytes());
-                    let _ = out.flush();
-                }
-                None => eprint!("{message}"),
-            }
+            // Said where the question would have been drawn, so the person sees why.
+            let mut default_out;
+            let out: &mut (dyn Write + Send) = if let Some(out) = io.output.as_mut() {
+                out.as_mut()
+            } else {
+                default_out = default_output(&route(&self.inner.config, &io));
+                default_out.as_mut()
+            };
+            let _ = out.write_all(message.as_bytes());
+            let _ = out.flush();
             return Ok(AskUserResponse::declined());
         }
         // Raw mode, crossterm's reader, stdin and the screen belong to the process, not to one
