@@ -3,6 +3,7 @@
 //! `askuser-server --help` and `docs/server.md`.
 
 mod ask;
+mod secret_file;
 mod serve;
 
 use std::path::PathBuf;
@@ -55,6 +56,14 @@ fn seconds(flag: &str, value: &str) -> Result<std::time::Duration, String> {
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("{flag} must be a number of seconds above 0, got {value}"))
+}
+
+/// A profile name: `reference` (`standard` is taken for it too) or `extended`.
+fn profile(name: &str) -> Result<askuser_core::Profile, String> {
+    match name {
+        "standard" => Ok(askuser_core::Profile::Reference),
+        other => other.parse().map_err(|e: askuser_core::UnknownProfile| format!("--profile: {e}")),
+    }
 }
 
 /// Where `serve` keeps its token by default when the store is not a local file, and where `ask`
