@@ -12,7 +12,7 @@ use crate::support::{ARGS, BIN, TempDir, field, line_after, serve};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_then_ask_then_answer_on_the_page() {
     let dir = TempDir::new("e2e");
-    let mut server = serve(&dir.0);
+    let mut server = serve(&dir.0, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let token_line = line_after(&mut server_err, "askuser serve: API token in ").await;
@@ -83,7 +83,7 @@ async fn serve_then_ask_then_answer_on_the_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_exit_statuses_for_invalid_arguments_a_bad_token_and_a_timeout() {
     let dir = TempDir::new("statuses");
-    let mut server = serve(&dir.0);
+    let mut server = serve(&dir.0, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let token_file = dir.0.join("token");
