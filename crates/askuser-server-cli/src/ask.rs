@@ -87,16 +87,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse(args) {
+    let options = match crate::options(args, USAGE, "askuser", parse) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("askuser: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+        Err(status) => return status,
     };
     let text = match options.source.as_deref() {
         None | Some("-") => {

@@ -39,6 +39,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// A command's options from `args`: `Err(0)` after printing `usage` for `-h`/`--help`, `Err(2)`
+/// after saying what is wrong (prefixed with `who`) and printing `usage`.
+fn options<T>(
+    args: &[String],
+    usage: &str,
+    who: &str,
+    parse: impl FnOnce(&[String]) -> Result<T, String>,
+) -> Result<T, ExitCode> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{usage}");
+        return Err(ExitCode::SUCCESS);
+    }
+    parse(args).map_err(|message| {
+        eprintln!("{who}: {message}\n\n{usage}");
+        ExitCode::from(2)
+    })
+}
+
 /// `--flag=value` read as `--flag value`.
 fn split_equals(args: &[String]) -> Vec<String> {
     args.iter()

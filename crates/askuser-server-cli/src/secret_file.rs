@@ -27,7 +27,7 @@ impl SecretFile {
             Err(e) => return Err(e),
         };
         let mut content = Zeroizing::new(String::new());
-        for line in kept.lines().filter(|l| !l.split_once('=').is_some_and(|(n, _)| n == name)) {
+        for line in kept.lines().filter(|l| l.split_once('=').is_none_or(|(n, _)| n != name)) {
             content.push_str(line);
             content.push('\n');
         }

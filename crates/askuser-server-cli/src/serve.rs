@@ -102,16 +102,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse(args) {
+    let options = match crate::options(args, USAGE, "askuser serve", parse) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("askuser serve: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+        Err(status) => return status,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

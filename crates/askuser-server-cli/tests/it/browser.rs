@@ -250,21 +250,15 @@ async fn finish(ask: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>,
     (output.status.code(), String::from_utf8(output.stdout).unwrap(), rest)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to_the_file() {
-    let Some((chromium, driver)) = browser() else { return };
-    let dir = TempDir::new("extended");
-    let mut server = serve(&dir.0, &["--profile", "extended"]);
-    let mut server_err = BufReader::new(server.stderr.take().unwrap());
-    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
-    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
-
+/// A text question and a choice without "Other…": the page's fields, a blank answer refused with
+/// the choice kept, then the answer and the exact extended result.
+async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
     // A text question and a choice without "Other…".
     let text_args = r#"{"questions":[
         {"kind":"text","id":"why","header":"Reason","question":"Why do you need the deploy?"},
         {"header":"Plan","question":"Which plan?","allow_other":false,
          "options":[{"label":"Small"},{"label":"Large","default":true}]}]}"#;
-    let (ask, ask_err, link) = ask_through(&dir.0, &url, text_args, &["--profile", "extended"]).await;
+    let (ask, ask_err, link) = ask_through(dir, url, text_args, &["--profile", "extended"]).await;
     client.goto(&link).await.unwrap();
     let shown = client
         .execute(
@@ -276,10 +270,10 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
         .await
         .unwrap();
     assert_eq!(shown, json!([2000, 0, true]), "maxlength, no Other…, the default pre-checked");
-    click(&client, r#"input[name="q1"][value="0"]"#).await;
+    click(client, r#"input[name="q1"][value="0"]"#).await;
     // Blank (spaces pass the browser's `required`): the server refuses, the choice stays.
     client.find(Locator::Css("textarea")).await.unwrap().send_keys("   ").await.unwrap();
-    click(&client, r#"button[value="answer"]"#).await;
+    click(client, r#"button[value="answer"]"#).await;
     let error = client.wait().for_element(Locator::Css(".error")).await.unwrap().text().await.unwrap();
     assert!(error.contains("write an answer"), "{error}");
     let kept = client
@@ -290,7 +284,7 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
     let area = client.find(Locator::Css("textarea")).await.unwrap();
     area.clear().await.unwrap();
     area.send_keys("Release on Friday").await.unwrap();
-    click(&client, r#"button[value="answer"]"#).await;
+    click(client, r#"button[value="answer"]"#).await;
     assert_eq!(
         client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap(),
         "Thank you"
@@ -303,6 +297,18 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
          {\"id\":\"why\",\"header\":\"Reason\",\"selected\":[],\"other_text\":\"Release on Friday\"},\
          {\"id\":\"q1\",\"header\":\"Plan\",\"selected\":[\"Small\"],\"other_text\":null}]}\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to_the_file() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("extended");
+    let mut server = serve(&dir.0, &["--profile", "extended"]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
+
+    answer_a_text_question(&client, &dir.0, &url).await;
 
     // A secret question, with the server's event stream listened to meanwhile.
     let token = std::fs::read_to_string(dir.0.join("token")).unwrap();
