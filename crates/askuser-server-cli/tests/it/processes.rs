@@ -141,43 +141,8 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
     let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
     let token = "fleet-token-0123456789abcdef";
     std::fs::write(dir.0.join("token"), token).unwrap();
-    let start = |dir: &std::path::Path| {
-        Command::new(BIN)
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--profile",
-                "extended",
-                "--store",
-                &store,
-                "--token-file",
-            ])
-            .arg(dir.join("token"))
-            .env_remove("ASKUSER_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap()
-    };
-    let (mut a, mut b) = (start(&dir.0), start(&dir.0));
-    let mut a_err = BufReader::new(a.stderr.take().unwrap());
-    let mut b_err = BufReader::new(b.stderr.take().unwrap());
-    let a_url = line_after(&mut a_err, "askuser serve: listening on ").await;
-    let b_url = line_after(&mut b_err, "askuser serve: listening on ").await;
-    // Both keep logging; read on so that neither blocks on a full pipe.
-    tokio::spawn(async move {
-        while tokio::io::AsyncBufReadExt::read_line(&mut a_err, &mut String::new()).await.is_ok_and(|n| n > 0)
-        {
-        }
-    });
-    tokio::spawn(async move {
-        while tokio::io::AsyncBufReadExt::read_line(&mut b_err, &mut String::new()).await.is_ok_and(|n| n > 0)
-        {
-        }
-    });
+    let (_a, a_url) = serve_extended(&store, &dir.0).await;
+    let (_b, b_url) = serve_extended(&store, &dir.0).await;
 
     let http = reqwest::Client::new();
     let mut events = http.get(format!("{a_url}/v1/events")).bearer_auth(token).send().await.unwrap();
@@ -229,8 +194,31 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
     }
     assert!(seen.contains("event: pending") && seen.contains(&id) && !seen.contains(value), "{seen}");
     drop(events);
-    drop((a, b));
     let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
     sqlx::query(sqlx::AssertSqlSafe(statement)).execute(setup.pool()).await.unwrap();
     setup.close().await;
+}
+
+/// `serve --profile extended` on `store` with the token file in `dir`; returns it and its URL, and
+/// keeps reading its log so that it never blocks on a full pipe.
+async fn serve_extended(store: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
+    let mut server = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--profile", "extended", "--store", store, "--token-file"])
+        .arg(dir.join("token"))
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut stderr, "askuser serve: listening on ").await;
+    tokio::spawn(async move {
+        let mut line = String::new();
+        while tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line).await.is_ok_and(|n| n > 0) {
+            line.clear();
+        }
+    });
+    (server, url)
 }
