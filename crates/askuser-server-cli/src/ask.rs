@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_core::{AnsweredBy, AskContext, Outcome};
+use askuser_core::{AnsweredBy, AskContext, Outcome, Profile, QuestionKind, Validator};
 use askuser_server::HttpAnswerer;
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
 
@@ -22,6 +22,10 @@ the model receives on stdout.
   --session ID        the session (conversation) the questions belong to
   --timeout SECS      give up after SECS seconds (default 3600)
   --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --profile NAME      reference (default) or extended: text and secret questions, ids, defaults
+                      (the server must run --profile extended)
+  --secret-file PATH  where a secret answer's value goes (extended profile): NAME=value lines,
+                      the file created mode 0600. Without it, a secret question is declined.
 
 Exit status: 0 answered, 1 declined, 2 invalid arguments (the retry payload is printed),
 124 timed out, 130 interrupted, other failures 1 with a message.
@@ -35,6 +39,8 @@ struct Options {
     session: Option<String>,
     timeout: Duration,
     on_timeout: OnTimeout,
+    profile: Profile,
+    secret_file: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -46,6 +52,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
         session: None,
         timeout: askuser_server::DEFAULT_TIMEOUT,
         on_timeout: OnTimeout::Decline,
+        profile: Profile::Reference,
+        secret_file: None,
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -63,6 +71,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
                 }
             }
+            "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
+            "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),
             "-" if options.source.is_none() => options.source = Some("-".to_owned()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),
             file if options.source.is_none() => options.source = Some(file.to_owned()),
@@ -77,16 +87,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse(args) {
+    let options = match crate::options(args, USAGE, "askuser", parse) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("askuser: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+        Err(status) => return status,
     };
     let text = match options.source.as_deref() {
         None | Some("-") => {
@@ -120,16 +123,26 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 }
 
 async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> ExitCode {
-    let answerer = match HttpAnswerer::new(&options.server, token) {
+    let mut answerer = match HttpAnswerer::new(&options.server, token) {
         Ok(answerer) => {
             answerer.timeout(options.timeout).on_link(|url| eprintln!("askuser: answer at {url}"))
         }
         Err(e) => return failure(&e),
     };
+    match &options.secret_file {
+        Some(path) => answerer = answerer.secret_sink(crate::secret_file::SecretFile::new(path.clone())),
+        None if has_secret_question(text, options.profile) => {
+            eprintln!(
+                "askuser: the questions include a secret; pass --secret-file PATH to receive its value. Declining."
+            );
+        }
+        None => {}
+    }
     let ask_user = match AskUser::builder()
         .answerer(answerer)
         .timeout(options.timeout)
         .on_timeout(options.on_timeout)
+        .profile(options.profile)
         .build()
     {
         Ok(ask_user) => ask_user,
@@ -150,6 +163,14 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
         }
     };
     exit_status(outcome)
+}
+
+/// Whether valid arguments hold a secret question (invalid ones fail later, with the retry payload).
+fn has_secret_question(text: &str, profile: Profile) -> bool {
+    Validator::new()
+        .with_profile(profile)
+        .validate_json(text)
+        .is_ok_and(|questions| questions.iter().any(|q| q.kind() == QuestionKind::Secret))
 }
 
 /// The same statuses as the terminal path of `askuser ask`.
@@ -215,5 +236,18 @@ mod tests {
         assert!(parse(&args(&["q.json"])).unwrap_err().contains("--server"));
         assert!(parse(&args(&["--server", "h:1"])).unwrap_err().contains("http://"));
         assert!(parse(&args(&["--server", "http://h", "--timeout", "0"])).unwrap_err().contains("above 0"));
+        let o = parse(&args(&["--server", "http://h", "--profile", "extended", "--secret-file", "/tmp/s"]))
+            .unwrap();
+        assert_eq!((o.profile, o.secret_file), (Profile::Extended, Some(PathBuf::from("/tmp/s"))));
+        assert!(parse(&args(&["--server", "http://h", "--profile", "x"])).unwrap_err().contains("extended"));
+    }
+
+    #[test]
+    fn finds_secret_questions() {
+        let secret = r#"{"questions":[{"kind":"secret","header":"Token","question":"Your token?",
+            "secret_name":"API_TOKEN","purpose":"To call the API"}]}"#;
+        assert!(has_secret_question(secret, Profile::Extended));
+        assert!(!has_secret_question(secret, Profile::Reference));
+        assert!(!has_secret_question(r#"{"questions":[]}"#, Profile::Extended));
     }
 }

@@ -3,6 +3,7 @@
 //! `askuser-server --help` and `docs/server.md`.
 
 mod ask;
+mod secret_file;
 mod serve;
 
 use std::path::PathBuf;
@@ -38,6 +39,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// A command's options from `args`: `Err(0)` after printing `usage` for `-h`/`--help`, `Err(2)`
+/// after saying what is wrong (prefixed with `who`) and printing `usage`.
+fn options<T>(
+    args: &[String],
+    usage: &str,
+    who: &str,
+    parse: impl FnOnce(&[String]) -> Result<T, String>,
+) -> Result<T, ExitCode> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{usage}");
+        return Err(ExitCode::SUCCESS);
+    }
+    parse(args).map_err(|message| {
+        eprintln!("{who}: {message}\n\n{usage}");
+        ExitCode::from(2)
+    })
+}
+
 /// `--flag=value` read as `--flag value`.
 fn split_equals(args: &[String]) -> Vec<String> {
     args.iter()
@@ -55,6 +74,14 @@ fn seconds(flag: &str, value: &str) -> Result<std::time::Duration, String> {
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("{flag} must be a number of seconds above 0, got {value}"))
+}
+
+/// A profile name: `reference` (`standard` is taken for it too) or `extended`.
+fn profile(name: &str) -> Result<askuser_core::Profile, String> {
+    match name {
+        "standard" => Ok(askuser_core::Profile::Reference),
+        other => other.parse().map_err(|e: askuser_core::UnknownProfile| format!("--profile: {e}")),
+    }
 }
 
 /// Where `serve` keeps its token by default when the store is not a local file, and where `ask`

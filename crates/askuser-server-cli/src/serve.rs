@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use askuser_core::Profile;
 use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
+use askuser_store::{PendingStore, PostgresStore};
 
 const USAGE: &str = "\
 usage: askuser serve [options]
@@ -21,7 +23,8 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         (default: `token` beside the SQLite store, or in the data directory).
                         Without --token-file, ASKUSER_TOKEN is used when set.
   --default-timeout S   how long a question waits when the asker gives no timeout (default 3600)
-  --profile standard    the question profile (only `standard` exists yet)
+  --profile NAME        reference (default: multiple choice) or extended (also text and
+                        secret questions, declared defaults, timeout_seconds; SPEC §10)
   --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
                         link; retried with backoff, never holding up an ask)
   --notify-format F     json (default) or ntfy (text body, Title and Click headers: point
@@ -42,6 +45,7 @@ struct Options {
     notify_url: Option<String>,
     notify_format: NotifyFormat,
     notify_questions: bool,
+    profile: Profile,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -54,6 +58,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_url: None,
         notify_format: NotifyFormat::Json,
         notify_questions: false,
+        profile: Profile::Reference,
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -89,12 +94,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--notify-questions" => options.notify_questions = true,
-            "--profile" => match value("a profile")? {
-                "standard" => {}
-                other => {
-                    return Err(format!("--profile takes standard (the only profile yet), got {other:?}"));
-                }
-            },
+            "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
             other => return Err(format!("unknown option {other:?}")),
         }
     }
@@ -102,16 +102,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse(args) {
+    let options = match crate::options(args, USAGE, "askuser serve", parse) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("askuser serve: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+        Err(status) => return status,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -168,13 +161,26 @@ async fn run(options: Options) -> Result<(), String> {
             (token, place)
         }
     };
-    let store = askuser_store::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?;
+    // On PostgreSQL the server is one replica of a fleet: it also talks to the others.
+    let fleet = if store_url.starts_with("postgres://") || store_url.starts_with("postgresql://") {
+        Some(PostgresStore::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?)
+    } else {
+        None
+    };
+    let store: std::sync::Arc<dyn PendingStore> = match &fleet {
+        Some(postgres) => std::sync::Arc::new(postgres.clone()),
+        None => askuser_store::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?,
+    };
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let mut builder = AnswerServer::builder(store, token).public_url(public_url.as_str());
+    let mut builder =
+        AnswerServer::builder(store, token).public_url(public_url.as_str()).profile(options.profile);
+    if let Some(postgres) = &fleet {
+        builder = builder.fleet(postgres);
+    }
     if let Some(timeout) = options.default_timeout {
         builder = builder.default_timeout(timeout);
     }
@@ -184,11 +190,12 @@ async fn run(options: Options) -> Result<(), String> {
             .include_questions(options.notify_questions)
             .spawn();
         builder = builder.on_asked(move |notice| notifier.notify(notice));
-        eprintln!("askuser serve: notifying {} of new questions", redact(url));
+        eprintln!("askuser serve: notifying {} of new questions", askuser_store::redact_url(url));
     }
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");
-    eprintln!("askuser serve: store {}", redact(&store_url));
+    eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
+    eprintln!("askuser serve: profile {}", options.profile);
     eprintln!("askuser serve: API token in {token_place}");
     eprintln!("askuser serve: ask with `askuser ask --server {public_url} [--token-file PATH] call.json`");
     if !local.ip().is_loopback() && options.public_url.is_none() {
@@ -199,19 +206,6 @@ async fn run(options: Options) -> Result<(), String> {
     server.serve(listener, shutdown_signal()).await.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
-}
-
-/// A store URL without its password, for printing.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let end = rest.find('/').unwrap_or(rest.len());
-    match rest[..end].rsplit_once('@') {
-        Some((user_info, host)) if user_info.contains(':') => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}{}", &rest[end..])
-        }
-        _ => url.to_owned(),
-    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -257,8 +251,9 @@ mod tests {
         assert_eq!((store.as_str(), token), ("sqlite:/tmp/x.db", Some(PathBuf::from("/tmp/token"))));
         assert!(parse(&args(&["--bind", "nowhere"])).unwrap_err().contains("nowhere"));
         assert!(parse(&args(&["--public-url", "ftp://x"])).unwrap_err().contains("http"));
-        assert!(parse(&args(&["--profile", "extended"])).unwrap_err().contains("standard"));
+        assert_eq!(parse(&args(&["--profile", "extended"])).unwrap().profile, Profile::Extended);
+        assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
+        assert!(parse(&args(&["--profile", "fancy"])).unwrap_err().contains("extended"));
         assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));
-        assert_eq!(redact("postgres://u:pw@h/db"), "postgres://u:***@h/db");
     }
 }

@@ -8,4 +8,6 @@
   ["pending", "answered", "declined", "timed_out", "cancelled", "lagged"].forEach(function (name) {
     source.addEventListener(name, reload);
   });
+  // A form being sent is this page's own change: a reload now would cancel the sending.
+  document.addEventListener("submit", function () { source.close(); }, true);
 })();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AskUserRequest, AskUserResponse, Validator};
+use askuser_core::{AskUserRequest, AskUserResponse, Profile, SecretValue, Validator};
 use askuser_store::{Cursor, ListQuery, NewQuestion, PendingRecord, State as RecordState, Timestamp};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -41,6 +41,11 @@ pub(crate) struct AskBody {
     /// The tool name the model called. Default: `ask_user_question`.
     #[serde(default)]
     tool_name: Option<String>,
+    /// The profile to validate the arguments by: `reference` (multiple choice only) or
+    /// `extended` (text and secret questions too; the server must run it). Default: the server's.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    profile: Option<Profile>,
 }
 
 /// A question was asked (or an ask repeated with the same id and arguments).
@@ -97,13 +102,30 @@ pub(crate) async fn ask(
     if state.is_closing() {
         return Err(ApiError::ShuttingDown);
     }
-    let validator = Validator::new();
+    let profile = match body.profile {
+        None => state.config.profile,
+        Some(Profile::Extended) if state.config.profile != Profile::Extended => {
+            return Err(ApiError::InvalidField {
+                field: "profile",
+                message: "this server takes the reference profile only (start it with --profile extended)"
+                    .to_owned(),
+            });
+        }
+        Some(profile) => profile,
+    };
+    let validator = Validator::new()
+        .with_profile(profile)
+        .with_max_timeout_seconds(u32::try_from(MAX_TIMEOUT.as_secs()).unwrap_or(u32::MAX));
     let questions = match &body.arguments {
         serde_json::Value::String(text) => validator.validate_json(text),
         other => validator.validate_value(other),
     }
     .map_err(|e| ApiError::InvalidArguments { message: e.to_string(), retry_payload: e.retry_payload() })?;
-    let timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
+    let mut timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
+    // The model may shorten the wait (extended `timeout_seconds`), never extend it.
+    if let Some(secs) = questions.timeout_seconds() {
+        timeout = timeout.min(Duration::from_secs(u64::from(secs)));
+    }
     // A repeated ask (a retry after a lost reply) returns the stored question and tells nobody.
     let mut repeated = false;
     let request = match body.id {
@@ -184,6 +206,26 @@ pub(crate) struct WaitReply {
     result: Option<String>,
     #[schema(value_type = Object)]
     record: PendingRecord,
+    /// The values of a secret answer (extended profile), by `secret_name`: in the first reply
+    /// that reports the answer, and never again (nor on another replica). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    secret_values: Option<SecretValues>,
+}
+
+/// Secret values as a JSON object `{NAME: value}`, written straight from the values.
+#[derive(Debug)]
+pub(crate) struct SecretValues(Vec<(String, SecretValue)>);
+
+impl Serialize for SecretValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value.expose())?;
+        }
+        map.end()
+    }
 }
 
 impl WaitReply {
@@ -199,6 +241,7 @@ impl WaitReply {
             outcome: result.as_ref().map(|r| r.outcome().as_str()),
             result: result.map(askuser_core::AskUserResult::into_text),
             record,
+            secret_values: None,
         })
     }
 }
@@ -230,7 +273,14 @@ pub(crate) async fn wait(
         },
         () = state.closed() => return Err(ApiError::ShuttingDown),
     };
-    WaitReply::of(record).map(Json)
+    let wants_secrets = record.response().is_some_and(|r| {
+        record.state() == RecordState::Answered && !crate::secrets::referenced(r).is_empty()
+    });
+    let mut reply = WaitReply::of(record)?;
+    if wants_secrets {
+        reply.secret_values = state.take_secrets(&id).await.map(SecretValues);
+    }
+    Ok(Json(reply))
 }
 
 /// An answer that committed: the record and the tool result the model receives.
@@ -242,7 +292,7 @@ pub(crate) struct AnswerReply {
     record: PendingRecord,
 }
 
-#[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer}], cancelled, answered_by}"), responses(
+#[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer, id, secret_ref}], cancelled, answered_by}; with a secret answer, also secret_values: {NAME: value}"), responses(
     (status = 200, body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
     (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
     (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
@@ -250,23 +300,54 @@ pub(crate) struct AnswerReply {
 pub(crate) async fn answer(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    ApiJson(response): ApiJson<AskUserResponse>,
+    ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<Json<AnswerReply>, ApiError> {
-    let record = commit(&state, &id, &response).await?;
+    let secrets = secret_values(body.remove("secret_values"))?;
+    let response: AskUserResponse = serde_json::from_value(serde_json::Value::Object(body))
+        .map_err(|e| ApiError::MalformedBody { message: e.to_string() })?;
+    let record = commit(&state, &id, &response, secrets).await?;
     let result =
         record.result().ok().flatten().map(askuser_core::AskUserResult::into_text).unwrap_or_default();
     Ok(Json(AnswerReply { result, record }))
 }
 
-/// Commits an answer and tells listeners, including when the answer lost to a change that
-/// committed first (the record they show is stale either way).
+/// `secret_values` of an answer body: `{NAME: value}`, or nothing.
+fn secret_values(value: Option<serde_json::Value>) -> Result<Vec<crate::secrets::Secret>, ApiError> {
+    let malformed = || ApiError::MalformedBody {
+        message: "secret_values must be an object of strings ({\"NAME\": \"value\"})".to_owned(),
+    };
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(name, value)| match value {
+                serde_json::Value::String(text) => Ok((name, SecretValue::new(text))),
+                _ => Err(malformed()),
+            })
+            .collect(),
+        Some(_) => Err(malformed()),
+    }
+}
+
+/// Commits an answer (with the values of its secret answers, which are held for the asker and
+/// never stored) and tells listeners.
 pub(crate) async fn commit(
     state: &AppState,
     id: &str,
     response: &AskUserResponse,
+    secrets: Vec<crate::secrets::Secret>,
 ) -> Result<PendingRecord, ApiError> {
+    let needs_values = !response.cancelled && !crate::secrets::referenced(response).is_empty();
+    if needs_values || !secrets.is_empty() {
+        let record = fetch(state, id).await?;
+        if record.state() == RecordState::Pending {
+            crate::secrets::check_values(record.request(), response, &secrets)
+                .map_err(|message| ApiError::InvalidResponse { message })?;
+        }
+    }
     match state.store.answer(id, response).await {
         Ok(record) => {
+            state.hold_secrets(id, secrets);
             state.publish(ServerEvent::of(&record));
             Ok(record)
         }

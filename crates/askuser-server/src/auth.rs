@@ -192,6 +192,17 @@ impl Keys {
     pub(crate) fn check_csrf(&self, id: &str, credential: &str, candidate: &str) -> bool {
         self.csrf(id, credential).as_bytes().ct_eq(candidate.as_bytes()).into()
     }
+
+    /// The key that seals secret values sent to the other replicas.
+    pub(crate) fn seal_key(&self) -> [u8; 32] {
+        mac(&self.signing, &[b"seal secrets v1"])
+    }
+
+    /// The `LISTEN`/`NOTIFY` channel replicas sharing this token talk on: `askuser_fleet_` and
+    /// 64 bits of a MAC, so that servers with other tokens on the same database do not hear them.
+    pub(crate) fn fleet_channel(&self) -> String {
+        format!("askuser_fleet_{}", hex(&mac(&self.signing, &[b"fleet channel"])[..8]))
+    }
 }
 
 fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {

@@ -5,7 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse};
+use askuser_core::{
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
+    SecretValue, parse_secret_ref,
+};
 use serde_json::{Value, json};
 
 use crate::auth::ApiToken;
@@ -54,6 +57,10 @@ pub enum ClientError {
 ///   the current Tokio runtime.
 /// - A server restarting (`503 shutting_down`) or unreachable for a moment is waited out with
 ///   backoff until the deadline.
+/// - Extended profile: the request's profile is sent along (the server must run `--profile
+///   extended` for text and secret questions). A secret answer's value comes back once, in the
+///   wait's reply, and goes to the [`secret_sink`](Self::secret_sink) before the answer returns;
+///   without a sink, a batch with a secret question is declined without being asked.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -77,6 +84,7 @@ pub struct HttpAnswerer {
     token: ApiToken,
     timeout: Duration,
     on_link: Option<Arc<LinkHandler>>,
+    secret_sink: Option<Arc<dyn SecretSink>>,
 }
 
 impl fmt::Debug for HttpAnswerer {
@@ -103,7 +111,16 @@ impl HttpAnswerer {
             token,
             timeout: crate::DEFAULT_TIMEOUT,
             on_link: None,
+            secret_sink: None,
         })
+    }
+
+    /// Where the values of secret answers go (extended profile). Without one, a batch with a
+    /// secret question is declined without being asked.
+    #[must_use]
+    pub fn secret_sink(mut self, sink: impl SecretSink + 'static) -> Self {
+        self.secret_sink = Some(Arc::new(sink));
+        self
     }
 
     /// How long each question waits for its answer. Default: one hour.
@@ -137,6 +154,7 @@ impl HttpAnswerer {
             "arguments": { "questions": request.questions().as_slice() },
             "id": request.id(),
             "timeout_secs": (self.timeout + DEADLINE_GRACE).as_secs_f64(),
+            "profile": request.profile(),
         });
         if let Some(session) = &context.session_id {
             body["session_id"] = json!(session);
@@ -149,7 +167,7 @@ impl HttpAnswerer {
             .ok_or_else(|| ClientError::Unexpected("no url in the ask reply".to_owned()))
     }
 
-    /// Long-polls until the question leaves `pending`; returns the record.
+    /// Long-polls until the question leaves `pending`; returns the wait's reply.
     async fn settle(&self, id: &str) -> Result<Value, ClientError> {
         let url = format!("{}/v1/questions/{}/wait", self.base, crate::paths::encode_segment(id));
         let deadline = tokio::time::Instant::now() + self.timeout + DEADLINE_GRACE * 2;
@@ -162,10 +180,10 @@ impl HttpAnswerer {
                 .timeout(POLL + Duration::from_secs(15));
             match self.call(poll).await {
                 Ok(reply) if reply.get("done").and_then(Value::as_bool) == Some(true) => {
-                    return reply
-                        .get("record")
-                        .cloned()
-                        .ok_or_else(|| ClientError::Unexpected("no record".to_owned()));
+                    if reply.get("record").is_none() {
+                        return Err(ClientError::Unexpected("no record".to_owned()));
+                    }
+                    return Ok(reply);
                 }
                 Ok(_) => backoff = Duration::from_millis(200),
                 // A restarting server or a network blip: wait it out until the deadline.
@@ -209,6 +227,11 @@ impl Answerer for HttpAnswerer {
         request: AskUserRequest,
         context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
+        if self.secret_sink.is_none() && request.questions().iter().any(|q| q.kind() == QuestionKind::Secret)
+        {
+            // Nowhere to put the value: do not ask for it.
+            return Ok(AskUserResponse::declined());
+        }
         let link = self.put(&request, &context).await.map_err(failure)?;
         if let Some(on_link) = &self.on_link {
             on_link(&link);
@@ -217,7 +240,42 @@ impl Answerer for HttpAnswerer {
         let mut guard = CancelOnDrop { answerer: Some(self.clone()), id: request.id().to_owned(), deadline };
         let settled = self.settle(request.id()).await;
         guard.answerer = None;
-        Self::outcome(&settled.map_err(failure)?)
+        let mut reply = settled.map_err(failure)?;
+        let response = Self::outcome(&reply["record"])?;
+        self.hand_secrets(&response, reply.get_mut("secret_values"), &context)?;
+        Ok(response)
+    }
+}
+
+impl HttpAnswerer {
+    /// Gives the sink the value of each secret answer in `response`, from the wait's
+    /// `secret_values` (taken out of the reply and zeroed as they drop).
+    fn hand_secrets(
+        &self,
+        response: &AskUserResponse,
+        values: Option<&mut Value>,
+        context: &AskContext,
+    ) -> Result<(), AnswerError> {
+        let mut values = match values.map(Value::take) {
+            Some(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        for answer in &response.answers {
+            let Some(name) = answer.secret_ref.as_deref().and_then(parse_secret_ref) else { continue };
+            let Some(Value::String(value)) = values.remove(name) else {
+                return Err(AnswerError::failed(format!(
+                    "the answer server did not hand over the value of the secret {name} (another waiter \
+                     took it, or it was held longer than the server keeps it)"
+                )));
+            };
+            let sink = self.secret_sink.as_ref().ok_or_else(|| {
+                AnswerError::failed(format!("a value for the secret {name} came, but no secret sink was set"))
+            })?;
+            sink.put(context, name, SecretValue::new(value)).map_err(|e| {
+                AnswerError::failed(format!("the secret sink did not take {name}")).with_source(e)
+            })?;
+        }
+        Ok(())
     }
 }
 

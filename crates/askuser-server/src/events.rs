@@ -10,7 +10,7 @@ use futures_util::Stream;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::AppState;
+use crate::{AppState, Broadcast};
 
 /// A question was asked or left `pending`. Sent on `/v1/events` as an SSE event named after
 /// `state` (`pending` for a new question) whose data is this, as JSON. It never carries the
@@ -48,6 +48,7 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
             () = state.closed() => return,
             _ = ticks.tick() => {}
         }
+        state.secrets.purge();
         loop {
             match state.store.expire_due(500).await {
                 Ok(expired) => {
@@ -68,8 +69,10 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     }
 }
 
-/// The server's events that `keep` admits, as SSE, until the server closes. A listener that
-/// falls behind by more than the channel holds gets a `lagged` event (reload what you show).
+/// The server's events that `keep` admits (this replica's, and the other replicas' in a fleet),
+/// as SSE, until the server closes. A listener that falls behind by more than the channel holds,
+/// or whose replica lost its link to the others for a moment, gets a `lagged` event (reload what
+/// you show).
 pub(crate) fn stream<F>(
     state: &Arc<AppState>,
     keep: F,
@@ -87,9 +90,9 @@ where
                     next = receiver.recv() => next,
                 };
                 let event = match next {
-                    Ok(event) if keep(&event) => sse_event(&event),
-                    Ok(_) => continue,
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                    Ok(Broadcast::Event(event)) if keep(&event) => sse_event(&event),
+                    Ok(Broadcast::Event(_)) => continue,
+                    Ok(Broadcast::Lagged) | Err(broadcast::error::RecvError::Lagged(_)) => {
                         Event::default().event("lagged").data("{}")
                     }
                     Err(broadcast::error::RecvError::Closed) => return None,

@@ -34,10 +34,12 @@ mod api;
 mod auth;
 mod error;
 mod events;
+mod fleet;
 mod http;
 mod openapi;
 mod pages;
 mod paths;
+mod secrets;
 
 #[cfg(feature = "client")]
 mod client;
@@ -48,7 +50,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_store::PendingStore;
+use askuser_core::Profile;
+use askuser_store::{PendingStore, PostgresStore};
 use axum::Router;
 use tokio::sync::{broadcast, watch};
 
@@ -60,6 +63,7 @@ pub use events::ServerEvent;
 #[cfg(feature = "client")]
 pub use notify::{Notifier, NotifierHandle, NotifyFormat};
 pub use paths::default_data_dir;
+pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
 
 /// How long a question waits when the asker does not say: one hour.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_hours(1);
@@ -101,8 +105,13 @@ impl fmt::Debug for AnswerServer {
 pub(crate) struct AppState {
     pub(crate) store: Arc<dyn PendingStore>,
     pub(crate) keys: auth::Keys,
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) events: broadcast::Sender<Broadcast>,
     pub(crate) config: Config,
+    /// Secret values waiting for their askers (never stored, never logged).
+    pub(crate) secrets: secrets::SecretBox,
+    pub(crate) sealer: secrets::Sealer,
+    /// The other replicas, on PostgreSQL.
+    pub(crate) fleet: Option<fleet::Fleet>,
     /// Becomes `true` when the server shuts down: waits and event streams end.
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) on_asked: Option<Arc<AskedHook>>,
@@ -141,10 +150,59 @@ impl AppState {
         *self.closing.borrow()
     }
 
+    /// Tells this replica's listeners and the other replicas' about a change.
     pub(crate) fn publish(&self, event: ServerEvent) {
-        // No receiver is not an error: nobody is listening.
-        let _ = self.events.send(event);
+        if let Some(fleet) = &self.fleet {
+            fleet.event(&event);
+        }
+        self.publish_local(event);
     }
+
+    /// Tells this replica's listeners (a change made here, or one another replica told of).
+    pub(crate) fn publish_local(&self, event: ServerEvent) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.events.send(Broadcast::Event(event));
+    }
+
+    /// Tells this replica's listeners that changes may have been missed (reload).
+    pub(crate) fn lagged(&self) {
+        let _ = self.events.send(Broadcast::Lagged);
+    }
+
+    /// Holds a secret answer's values for its asker, here and on the other replicas.
+    pub(crate) fn hold_secrets(&self, id: &str, secrets: Vec<secrets::Secret>) {
+        if secrets.is_empty() {
+            return;
+        }
+        if let Some(fleet) = &self.fleet {
+            if let Some(sealed) = self.sealer.seal(id, &secrets) {
+                fleet.secret(id, sealed);
+            } else {
+                tracing::warn!("a secret could not be sealed for the other replicas");
+            }
+        }
+        self.secrets.put(id, secrets);
+    }
+
+    /// Takes a secret answer's values for its asker (waiting a moment for them to arrive from
+    /// the replica that took the answer); the other replicas forget theirs.
+    pub(crate) async fn take_secrets(&self, id: &str) -> Option<Vec<secrets::Secret>> {
+        let taken = self.secrets.take_within(id, secrets::ARRIVAL).await;
+        if taken.is_some()
+            && let Some(fleet) = &self.fleet
+        {
+            fleet.taken(id);
+        }
+        taken
+    }
+}
+
+/// What goes to the event streams.
+#[derive(Debug, Clone)]
+pub(crate) enum Broadcast {
+    Event(ServerEvent),
+    /// Changes may have been missed.
+    Lagged,
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +212,7 @@ pub(crate) struct Config {
     pub(crate) max_wait: Duration,
     pub(crate) body_limit: usize,
     pub(crate) sweep_interval: Duration,
+    pub(crate) profile: Profile,
 }
 
 /// Configures an [`AnswerServer`].
@@ -163,9 +222,29 @@ pub struct AnswerServerBuilder {
     token: ApiToken,
     config: Config,
     on_asked: Option<Arc<AskedHook>>,
+    fleet: Option<PostgresStore>,
 }
 
 impl AnswerServerBuilder {
+    /// The question profile (SPEC §10): [`Profile::Reference`] (the default) takes multiple-choice
+    /// questions only; [`Profile::Extended`] also takes text and secret questions, declared
+    /// defaults, `allow_other` and `timeout_seconds`. An ask may choose the reference profile on an
+    /// extended server (`"profile": "reference"`), never the other way round.
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.config.profile = profile;
+        self
+    }
+
+    /// Makes this server one replica of a fleet on `store`'s PostgreSQL database (the store the
+    /// server runs on): the event streams and the list pages' live updates see the changes made
+    /// through every replica sharing the API token, and a secret answer's value reaches the
+    /// replica its asker waits on (sealed, in a `NOTIFY`; never stored). Started by
+    /// [`AnswerServer::serve`] or [`AnswerServer::connect_fleet`].
+    pub fn fleet(mut self, store: &PostgresStore) -> Self {
+        self.fleet = Some(store.clone());
+        self
+    }
+
     /// The URL people reach this server at, used in page links (`http://127.0.0.1:8765`,
     /// `https://ask.example.com`). Default: `http://127.0.0.1:8765`. A trailing `/` is dropped.
     /// An `https` URL also marks the login cookie `Secure`.
@@ -211,12 +290,18 @@ impl AnswerServerBuilder {
     pub fn build(self) -> AnswerServer {
         let (events, _) = broadcast::channel(1024);
         let (closing, _) = watch::channel(false);
+        let keys = auth::Keys::new(self.token);
+        let sealer = secrets::Sealer::new(&keys.seal_key());
+        let fleet = self.fleet.map(|store| fleet::Fleet::new(&store, keys.fleet_channel()));
         AnswerServer {
             state: Arc::new(AppState {
                 store: self.store,
-                keys: auth::Keys::new(self.token),
+                keys,
                 events,
                 config: self.config,
+                secrets: secrets::SecretBox::default(),
+                sealer,
+                fleet,
                 closing,
                 on_asked: self.on_asked,
             }),
@@ -236,8 +321,10 @@ impl AnswerServer {
                 max_wait: MAX_WAIT,
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
+                profile: Profile::Reference,
             },
             on_asked: None,
+            fleet: None,
         }
     }
 
@@ -278,9 +365,12 @@ impl AnswerServer {
         listener: tokio::net::TcpListener,
         signal: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let fleet = self.connect_fleet().await;
         let sweeper = self.spawn_sweeper();
         let this = self.clone();
-        let result = axum::serve(listener, self.router())
+        // `into_make_service` turns the router into routes once; `axum::serve(listener, router)`
+        // would do it again for every connection (about 11 KiB each, held while it is open).
+        let result = axum::serve(listener, self.router().into_make_service())
             .with_graceful_shutdown(async move {
                 signal.await;
                 this.shutdown();
@@ -288,6 +378,23 @@ impl AnswerServer {
             .await;
         self.shutdown();
         let _ = sweeper.await;
+        for task in fleet {
+            let _ = task.await;
+        }
         result
+    }
+
+    /// Starts talking to the other replicas (a server built with
+    /// [`fleet`](AnswerServerBuilder::fleet)): resolves once listening (or once the first attempt
+    /// failed: it keeps retrying). The tasks stop when the server shuts down. Does nothing
+    /// without a fleet, or the second time. [`serve`](Self::serve) calls it.
+    pub async fn connect_fleet(&self) -> Vec<tokio::task::JoinHandle<()>> {
+        fleet::Fleet::start(&self.state).await
+    }
+
+    /// The question profile this server takes.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.state.config.profile
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askama::Template;
-use askuser_core::{AskUserAnswer, AskUserResponse, Question};
+use askuser_core::{AskUserAnswer, AskUserResponse, Question, QuestionKind, SecretValue};
 use askuser_store::{ListQuery, PendingRecord, State as RecordState, Timestamp};
 use axum::Router;
 use axum::extract::{Form, Path, State};
@@ -31,11 +31,15 @@ use crate::auth::LOGIN_SECS;
 use crate::error::ApiError;
 use crate::events::{self, ServerEvent};
 use crate::paths::encode_segment;
+use crate::secrets::{MAX_SECRET_BYTES, Secret};
 
 const LOGIN_COOKIE: &str = "askuser_login";
 
 /// The longest custom answer the form accepts, in characters.
 const MAX_OTHER_CHARS: usize = 10_000;
+
+/// The longest answer to a text question, in characters (SPEC §10's default cap).
+const MAX_TEXT_CHARS: usize = 2_000;
 
 /// The page link of question `id`: the public URL, the path and the batch token.
 pub(crate) fn page_url(state: &AppState, id: &str) -> String {
@@ -134,7 +138,12 @@ fn answer_lines(response: Option<&AskUserResponse>) -> Vec<AnswerLine> {
         .iter()
         .map(|a| AnswerLine {
             header: a.header.clone(),
-            text: a.custom_answer.clone().unwrap_or_else(|| a.selected.join(", ")),
+            // A secret shows as its reference: the value is never stored, never shown.
+            text: match (&a.secret_ref, &a.custom_answer) {
+                (Some(reference), _) => format!("secret given (the assistant sees {reference})"),
+                (None, Some(text)) => text.clone(),
+                (None, None) => a.selected.join(", "),
+            },
         })
         .collect()
 }
@@ -411,15 +420,26 @@ struct OptionView {
     checked: bool,
 }
 
+/// One question of the form. `kind` is `choice`, `text` or `secret`.
 struct QuestionView {
     index: usize,
     header: String,
     question: String,
-    multi: bool,
     kind: &'static str,
+    multi: bool,
+    /// `radio` or `checkbox`, for a choice.
+    input: &'static str,
     options: Vec<OptionView>,
+    /// Whether a choice offers "Other…" (`allow_other`).
+    other: bool,
     other_checked: bool,
+    /// What the person typed: the "Other…" answer, or a text question's answer.
     other_text: String,
+    /// A secret question's purpose and name.
+    purpose: Option<String>,
+    secret_name: Option<String>,
+    /// The most characters the field takes.
+    max_chars: usize,
 }
 
 #[derive(Template)]
@@ -436,10 +456,19 @@ struct BatchPage {
     live: Option<String>,
 }
 
-/// What the person sent, kept so that a form shown again keeps every choice and every word.
+/// What the person sent, kept so that a form shown again keeps every choice and every word (but
+/// a secret's value, which is never sent back). Zeroed when dropped: it may hold a secret.
 #[derive(Default)]
 struct Filled {
     fields: Vec<(String, String)>,
+}
+
+impl Drop for Filled {
+    fn drop(&mut self) {
+        for (_, value) in &mut self.fields {
+            zeroize::Zeroize::zeroize(value);
+        }
+    }
 }
 
 impl Filled {
@@ -449,6 +478,56 @@ impl Filled {
 
     fn value(&self, name: &str) -> Option<&str> {
         self.values(name).next()
+    }
+}
+
+fn kind_name(kind: QuestionKind) -> &'static str {
+    match kind {
+        QuestionKind::Text => "text",
+        QuestionKind::Secret => "secret",
+        _ => "choice",
+    }
+}
+
+fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
+    let name = format!("q{index}");
+    let picked: Vec<&str> = filled.values(&name).collect();
+    // A fresh form starts on the options the question declares as defaults.
+    let fresh = filled.fields.is_empty();
+    let kind = q.kind();
+    let typed = match kind {
+        QuestionKind::Text => filled.value(&format!("{name}_text")),
+        QuestionKind::Secret => None,
+        _ => filled.value(&format!("{name}_other")),
+    };
+    QuestionView {
+        index,
+        header: q.header().to_owned(),
+        question: q.question().to_owned(),
+        kind: kind_name(kind),
+        multi: q.multi_select(),
+        input: if q.multi_select() { "checkbox" } else { "radio" },
+        options: q
+            .options()
+            .iter()
+            .enumerate()
+            .map(|(i, o)| OptionView {
+                index: i,
+                label: o.label().to_owned(),
+                description: o.description().map(str::to_owned),
+                checked: if fresh { o.is_default() } else { picked.contains(&i.to_string().as_str()) },
+            })
+            .collect(),
+        other: q.allow_other(),
+        other_checked: picked.contains(&"other"),
+        other_text: typed.unwrap_or_default().to_owned(),
+        purpose: q.purpose().map(str::to_owned),
+        secret_name: q.secret_name().map(str::to_owned),
+        max_chars: match kind {
+            QuestionKind::Text => MAX_TEXT_CHARS,
+            QuestionKind::Secret => MAX_SECRET_BYTES,
+            _ => MAX_OTHER_CHARS,
+        },
     }
 }
 
@@ -465,30 +544,7 @@ fn batch_page(
         .questions()
         .iter()
         .enumerate()
-        .map(|(index, q)| {
-            let name = format!("q{index}");
-            let picked: Vec<&str> = filled.values(&name).collect();
-            QuestionView {
-                index,
-                header: q.header().to_owned(),
-                question: q.question().to_owned(),
-                multi: q.multi_select(),
-                kind: if q.multi_select() { "checkbox" } else { "radio" },
-                options: q
-                    .options()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, o)| OptionView {
-                        index: i,
-                        label: o.label().to_owned(),
-                        description: o.description().map(str::to_owned),
-                        checked: picked.contains(&i.to_string().as_str()),
-                    })
-                    .collect(),
-                other_checked: picked.contains(&"other"),
-                other_text: filled.value(&format!("{name}_other")).unwrap_or_default().to_owned(),
-            }
-        })
+        .map(|(index, q)| question_view(index, q, filled))
         .collect();
     let count = record.request().questions().len();
     BatchPage {
@@ -544,47 +600,87 @@ fn bad_link() -> Response {
     )
 }
 
-/// The person's answers from the form's fields, or what to tell them.
-fn read_answers(record: &PendingRecord, filled: &Filled) -> Result<AskUserResponse, String> {
+/// The person's answers from the form's fields (and the values of secret answers), or what to
+/// tell them.
+fn read_answers(record: &PendingRecord, filled: &Filled) -> Result<(AskUserResponse, Vec<Secret>), String> {
     let mut answers = Vec::new();
+    let mut secrets = Vec::new();
     for (index, q) in record.request().questions().iter().enumerate() {
         let name = format!("q{index}");
-        let picked: Vec<&str> = filled.values(&name).collect();
-        let other = filled.value(&format!("{name}_other")).unwrap_or_default();
-        let wants_other = picked.contains(&"other") || (picked.is_empty() && !other.trim().is_empty());
-        let labels: Vec<String> = picked
-            .iter()
-            .filter(|p| **p != "other")
-            .map(|p| p.parse::<usize>().ok().and_then(|i| q.options().get(i)).map(|o| o.label().to_owned()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| format!("“{}”: that choice is not one of the options.", q.header()))?;
-        if wants_other {
-            if !labels.is_empty() {
-                return Err(format!("“{}”: pick options or write your own answer, not both.", q.header()));
+        match q.kind() {
+            QuestionKind::Text => answers.push(read_text(q, filled.value(&format!("{name}_text")))?),
+            QuestionKind::Secret => {
+                let (answer, secret) = read_secret(q, filled.value(&format!("{name}_secret")))?;
+                answers.push(answer);
+                secrets.push(secret);
             }
-            if other.trim().is_empty() {
-                return Err(format!("“{}”: write your own answer, or pick an option.", q.header()));
-            }
-            if other.chars().count() > MAX_OTHER_CHARS {
-                return Err(format!(
-                    "“{}”: your answer is longer than {MAX_OTHER_CHARS} characters.",
-                    q.header()
-                ));
-            }
-            answers.push(AskUserAnswer::custom(q.header(), other));
-        } else if labels.is_empty() {
-            return Err(format!("“{}”: pick an answer.", q.header()));
-        } else {
-            if !other.trim().is_empty() {
-                return Err(format!(
-                    "“{}”: you wrote your own answer but did not choose “Other…”: choose it, or clear the text.",
-                    q.header()
-                ));
-            }
-            answers.push(AskUserAnswer::picked(q.header(), labels));
+            _ => answers.push(read_choice(q, filled, &name)?),
         }
     }
-    Ok(AskUserResponse::answered(answers))
+    Ok((AskUserResponse::answered(answers), secrets))
+}
+
+fn read_text(q: &Question, text: Option<&str>) -> Result<AskUserAnswer, String> {
+    let text = text.unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(format!("“{}”: write an answer.", q.header()));
+    }
+    if text.chars().count() > MAX_TEXT_CHARS {
+        return Err(format!("“{}”: your answer is longer than {MAX_TEXT_CHARS} characters.", q.header()));
+    }
+    Ok(AskUserAnswer::custom(q.header(), text))
+}
+
+fn read_secret(q: &Question, value: Option<&str>) -> Result<(AskUserAnswer, Secret), String> {
+    let value = value.unwrap_or_default();
+    let name = q.secret_name().unwrap_or_default();
+    if value.trim().is_empty() {
+        return Err(format!("“{}”: enter the secret, or decline.", q.header()));
+    }
+    if value.len() > MAX_SECRET_BYTES {
+        return Err(format!("“{}”: the secret is longer than {MAX_SECRET_BYTES} bytes.", q.header()));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("“{}”: the secret must be one line, without control characters.", q.header()));
+    }
+    Ok((AskUserAnswer::secret(q.header(), name), (name.to_owned(), SecretValue::new(value.to_owned()))))
+}
+
+fn read_choice(q: &Question, filled: &Filled, name: &str) -> Result<AskUserAnswer, String> {
+    let picked: Vec<&str> = filled.values(name).collect();
+    let other = if q.allow_other() { filled.value(&format!("{name}_other")).unwrap_or_default() } else { "" };
+    let wants_other = picked.contains(&"other") || (picked.is_empty() && !other.trim().is_empty());
+    let labels: Vec<String> = picked
+        .iter()
+        .filter(|p| **p != "other" || !q.allow_other())
+        .map(|p| p.parse::<usize>().ok().and_then(|i| q.options().get(i)).map(|o| o.label().to_owned()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("“{}”: that choice is not one of the options.", q.header()))?;
+    if wants_other && q.allow_other() {
+        if !labels.is_empty() {
+            return Err(format!("“{}”: pick options or write your own answer, not both.", q.header()));
+        }
+        if other.trim().is_empty() {
+            return Err(format!("“{}”: write your own answer, or pick an option.", q.header()));
+        }
+        if other.chars().count() > MAX_OTHER_CHARS {
+            return Err(format!(
+                "“{}”: your answer is longer than {MAX_OTHER_CHARS} characters.",
+                q.header()
+            ));
+        }
+        return Ok(AskUserAnswer::custom(q.header(), other));
+    }
+    if labels.is_empty() {
+        return Err(format!("“{}”: pick an answer.", q.header()));
+    }
+    if !other.trim().is_empty() {
+        return Err(format!(
+            "“{}”: you wrote your own answer but did not choose “Other…”: choose it, or clear the text.",
+            q.header()
+        ));
+    }
+    Ok(AskUserAnswer::picked(q.header(), labels))
 }
 
 async fn submit(
@@ -611,18 +707,18 @@ async fn submit(
     if record.state() != RecordState::Pending {
         return settled_page(&record, access, StatusCode::CONFLICT);
     }
-    let response = if filled.value("action") == Some("decline") {
-        AskUserResponse::declined()
+    let (response, secrets) = if filled.value("action") == Some("decline") {
+        (AskUserResponse::declined(), Vec::new())
     } else {
         match read_answers(&record, &filled) {
-            Ok(response) => response,
+            Ok(read) => read,
             Err(problem) => {
                 let page = batch_page(state, &record, access, path, &filled, Some(problem));
                 return render(&page, StatusCode::UNPROCESSABLE_ENTITY);
             }
         }
     };
-    match crate::api::commit(state, id, &response).await {
+    match crate::api::commit(state, id, &response, secrets).await {
         Ok(record) => {
             let (title, text) = if record.state() == RecordState::Declined {
                 ("Declined", "The assistant was told that you declined to answer.")

@@ -110,12 +110,19 @@ pub async fn open(url: &str) -> Result<Arc<dyn PendingStore>, StoreError> {
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(Arc::new(PostgresStore::open(url).await?))
     } else {
-        Err(StoreError::UnsupportedUrl { url: redact(url) })
+        Err(StoreError::UnsupportedUrl { url: redact_url(url) })
     }
 }
 
-/// `url` without the password of its user-info part, for an error message.
-fn redact(url: &str) -> String {
+/// `url` without the password of its user-info part (`postgres://me:***@host/db`), for an
+/// error message or a log line.
+///
+/// ```
+/// assert_eq!(askuser_store::redact_url("postgres://me:pw@db/app"), "postgres://me:***@db/app");
+/// assert_eq!(askuser_store::redact_url("sqlite:/tmp/pending.db"), "sqlite:/tmp/pending.db");
+/// ```
+#[must_use]
+pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     match rest[..authority_end].rsplit_once('@') {
@@ -131,8 +138,8 @@ fn redact(url: &str) -> String {
 mod tests {
     #[test]
     fn redacts_passwords() {
-        assert_eq!(super::redact("mysql://u:secret@h/db"), "mysql://u:***@h/db");
-        assert_eq!(super::redact("mysql://u@h/db"), "mysql://u@h/db");
-        assert_eq!(super::redact("file.db"), "file.db");
+        assert_eq!(super::redact_url("mysql://u:secret@h/db"), "mysql://u:***@h/db");
+        assert_eq!(super::redact_url("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(super::redact_url("file.db"), "file.db");
     }
 }

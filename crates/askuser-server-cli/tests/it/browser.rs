@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
-use tokio::io::BufReader;
+use tokio::io::{AsyncReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 
 use crate::support::{ARGS, BIN, TempDir, line_after, serve};
@@ -89,13 +89,26 @@ struct Asked {
 
 /// Starts `serve` and `ask --server` on `args`; returns the ask process and the link it printed.
 async fn serve_and_ask(dir: &Path, args: &str) -> Asked {
-    let mut server = serve(dir);
+    let mut server = serve(dir, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let (ask, _, link) = ask_through(dir, &url, args, &[]).await;
+    Asked { ask, link, _server: server, _server_err: server_err }
+}
+
+/// Starts `ask --server URL` on `args` (with `extra` options); returns it, its stderr (read up to
+/// the link) and the link.
+async fn ask_through(
+    dir: &Path,
+    url: &str,
+    args: &str,
+    extra: &[&str],
+) -> (Child, BufReader<ChildStderr>, String) {
     std::fs::write(dir.join("call.json"), args).unwrap();
     let mut ask = Command::new(BIN)
-        .args(["ask", "--server", &url, "--session", "billing", "--token-file"])
+        .args(["ask", "--server", url, "--session", "billing", "--token-file"])
         .arg(dir.join("token"))
+        .args(extra)
         .arg(dir.join("call.json"))
         .env_remove("ASKUSER_TOKEN")
         .stdin(Stdio::null())
@@ -106,7 +119,7 @@ async fn serve_and_ask(dir: &Path, args: &str) -> Asked {
         .unwrap();
     let mut ask_err = BufReader::new(ask.stderr.take().unwrap());
     let link = line_after(&mut ask_err, "askuser: answer at ").await;
-    Asked { ask, link, _server: server, _server_err: server_err }
+    (ask, ask_err, link)
 }
 
 async fn result_of(ask: Child) -> (Option<i32>, String) {
@@ -219,5 +232,151 @@ async fn hostile_question_text_is_shown_as_text_and_nothing_runs() {
     client.wait().for_element(Locator::Css("h1")).await.unwrap();
     let (status, stdout) = result_of(asked.ask).await;
     assert_eq!((status, stdout.as_str()), (Some(0), "{\"<script>\":[\"fine\"]}\n"));
+    client.close().await.unwrap();
+}
+
+const SECRET: &str = "brwsr-S3CRET-5b2e91";
+
+/// Everything a process still has to say on `stderr`, and its exit status and stdout.
+async fn finish(ask: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>, String, String) {
+    let mut rest = String::new();
+    let output = tokio::time::timeout(Duration::from_secs(30), async {
+        let (output, read) = tokio::join!(ask.wait_with_output(), stderr.read_to_string(&mut rest));
+        read.unwrap();
+        output.unwrap()
+    })
+    .await
+    .unwrap();
+    (output.status.code(), String::from_utf8(output.stdout).unwrap(), rest)
+}
+
+/// A text question and a choice without "Other…": the page's fields, a blank answer refused with
+/// the choice kept, then the answer and the exact extended result.
+async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
+    // A text question and a choice without "Other…".
+    let text_args = r#"{"questions":[
+        {"kind":"text","id":"why","header":"Reason","question":"Why do you need the deploy?"},
+        {"header":"Plan","question":"Which plan?","allow_other":false,
+         "options":[{"label":"Small"},{"label":"Large","default":true}]}]}"#;
+    let (ask, ask_err, link) = ask_through(dir, url, text_args, &["--profile", "extended"]).await;
+    client.goto(&link).await.unwrap();
+    let shown = client
+        .execute(
+            "return [document.querySelector('textarea[name=q0_text]').maxLength,
+                     document.querySelectorAll('input[name=q1][value=other]').length,
+                     document.querySelector('input[name=q1][value=\"1\"]').checked];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown, json!([2000, 0, true]), "maxlength, no Other…, the default pre-checked");
+    click(client, r#"input[name="q1"][value="0"]"#).await;
+    // Blank (spaces pass the browser's `required`): the server refuses, the choice stays.
+    client.find(Locator::Css("textarea")).await.unwrap().send_keys("   ").await.unwrap();
+    click(client, r#"button[value="answer"]"#).await;
+    let error = client.wait().for_element(Locator::Css(".error")).await.unwrap().text().await.unwrap();
+    assert!(error.contains("write an answer"), "{error}");
+    let kept = client
+        .execute("return document.querySelector('input[name=q1][value=\"0\"]').checked;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept, json!(true));
+    let area = client.find(Locator::Css("textarea")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("Release on Friday").await.unwrap();
+    click(client, r#"button[value="answer"]"#).await;
+    assert_eq!(
+        client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap(),
+        "Thank you"
+    );
+    let (status, stdout, _) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        stdout,
+        "{\"status\":\"answered\",\"answered_by\":\"user\",\"answers\":[\
+         {\"id\":\"why\",\"header\":\"Reason\",\"selected\":[],\"other_text\":\"Release on Friday\"},\
+         {\"id\":\"q1\",\"header\":\"Plan\",\"selected\":[\"Small\"],\"other_text\":null}]}\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to_the_file() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("extended");
+    let mut server = serve(&dir.0, &["--profile", "extended"]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
+
+    answer_a_text_question(&client, &dir.0, &url).await;
+
+    // A secret question, with the server's event stream listened to meanwhile.
+    let token = std::fs::read_to_string(dir.0.join("token")).unwrap();
+    let http = reqwest::Client::new();
+    let mut events = http.get(format!("{url}/v1/events")).bearer_auth(token.trim()).send().await.unwrap();
+    assert_eq!(events.status(), 200);
+    let secret_args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Paste the deploy token.",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy the release"}]}"#;
+    let secret_file = dir.0.join("secrets.env");
+    let secret_file_arg = secret_file.display().to_string();
+    let (ask, ask_err, link) =
+        ask_through(&dir.0, &url, secret_args, &["--profile", "extended", "--secret-file", &secret_file_arg])
+            .await;
+    client.goto(&link).await.unwrap();
+    let field = client.find(Locator::Css(r#"input[name="q0_secret"]"#)).await.unwrap();
+    assert_eq!(field.attr("type").await.unwrap().as_deref(), Some("password"));
+    assert_eq!(field.attr("autocomplete").await.unwrap().as_deref(), Some("off"));
+    field.send_keys(SECRET).await.unwrap();
+    click(&client, r#"button[value="answer"]"#).await;
+    client.wait().for_element(Locator::Css("h1")).await.unwrap();
+    let done = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    assert!(done.contains("Thank you") && done.contains("session:DEPLOY_TOKEN"), "{done}");
+    assert!(!done.contains(SECRET), "{done}");
+    let page = client.source().await.unwrap();
+    assert!(!page.contains(SECRET));
+    let (status, stdout, stderr) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(stdout.contains(r#""secret_ref":"session:DEPLOY_TOKEN""#), "{stdout}");
+    assert!(!stdout.contains(SECRET) && !stderr.contains(SECRET), "{stdout}{stderr}");
+    assert_eq!(std::fs::read_to_string(&secret_file).unwrap(), format!("DEPLOY_TOKEN={SECRET}\n"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&secret_file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // The event stream saw the question asked and answered, never the value.
+    let mut seen = String::new();
+    while seen.matches("event: answered").count() < 1 || !seen.contains("event: pending") {
+        let chunk =
+            tokio::time::timeout(Duration::from_secs(10), events.chunk()).await.unwrap().unwrap().unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(!seen.contains(SECRET), "{seen}");
+    // No store row holds it: the SQLite database and its write-ahead log, byte for byte.
+    let mut stored = 0;
+    for entry in std::fs::read_dir(&dir.0).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap().to_string_lossy().starts_with("pending.db") {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+                "{} holds it",
+                path.display()
+            );
+            stored += bytes.len();
+        }
+    }
+    assert!(stored > 0, "the store's files were read");
+    // Nor the server's log (read whole after it stops).
+    drop(events);
+    server.start_kill().unwrap();
+    let mut log = String::new();
+    tokio::time::timeout(Duration::from_secs(10), server_err.read_to_string(&mut log))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(log.contains("/q/{id}/{token}"), "the log has the requests: {log}");
+    assert!(!log.contains(SECRET), "{log}");
     client.close().await.unwrap();
 }

@@ -12,7 +12,7 @@ use crate::support::{ARGS, BIN, TempDir, field, line_after, serve};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_then_ask_then_answer_on_the_page() {
     let dir = TempDir::new("e2e");
-    let mut server = serve(&dir.0);
+    let mut server = serve(&dir.0, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let token_line = line_after(&mut server_err, "askuser serve: API token in ").await;
@@ -83,7 +83,7 @@ async fn serve_then_ask_then_answer_on_the_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_exit_statuses_for_invalid_arguments_a_bad_token_and_a_timeout() {
     let dir = TempDir::new("statuses");
-    let mut server = serve(&dir.0);
+    let mut server = serve(&dir.0, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let token_file = dir.0.join("token");
@@ -119,4 +119,106 @@ async fn ask_exit_statuses_for_invalid_arguments_a_bad_token_and_a_timeout() {
     assert_eq!(timed_out.status.code(), Some(124), "{timed_out:?}");
     assert_eq!(String::from_utf8(timed_out.stdout).unwrap().trim_end(), askuser_core::TIMED_OUT);
     server.start_kill().unwrap();
+}
+
+/// Two `serve` processes on one PostgreSQL database (`ASKUSER_TEST_POSTGRES_URL`): `ask --server A
+/// --secret-file` gets the value of a secret answered on B, and A's event stream hears the answer
+/// taken by B. Skipped with a message without PostgreSQL (a failure under `CI=true`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
+    let url = match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
+            eprintln!("SKIPPED two serve processes: ASKUSER_TEST_POSTGRES_URL is not set");
+            return;
+        }
+    };
+    let dir = TempDir::new("fleet");
+    let schema = format!("askuser_cli_fleet_{}", std::process::id());
+    let setup = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    let token = "fleet-token-0123456789abcdef";
+    std::fs::write(dir.0.join("token"), token).unwrap();
+    let (_a, a_url) = serve_extended(&store, &dir.0).await;
+    let (_b, b_url) = serve_extended(&store, &dir.0).await;
+
+    let http = reqwest::Client::new();
+    let mut events = http.get(format!("{a_url}/v1/events")).bearer_auth(token).send().await.unwrap();
+    assert_eq!(events.status(), 200);
+    let secret_args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    std::fs::write(dir.0.join("call.json"), secret_args).unwrap();
+    let secret_file = dir.0.join("secrets.env");
+    let mut ask = Command::new(BIN)
+        .args(["ask", "--server", &a_url, "--profile", "extended", "--token-file"])
+        .arg(dir.0.join("token"))
+        .arg("--secret-file")
+        .arg(&secret_file)
+        .arg(dir.0.join("call.json"))
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut ask_err = BufReader::new(ask.stderr.take().unwrap());
+    let link = line_after(&mut ask_err, "askuser: answer at ").await;
+    let id = link.split('/').nth(4).unwrap().to_owned();
+    // Answered on B, through the API.
+    let value = "fleet-proc-s3cret";
+    let body = serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}],
+        "secret_values":{"DEPLOY_TOKEN": value}});
+    let reply = http
+        .post(format!("{b_url}/v1/questions/{id}/answer"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let output =
+        tokio::time::timeout(Duration::from_secs(30), ask.wait_with_output()).await.unwrap().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(r#""secret_ref":"session:DEPLOY_TOKEN""#) && !stdout.contains(value), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&secret_file).unwrap(), format!("DEPLOY_TOKEN={value}\n"));
+    // A's event stream: the question asked through A, then answered through B.
+    let mut seen = String::new();
+    while !seen.contains("event: answered") {
+        let chunk =
+            tokio::time::timeout(Duration::from_secs(10), events.chunk()).await.unwrap().unwrap().unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(seen.contains("event: pending") && seen.contains(&id) && !seen.contains(value), "{seen}");
+    drop(events);
+    let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+    sqlx::query(sqlx::AssertSqlSafe(statement)).execute(setup.pool()).await.unwrap();
+    setup.close().await;
+}
+
+/// `serve --profile extended` on `store` with the token file in `dir`; returns it and its URL, and
+/// keeps reading its log so that it never blocks on a full pipe.
+async fn serve_extended(store: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
+    let mut server = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--profile", "extended", "--store", store, "--token-file"])
+        .arg(dir.join("token"))
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut stderr, "askuser serve: listening on ").await;
+    tokio::spawn(async move {
+        let mut line = String::new();
+        while tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line).await.is_ok_and(|n| n > 0) {
+            line.clear();
+        }
+    });
+    (server, url)
 }

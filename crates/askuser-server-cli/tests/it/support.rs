@@ -45,10 +45,11 @@ pub(crate) async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str
     }
 }
 
-pub(crate) fn serve(dir: &Path) -> Child {
+pub(crate) fn serve(dir: &Path, extra: &[&str]) -> Child {
     Command::new(BIN)
         .args(["serve", "--bind", "127.0.0.1:0", "--store"])
         .arg(format!("sqlite:{}", dir.join("pending.db").display()))
+        .args(extra)
         .env_remove("ASKUSER_TOKEN")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

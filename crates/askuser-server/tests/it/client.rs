@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AskContext, AskUserAnswer, AskUserResponse};
+use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, InMemorySecretSink, Profile};
 use askuser_server::{AnswerServer, ApiToken, HttpAnswerer};
 use askuser_store::{MemoryStore, PendingStore, State};
 use askuser_tool::{AskUser, CallOutcome, ToolCall};
@@ -19,12 +19,17 @@ struct Running {
 }
 
 async fn start() -> Running {
+    start_with(Profile::Reference).await
+}
+
+async fn start_with(profile: Profile) -> Running {
     let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
         .public_url(url.as_str())
         .sweep_interval(Duration::from_millis(20))
+        .profile(profile)
         .build();
     let (stop, on_stop) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
@@ -119,4 +124,45 @@ async fn a_dropped_call_cancels_the_question_and_a_wrong_token_fails_clearly() {
     let CallOutcome::Failed(error) = outcome else { panic!("{outcome:?}") };
     let text = crate::support::with_causes(&error);
     assert!(text.contains("401 unauthorized"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_answer_goes_to_the_sink_and_the_model_sees_its_reference() {
+    let server = start_with(Profile::Extended).await;
+    let args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    let sink = Arc::new(InMemorySecretSink::new());
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder()
+        .answerer(answerer(&server.url, links.clone()).secret_sink(Arc::clone(&sink)))
+        .profile(Profile::Extended)
+        .build()
+        .unwrap();
+    let call = ask_user.call(ToolCall::new("s1", args), AskContext::new().with_session_id("conv"));
+    let person = async {
+        let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
+        let body = serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}],
+            "secret_values":{"DEPLOY_TOKEN":"tok-123-secret"}});
+        let reply = reqwest::Client::new()
+            .post(format!("{}/v1/questions/{id}/answer", server.url))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 200);
+    };
+    let (outcome, ()) = tokio::join!(call, person);
+    let text = outcome.model_text().unwrap().to_owned();
+    assert!(text.contains(r#""secret_ref":"session:DEPLOY_TOKEN""#) && !text.contains("tok-123"), "{text}");
+    assert_eq!(sink.resolve(Some("conv"), "session:DEPLOY_TOKEN").unwrap().expose(), "tok-123-secret");
+
+    // Without a sink, a secret question is declined without being asked.
+    let ask_user =
+        AskUser::builder().answerer(answerer(&server.url, links)).profile(Profile::Extended).build().unwrap();
+    let outcome = ask_user.call(ToolCall::new("s2", args), AskContext::new()).await;
+    assert_eq!(outcome.model_text().map(|t| t.contains("declined")), Some(true), "{outcome:?}");
+    assert!(server.store.get("s2").await.unwrap().is_none(), "never asked");
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
 }

@@ -1,5 +1,6 @@
-//! Two replicas on one PostgreSQL act as one: a link made by one works on the other, and a wait
-//! on one returns when the other takes the answer.
+//! Two replicas on one PostgreSQL act as one: a link made by one works on the other, a wait on
+//! one returns when the other takes the answer (with a secret's value, which no table holds),
+//! and the event stream of one carries the changes made through the other.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +30,7 @@ fn postgres_url(test: &str) -> Option<String> {
     }
 }
 
+/// A replica on the shared store only: no link to the others.
 async fn replica(url: &str, schema: &str) -> (PostgresStore, axum::Router) {
     let store = PostgresStore::builder(url).schema(schema).open().await.expect("open");
     let app = AnswerServer::builder(
@@ -39,6 +41,158 @@ async fn replica(url: &str, schema: &str) -> (PostgresStore, axum::Router) {
     .build()
     .router();
     (store, app)
+}
+
+/// A replica of an extended fleet, listening to the others.
+async fn fleet_replica(url: &str, schema: &str) -> (PostgresStore, AnswerServer) {
+    let store = PostgresStore::builder(url).schema(schema).open().await.expect("open");
+    let server = AnswerServer::builder(
+        Arc::new(store.clone()) as Arc<dyn PendingStore>,
+        ApiToken::new(TOKEN).unwrap(),
+    )
+    .public_url("http://fleet.test")
+    .profile(askuser_core::Profile::Extended)
+    .fleet(&store)
+    .build();
+    drop(server.connect_fleet().await);
+    (store, server)
+}
+
+async fn drop_schema(store: &PostgresStore, schema: &str) {
+    let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+    sqlx::query(sqlx::AssertSqlSafe(statement))
+        .execute(store.pool())
+        .await
+        .expect("dropping the test schema");
+}
+
+const SECRET: &str = "fleet-s3cr3t-7c1d";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_answered_on_one_replica_reaches_the_wait_on_the_other_and_no_table() {
+    let Some(url) = postgres_url("fleet::a_secret_answered_on_one_replica_reaches_the_wait_on_the_other")
+    else {
+        return;
+    };
+    let schema = format!("askuser_server_fleet_secret_{}", std::process::id());
+    let (store_a, a) = fleet_replica(&url, &schema).await;
+    let (store_b, b) = fleet_replica(&url, &schema).await;
+    let (a, b) = (a.router(), b.router());
+    let args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    let asked = api(&a, Method::POST, "/v1/questions", Some(json!({"arguments": args}))).await;
+    assert_eq!(asked.status, StatusCode::CREATED, "{}", asked.text);
+    let id = asked.json()["id"].as_str().unwrap().to_owned();
+    let wait_uri = format!("/v1/questions/{id}/wait?timeout_secs=30");
+    let waiting = api(&a, Method::GET, &wait_uri, None);
+    let answering = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let body = json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}],
+                          "secret_values":{"DEPLOY_TOKEN": SECRET}});
+        let done = api(&b, Method::POST, &format!("/v1/questions/{id}/answer"), Some(body)).await;
+        assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    };
+    let (waited, ()) = tokio::join!(waiting, answering);
+    assert_eq!(waited.json()["secret_values"], json!({"DEPLOY_TOKEN": SECRET}), "{}", waited.text);
+    // Taken on A: B, which took the answer, forgets its copy (told over the fleet's channel).
+    let mut again = String::new();
+    for _ in 0..40 {
+        again = api(&b, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=0"), None).await.text;
+        if !again.contains(SECRET) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!again.contains(SECRET) && again.contains(r#""done":true"#), "{again}");
+    // No table holds the value: every column of every row of the store's schema, as text.
+    let statement = format!("SELECT t::text FROM \"{schema}\".askuser_pending t");
+    let rows: Vec<String> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(statement)).fetch_all(store_a.pool()).await.unwrap();
+    assert!(rows.iter().any(|r| r.contains("session:DEPLOY_TOKEN")), "{rows:?}");
+    assert!(!rows.iter().any(|r| r.contains(SECRET)), "{rows:?}");
+    drop_schema(&store_a, &schema).await;
+    store_a.close().await;
+    store_b.close().await;
+}
+
+/// Reads an SSE body until `done` says the text so far is enough (or 10 s pass).
+async fn read_events(body: &mut axum::body::Body, text: &mut String, done: impl Fn(&str) -> bool) {
+    use http_body_util::BodyExt as _;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done(text) {
+        let frame = tokio::time::timeout_at(deadline, body.frame()).await.expect("events in time");
+        let frame = frame.expect("the stream goes on").unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_of_one_replica_carries_the_changes_made_through_the_other() {
+    let Some(url) = postgres_url("fleet::the_event_stream_of_one_replica_carries_the_changes") else {
+        return;
+    };
+    let schema = format!("askuser_server_fleet_events_{}", std::process::id());
+    let (store_a, a) = fleet_replica(&url, &schema).await;
+    let (store_b, b) = fleet_replica(&url, &schema).await;
+    let (a, b) = (a.router(), b.router());
+    let session = format!("fleet-events-{}", std::process::id());
+    let listen = crate::support::api_request(
+        Method::GET,
+        &format!("/v1/events?session_id={session}"),
+        Some(TOKEN),
+        None,
+    );
+    let response = tower::ServiceExt::oneshot(a.clone(), listen).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let asked = api(
+        &b,
+        Method::POST,
+        "/v1/questions",
+        Some(json!({"arguments": crate::support::ARGS, "session_id": session})),
+    )
+    .await;
+    let id = asked.json()["id"].as_str().unwrap().to_owned();
+    let mut text = String::new();
+    read_events(&mut body, &mut text, |t| t.contains("event: pending")).await;
+    assert!(text.contains(&id), "{text}");
+    api(&b, Method::POST, &format!("/v1/questions/{id}/answer"), Some(crate::support::answer_body())).await;
+    read_events(&mut body, &mut text, |t| t.contains("event: answered")).await;
+    assert!(!text.contains("Plan"), "no question content in events: {text}");
+    // The session page's live updates on A (login cookie) hear a question asked through B.
+    let login = Request::post("/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("token={TOKEN}")))
+        .unwrap();
+    let logged = send(&a, login).await;
+    let cookie = logged.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let page_events =
+        Request::get(format!("/s/{session}/events")).header(header::COOKIE, &cookie).body(Body::empty());
+    let response = tower::ServiceExt::oneshot(a.clone(), page_events.unwrap()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut page_body = response.into_body();
+    let second = api(
+        &b,
+        Method::POST,
+        "/v1/questions",
+        Some(json!({"arguments": crate::support::ARGS, "session_id": session})),
+    )
+    .await;
+    let second = second.json()["id"].as_str().unwrap().to_owned();
+    let mut page_text = String::new();
+    read_events(&mut page_body, &mut page_text, |t| t.contains(&second)).await;
+    assert!(page_text.contains("event: pending"), "{page_text}");
+    let list = send(
+        &a,
+        Request::get(format!("/s/{session}")).header(header::COOKIE, &cookie).body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert!(list.text.contains(&format!("/q/{second}")), "{}", list.text);
+    drop_schema(&store_a, &schema).await;
+    store_a.close().await;
+    store_b.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,11 +234,7 @@ async fn a_wait_on_one_replica_returns_when_the_other_takes_the_answer() {
         (Some(true), &json!(r#"{"Plan":["Large"],"Extras":["Backups"]}"#))
     );
 
-    let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-    sqlx::query(sqlx::AssertSqlSafe(statement))
-        .execute(store_a.pool())
-        .await
-        .expect("dropping the test schema");
+    drop_schema(&store_a, &schema).await;
     store_a.close().await;
     store_b.close().await;
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::support::{Harness, Reply, TOKEN, api, ask, harness, send};
 
-fn get(uri: &str, cookie: Option<&str>) -> Request<Body> {
+pub(crate) fn get(uri: &str, cookie: Option<&str>) -> Request<Body> {
     let mut builder = Request::get(uri);
     if let Some(cookie) = cookie {
         builder = builder.header(header::COOKIE, cookie);
@@ -18,7 +18,7 @@ fn get(uri: &str, cookie: Option<&str>) -> Request<Body> {
     builder.body(Body::empty()).unwrap()
 }
 
-fn post_form(uri: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Request<Body> {
+pub(crate) fn post_form(uri: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Request<Body> {
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
     let mut builder = Request::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
     if let Some(cookie) = cookie {
@@ -34,16 +34,16 @@ fn encode(text: &str) -> String {
 }
 
 /// The path of a page link (without the public URL).
-fn link_of(h: &Harness, id: &str) -> String {
+pub(crate) fn link_of(h: &Harness, id: &str) -> String {
     h.server.page_url(id).strip_prefix("http://phone.test:8765").unwrap().to_owned()
 }
 
-fn csrf_of(page: &Reply) -> String {
+pub(crate) fn csrf_of(page: &Reply) -> String {
     let start = page.text.find(r#"name="csrf" value=""#).expect("a CSRF field") + 19;
     page.text[start..start + 32].to_owned()
 }
 
-async fn record_state(h: &Harness, id: &str) -> String {
+pub(crate) async fn record_state(h: &Harness, id: &str) -> String {
     h.store.get(id).await.unwrap().unwrap().state().as_str().to_owned()
 }
 
