@@ -156,7 +156,7 @@ pub(crate) fn ask(args: &[String]) -> ExitCode {
     };
     // Checked before anything is asked: nobody types a secret only to have it refused.
     if let Some(path) = &options.secret_file
-        && let Err(why) = crate::secret_file::check(path)
+        && let Err(why) = askuser_tool::SecretFile::new(path).check()
     {
         eprintln!("askuser: --secret-file {}: {why}", path.display());
         return ExitCode::from(status::USAGE);
@@ -295,9 +295,9 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
             askuser_terminal::install_panic_hook();
             let terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
             builder = match &options.secret_file {
-                Some(path) => builder.answerer(
-                    terminal.secret_sink(crate::secret_file::SecretFile::new(path.clone())).build(),
-                ),
+                Some(path) => {
+                    builder.answerer(terminal.secret_sink(askuser_tool::SecretFile::new(path)).build())
+                }
                 None => builder.answerer(NoSecrets(terminal.build())),
             };
         }

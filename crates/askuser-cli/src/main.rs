@@ -5,7 +5,6 @@ mod ask;
 mod check;
 mod forward;
 mod schema;
-mod secret_file;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

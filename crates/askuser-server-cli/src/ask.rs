@@ -91,6 +91,13 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         Ok(options) => options,
         Err(status) => return status,
     };
+    // Checked before anything is asked: nobody types a secret only to have it refused.
+    if let Some(path) = &options.secret_file
+        && let Err(why) = askuser_tool::SecretFile::new(path).check()
+    {
+        eprintln!("askuser: --secret-file {}: {why}", path.display());
+        return ExitCode::from(2);
+    }
     let text = match options.source.as_deref() {
         None | Some("-") => {
             if std::io::stdin().is_terminal() {
@@ -130,7 +137,7 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
         Err(e) => return failure(&e),
     };
     match &options.secret_file {
-        Some(path) => answerer = answerer.secret_sink(crate::secret_file::SecretFile::new(path.clone())),
+        Some(path) => answerer = answerer.secret_sink(askuser_tool::SecretFile::new(path)),
         None if has_secret_question(text, options.profile) => {
             eprintln!(
                 "askuser: the questions include a secret; pass --secret-file PATH to receive its value. Declining."

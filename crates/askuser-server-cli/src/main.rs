@@ -3,7 +3,6 @@
 //! `askuser-server --help` and `docs/server.md`.
 
 mod ask;
-mod secret_file;
 mod serve;
 
 use std::path::PathBuf;

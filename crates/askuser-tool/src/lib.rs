@@ -89,6 +89,7 @@ pub mod openai;
 mod pending;
 mod router;
 mod schema;
+mod secret_file;
 mod toolset;
 
 /// The core types a caller of this crate touches, so that one import line serves.
@@ -110,6 +111,7 @@ pub use schema::{
     Dialect, UnknownDialect, parameters, parameters_for, parameters_schema, parameters_schema_for,
     response_schema,
 };
+pub use secret_file::SecretFile;
 pub use toolset::{ToolSet, ToolSetBuilder};
 
 /// Plumbing for this workspace's `xtask` and tests (writing and checking `schema/*.json`): not

@@ -1,0 +1,202 @@
+//! [`SecretFile`]: a [`SecretSink`] writing each secret as a `NAME=value` line of a file only its
+//! owner can read (SPEC §10) — what `askuser ask --secret-file` and `askuser ask --server
+//! --secret-file` use, and a ready-made sink for any host that hands secrets on through a file.
+
+use std::io::{self, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use askuser_core::{AskContext, SecretError, SecretSink, SecretValue};
+use zeroize::Zeroize as _;
+
+/// A [`SecretSink`] writing `NAME=value` lines to one file, created with mode 0600.
+///
+/// A name already in the file has its line replaced; other lines are kept. The file is replaced
+/// whole (written beside it, then renamed), so a reader never sees half a value. An existing file
+/// that is not a regular file, or that others could read, is refused and left untouched:
+/// [`SecretFile::check`] says so before anything is asked. Errors name the file and the reason,
+/// never the value. Unix only: elsewhere every write is refused.
+///
+/// ```
+/// use askuser_core::{AskContext, SecretSink, SecretValue};
+/// use askuser_tool::SecretFile;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = std::env::temp_dir().join(format!("askuser-secret-file-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("secrets.env");
+/// let sink = SecretFile::new(&path);
+/// sink.check()?; // before asking: nobody types a secret only to have it refused
+/// # #[cfg(unix)]
+/// # {
+/// sink.put(&AskContext::new(), "DEPLOY_TOKEN", SecretValue::new("s3cr3t".to_owned()))?;
+/// assert_eq!(std::fs::read_to_string(&path)?, "DEPLOY_TOKEN=s3cr3t\n");
+/// # }
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SecretFile {
+    path: PathBuf,
+}
+
+impl SecretFile {
+    /// A sink writing to `path` (created on the first secret when missing).
+    #[must_use]
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the file can take secrets: an existing file must be a regular file (not a link)
+    /// with mode 0600 or stricter; a new one needs its directory.
+    ///
+    /// # Errors
+    ///
+    /// Says what is wrong (the mode it found, a missing directory, not a regular file).
+    pub fn check(&self) -> io::Result<()> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => check_existing(&meta),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                if dir.is_dir() {
+                    Ok(())
+                } else {
+                    Err(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("its directory {} does not exist", dir.display()),
+                    ))
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    #[cfg(unix)]
+    fn write(&self, name: &str, value: &SecretValue) -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        self.check()?;
+        let mut kept = String::new();
+        match std::fs::File::open(&self.path) {
+            Ok(mut file) => {
+                let read = file.read_to_string(&mut kept);
+                if let Err(e) = read {
+                    kept.zeroize();
+                    return Err(e);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let prefix = format!("{name}=");
+        let mut text = String::with_capacity(kept.len() + prefix.len() + value.len() + 1);
+        for line in kept.lines().filter(|l| !l.starts_with(&prefix)) {
+            text.push_str(line);
+            text.push('\n');
+        }
+        kept.zeroize();
+        text.push_str(&prefix);
+        text.push_str(value.expose());
+        text.push('\n');
+        let file_name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temporary = self.path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)
+            .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
+        text.zeroize();
+        match written.and_then(|()| std::fs::rename(&temporary, &self.path)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_file(&temporary);
+                Err(e)
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn write(&self, _: &str, _: &SecretValue) -> io::Result<()> {
+        Err(io::Error::other("a secret file needs a Unix system (mode 0600)"))
+    }
+}
+
+#[cfg(unix)]
+fn check_existing(meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a link, a directory or a device is refused)",
+        ));
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "its mode is {mode:04o}: others could read the secret; refused (chmod 600 it, or name a new file)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_existing(_: &std::fs::Metadata) -> io::Result<()> {
+    Err(io::Error::other("a secret file needs a Unix system (mode 0600)"))
+}
+
+impl SecretSink for SecretFile {
+    fn put(&self, _context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+        // The error names the file and the reason, never the value.
+        self.write(name, &value).map_err(|e| SecretError::new(name, format!("{}: {e}", self.path.display())))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    /// Guards the file's contract: created 0600, one `NAME=value` line per name (a new value
+    /// replaces the old line, other lines stay), a readable file or a link refused without being
+    /// touched, no temporary file left behind, errors without the value.
+    #[test]
+    fn lines_mode_and_refusal() {
+        let dir = std::env::temp_dir().join(format!("askuser-tool-secret-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("secrets.env");
+        let sink = SecretFile::new(&path);
+        sink.check().unwrap();
+        let put =
+            |name: &str, value: &str| sink.put(&AskContext::new(), name, SecretValue::new(value.to_owned()));
+        put("A", "one").unwrap();
+        put("B", "two=2 ✓").unwrap();
+        put("A", "three").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "B=two=2 ✓\nA=three\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file is left");
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = sink.check().unwrap_err().to_string();
+        assert!(err.contains("0644"), "{err}");
+        let err = put("C", "LEAKCANARY").unwrap_err().to_string();
+        assert!(!err.contains("LEAKCANARY") && err.contains("0644"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "B=two=2 ✓\nA=three\n", "untouched");
+
+        let link = dir.join("link.env");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(SecretFile::new(&link).check().unwrap_err().to_string().contains("regular file"));
+        let err = SecretFile::new(dir.join("no-such-dir").join("x")).check().unwrap_err().to_string();
+        assert!(err.contains("does not exist"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
