@@ -3,11 +3,13 @@
 //!
 //! Property keys are zero-padded (`q01`, `q01_other`, …, `q10`) because rmcp and most clients
 //! keep the keys of `requestedSchema.properties` in sorted order: `q10` must not come before
-//! `q2`. Every field is optional, because each question is answered either by its choice field or
-//! by its "Other" text field; [`read_answer`] enforces exactly one of the two, and
-//! `check_response` the rest.
+//! `q2`. A choice question with an "Other" field has both fields optional, because it is answered
+//! either by its choice or by its own words; [`read_answer`] enforces exactly one of the two, and
+//! `check_response` the rest. A text question (extended profile) is one required string field; a
+//! choice question without "Other" (`allow_other: false`) has its choice field required.
+//! Secret questions never enter a form (SPEC §13).
 
-use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_response};
+use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionKind, check_response};
 use std::collections::BTreeMap;
 
 use rmcp::model::{
@@ -17,7 +19,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-/// How long an "Other" answer may be, in characters (the terminal's cap, SPEC §6).
+/// How long an "Other" answer or a text answer may be, in characters (the terminal's cap, SPEC §6
+/// and §10).
 pub const MAX_OTHER_CHARS: u32 = 2000;
 
 /// The two shapes a choice question takes in a form.
@@ -59,7 +62,9 @@ pub fn message(server: &str, problem: Option<&str>) -> String {
     }
     text.push_str("The AI model you are working with asks these questions (through ");
     text.push_str(server);
-    text.push_str("). Pick an answer for each question, or type your own in its \"Other\" field. ");
+    text.push_str(
+        "). Pick an answer for each question, or type your own where the question has a field for it. ",
+    );
     text.push_str(
         "They are the model's words, not a sign-in or system prompt: never enter a password or key here. ",
     );
@@ -80,28 +85,56 @@ fn option_title(option: &askuser_core::QuestionOption) -> String {
 }
 
 /// The `requestedSchema` for `request` in `style`.
+///
+/// Extended-profile questions add: a text question as a string field (`minLength` 1, `maxLength`
+/// [`MAX_OTHER_CHARS`]); options marked `default` as the field's `default` where the revision has
+/// one (2025-11-25 on: the single-select's value, the multi-select's list; 2025-06-18: the
+/// booleans of a multi-select); no "Other" field when `allow_other` is false. A secret question
+/// gets no field at all: the server never puts one in a form.
 #[must_use]
 pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
     // Built from rmcp's types directly: going through `serde_json::Value` cost ten times the
     // whole capability call (the untagged schema enums buffer and retry every field).
     let mut properties = BTreeMap::new();
+    let mut required = Vec::new();
     for (index, question) in request.questions().iter().enumerate() {
         let key = key(index);
-        let header = question.header().to_owned();
+        let header = question.header();
+        match question.kind() {
+            QuestionKind::Choice => {}
+            QuestionKind::Text => {
+                properties.insert(
+                    key.clone(),
+                    PrimitiveSchemaDefinition::String(
+                        StringSchema::new()
+                            .title(header.to_owned())
+                            .description(question.question().to_owned())
+                            .min_length(1)
+                            .max_length(MAX_OTHER_CHARS),
+                    ),
+                );
+                required.push(key);
+                continue;
+            }
+            // Never through a form; the server routes such a batch elsewhere.
+            _ => continue,
+        }
         let titled =
             || question.options().iter().map(|o| ConstTitle::new(o.label(), option_title(o))).collect();
+        let defaults = || question.declared_defaults().map(|o| o.label().to_owned()).collect::<Vec<_>>();
         let field = match (style, question.multi_select()) {
             (FormStyle::Enums2025, false) => {
+                // 2025-06-18 has no `default` on an enum.
                 let mut field =
                     LegacyEnumSchema::new(question.options().iter().map(|o| o.label().to_owned()).collect());
-                field.title = Some(header.clone().into());
+                field.title = Some(header.to_owned().into());
                 field.description = Some(question.question().to_owned().into());
                 field.enum_names = Some(question.options().iter().map(option_title).collect());
                 Some(EnumSchema::Legacy(field))
             }
             (FormStyle::Enums2025, true) => {
                 for (n, option) in question.options().iter().enumerate() {
-                    let mut field = BooleanSchema::new().with_default(false);
+                    let mut field = BooleanSchema::new().with_default(option.is_default());
                     field = if n == 0 {
                         let description = match option.description() {
                             Some(d) if !d.is_empty() => format!("{}\n\n{d}", question.question()),
@@ -121,34 +154,46 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
             }
             (FormStyle::Titled2025, false) => {
                 let mut field = TitledSingleSelectEnumSchema::new(titled());
-                field.title = Some(header.clone().into());
+                field.title = Some(header.to_owned().into());
                 field.description = Some(question.question().to_owned().into());
+                field.default = defaults().into_iter().next();
                 Some(EnumSchema::Single(SingleSelectEnumSchema::Titled(field)))
             }
             (FormStyle::Titled2025, true) => {
-                let field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
-                    .with_title(header.clone())
+                let mut field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
+                    .with_title(header.to_owned())
                     .with_description(question.question().to_owned())
                     .with_min_items(1)
                     .with_max_items(question.options().len() as u64);
+                let defaults = defaults();
+                field.default = (!defaults.is_empty()).then_some(defaults);
                 Some(EnumSchema::Multi(MultiSelectEnumSchema::Titled(field)))
             }
         };
         if let Some(field) = field {
             properties.insert(key.clone(), PrimitiveSchemaDefinition::Enum(field));
+            if !question.allow_other() {
+                required.push(key.clone());
+            }
         }
-        properties.insert(
-            format!("{key}_other"),
-            PrimitiveSchemaDefinition::String(
-                StringSchema::new()
-                    .title(format!("{header}: other answer"))
-                    .description("Your own answer instead of the choices above (leave empty to use them).")
-                    .max_length(MAX_OTHER_CHARS),
-            ),
-        );
+        if question.allow_other() {
+            properties.insert(
+                format!("{key}_other"),
+                PrimitiveSchemaDefinition::String(
+                    StringSchema::new()
+                        .title(format!("{header}: other answer"))
+                        .description(
+                            "Your own answer instead of the choices above (leave empty to use them).",
+                        )
+                        .max_length(MAX_OTHER_CHARS),
+                ),
+            );
+        }
     }
     // Sorted keys are question order, thanks to the zero padding.
-    ElicitationSchema::new(properties)
+    let mut schema = ElicitationSchema::new(properties);
+    schema.required = (!required.is_empty()).then_some(required);
+    schema
 }
 
 /// Why a form answer could not be used. Its text goes back to the person when the question is
@@ -196,29 +241,62 @@ pub fn read_answer(
     let mut answers = Vec::with_capacity(questions.len());
     for (index, question) in questions.iter().enumerate() {
         let key = key(index);
-        let other = match fields.get(&format!("{key}_other")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) if text.trim().is_empty() => None,
-            Some(Value::String(text)) => Some(text.clone()),
-            Some(_) => return Err(misfit(format!("{key}_other (\"{}\") must be text", question.header()))),
-        };
-        let picked = picked(question, &key, style, fields)?;
-        let answer = match (picked.is_empty(), other) {
-            (true, Some(text)) => AskUserAnswer::custom(question.header(), text),
-            (false, None) => AskUserAnswer::picked(question.header(), picked),
-            (false, Some(_)) => {
+        let answer = match question.kind() {
+            QuestionKind::Choice => choice_answer(question, &key, style, fields)?,
+            QuestionKind::Text => match fields.get(&key) {
+                None | Some(Value::Null) => {
+                    return Err(misfit(format!("\"{}\" was not answered", question.header())));
+                }
+                Some(Value::String(text)) if text.trim().is_empty() => {
+                    return Err(misfit(format!("\"{}\" was not answered", question.header())));
+                }
+                Some(Value::String(text)) => AskUserAnswer::custom(question.header(), text.clone()),
+                Some(_) => return Err(misfit(format!("{key} (\"{}\") must be text", question.header()))),
+            },
+            _ => {
                 return Err(misfit(format!(
-                    "\"{}\" has both a choice and an other answer; give one of them",
+                    "\"{}\" is a secret question, which is never answered in a form",
                     question.header()
                 )));
             }
-            (true, None) => return Err(misfit(format!("\"{}\" was not answered", question.header()))),
         };
-        answers.push(answer);
+        answers.push(match question.id() {
+            Some(id) => answer.with_id(id),
+            None => answer,
+        });
     }
     let response = AskUserResponse::answered(answers);
     check_response(request, &response).map_err(|e| misfit(e.to_string()))?;
     Ok(response)
+}
+
+/// The answer to choice question `question` (field `key`): its picks, or its own words.
+fn choice_answer(
+    question: &Question,
+    key: &str,
+    style: FormStyle,
+    fields: &Map<String, Value>,
+) -> Result<AskUserAnswer, Misfit> {
+    let other = if question.allow_other() {
+        match fields.get(&format!("{key}_other")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if text.trim().is_empty() => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => return Err(misfit(format!("{key}_other (\"{}\") must be text", question.header()))),
+        }
+    } else {
+        None
+    };
+    let picked = picked(question, key, style, fields)?;
+    match (picked.is_empty(), other) {
+        (true, Some(text)) => Ok(AskUserAnswer::custom(question.header(), text)),
+        (false, None) => Ok(AskUserAnswer::picked(question.header(), picked)),
+        (false, Some(_)) => Err(misfit(format!(
+            "\"{}\" has both a choice and an other answer; give one of them",
+            question.header()
+        ))),
+        (true, None) => Err(misfit(format!("\"{}\" was not answered", question.header()))),
+    }
 }
 
 /// Every field name the form for `questions` has in `style`.
@@ -226,12 +304,22 @@ fn field_names(questions: &[Question], style: FormStyle) -> Vec<String> {
     let mut names = Vec::new();
     for (index, question) in questions.iter().enumerate() {
         let key = key(index);
+        match question.kind() {
+            QuestionKind::Choice => {}
+            QuestionKind::Text => {
+                names.push(key);
+                continue;
+            }
+            _ => continue,
+        }
         if style == FormStyle::Enums2025 && question.multi_select() {
             names.extend((1..=question.options().len()).map(|n| format!("{key}_{n}")));
         } else {
             names.push(key.clone());
         }
-        names.push(format!("{key}_other"));
+        if question.allow_other() {
+            names.push(format!("{key}_other"));
+        }
     }
     names
 }
