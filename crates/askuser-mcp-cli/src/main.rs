@@ -6,7 +6,7 @@ use std::fs::OpenOptions;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_core::Validator;
+use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
 use askuser_terminal::{Mode, TerminalAnswerer};
 use rmcp::ServiceExt;
@@ -17,7 +17,10 @@ usage: askuser mcp [options]     (also: askuser-mcp [options])
 Serves the ask_user_question tool over MCP on stdin/stdout. The MCP host shows the questions as a
 form (elicitation); register the command in the host's MCP configuration (docs/mcp.md).
 
-  --profile standard     the question profile (only `standard` exists yet)
+  --profile NAME         reference (default; also `standard`): multiple choice only; or
+                         extended: text questions, declared defaults, ids, allow_other, and
+                         results as data. Secret questions never go into the host's form: with
+                         --fallback terminal they are asked on /dev/tty, otherwise declined
   --fallback MODE        when the host cannot show a form: decline (default; the model is told
                          nobody could be asked), defaults (the recommended or first options,
                          marked unattended), or terminal (ask on this machine's terminal,
@@ -40,10 +43,16 @@ struct Options {
     fallback: FallbackMode,
     timeout: Option<Duration>,
     name: String,
+    profile: Profile,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options { fallback: FallbackMode::Decline, timeout: None, name: "askuser".to_owned() };
+    let mut options = Options {
+        fallback: FallbackMode::Decline,
+        timeout: None,
+        name: "askuser".to_owned(),
+        profile: Profile::Reference,
+    };
     // `--timeout=5` is read as `--timeout 5`.
     let args: Vec<&str> = args
         .iter()
@@ -57,14 +66,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
         let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} needs {what}"));
         match arg {
             "--profile" => {
-                match value("a profile")? {
-                    "standard" => {}
-                    "extended" => {
-                        return Err("--profile extended is not available yet: this build has the standard profile only"
-                        .to_owned());
-                    }
-                    other => return Err(format!("--profile takes standard, got {other:?}")),
-                }
+                options.profile = match value("a profile")? {
+                    // `standard` is what earlier builds called the reference profile.
+                    "reference" | "standard" => Profile::Reference,
+                    "extended" => Profile::Extended,
+                    other => return Err(format!("--profile takes reference or extended, got {other:?}")),
+                };
             }
             "--fallback" => {
                 options.fallback = match value("decline, defaults or terminal")? {
@@ -110,10 +117,12 @@ fn fallback(mode: FallbackMode) -> Result<Fallback, String> {
                 .open("/dev/tty")
                 .map_err(|e| format!("--fallback terminal: this process has no terminal (/dev/tty: {e})"))?;
             askuser_terminal::install_panic_hook();
+            // The terminal reads a secret on /dev/tty with echo off: the one safe place here.
             Fallback::answerer(
                 TerminalAnswerer::builder().mode(Mode::Tty).build(),
                 "the questions are shown on the terminal where the MCP server runs",
             )
+            .takes_secrets()
         }
     })
 }
@@ -138,8 +147,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut builder =
-        AskUserServer::builder().name(options.name).fallback(fallback).validator(Validator::new());
+    let mut builder = AskUserServer::builder()
+        .name(options.name)
+        .fallback(fallback)
+        .validator(Validator::new())
+        .profile(options.profile);
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
     }
@@ -179,15 +191,16 @@ mod tests {
             "defaults",
             "--timeout=90",
             "--profile",
-            "standard",
+            "extended",
             "--name",
             "ci",
         ]))
         .unwrap();
         assert_eq!(
-            (o.fallback, o.timeout, o.name.as_str()),
-            (FallbackMode::Defaults, Some(Duration::from_secs(90)), "ci")
+            (o.fallback, o.timeout, o.name.as_str(), o.profile),
+            (FallbackMode::Defaults, Some(Duration::from_secs(90)), "ci", Profile::Extended)
         );
+        assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
         assert_eq!(parse(&[]).unwrap().fallback, FallbackMode::Decline);
     }
 
@@ -197,8 +210,7 @@ mod tests {
             (&["--fallback"][..], "--fallback needs"),
             (&["--fallback", "phone"], "decline, defaults or terminal"),
             (&["--fallback", "server"], "askuser serve"),
-            (&["--profile", "extended"], "not available yet"),
-            (&["--profile", "lax"], "standard"),
+            (&["--profile", "lax"], "reference or extended"),
             (&["--timeout", "0"], "above 0"),
             (&["--timeout", "1e30"], "above 0"),
             (&["--timeout", "soon"], "not a number"),

@@ -761,6 +761,7 @@ impl Plan {
         askuser_core::check_response(&self.request, response).map_err(|e| e.to_string())?;
         let questions = self.request.questions().as_slice();
         let mut content = Map::new();
+        let mut problems = Vec::new();
         for answer in &response.answers {
             let index = questions.iter().position(|q| q.header() == answer.header).unwrap_or_default();
             let (slot, question) = (&self.slots[index], &questions[index]);
@@ -796,8 +797,13 @@ impl Plan {
                         }
                         continue;
                     }
-                    let value = kind.value(text).map_err(|why| format!("\"{}\" {why}", answer.header))?;
-                    content.insert(key.clone(), value);
+                    match kind.value(text) {
+                        Ok(value) => {
+                            content.insert(key.clone(), value);
+                        }
+                        // Every misfit at once, so the person mends them in one round.
+                        Err(why) => problems.push(format!("\"{}\" {why}", answer.header)),
+                    }
                 }
                 Slot::Choice { key, values, multi, min, max } => {
                     if let Some(text) = &answer.custom_answer {
@@ -808,8 +814,12 @@ impl Plan {
                                 answer.header
                             ));
                         };
-                        let value = kind.value(text).map_err(|why| format!("\"{}\" {why}", answer.header))?;
-                        content.insert(other, value);
+                        match kind.value(text) {
+                            Ok(value) => {
+                                content.insert(other, value);
+                            }
+                            Err(why) => problems.push(format!("\"{}\" {why}", answer.header)),
+                        }
                         continue;
                     }
                     let chosen: Vec<Value> = picked
@@ -831,6 +841,9 @@ impl Plan {
                     }
                 }
             }
+        }
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
         }
         Ok(Value::Object(content))
     }
@@ -958,6 +971,60 @@ mod tests {
             json!({"type": "object", "properties": {"n": {"type": "string", "enum": ["same", "SAME"]}}, "required": ["n"]}),
             "field \"n\"",
         );
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        for good in ["a@b.co", "first.last+tag@mail.example.org", "ünï@exämple.de"] {
+            assert!(is_email(good), "{good}");
+        }
+        for bad in ["", "a", "a@", "@b.co", "a@b", "a b@c.de", "a@@b.co", ".a@b.co", "a@-b.co", "a@b..co"] {
+            assert!(!is_email(bad), "{bad}");
+        }
+        for good in ["https://x.org", "mailto:a@b.co", "urn:isbn:0451450523", "git+ssh://h/p"] {
+            assert!(is_uri(good), "{good}");
+        }
+        for bad in ["", "x.org", "://x", "1http://x", "https://x y", "https:"] {
+            assert!(!is_uri(bad), "{bad}");
+        }
+        for good in ["2024-02-29", "2000-02-29", "1999-12-31"] {
+            assert!(is_date(good), "{good}");
+        }
+        for bad in
+            ["1900-02-29", "2023-02-29", "2024-13-01", "2024-04-31", "2024-4-01", "24-04-01", "2024-04-0a"]
+        {
+            assert!(!is_date(bad), "{bad}");
+        }
+        for good in ["2026-12-01T09:30:00Z", "2026-12-01t09:30:00.123+01:00", "2026-12-31T23:59:60-05:30"] {
+            assert!(is_date_time(good), "{good}");
+        }
+        for bad in [
+            "2026-12-01",
+            "2026-12-01T09:30Z",
+            "2026-12-01T09:30:00",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T09:30:00+1:00",
+            "2026-12-01T09:30:00.Z",
+        ] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_type_and_range() {
+        let integer = TextKind::Integer { min: Some(1), max: Some(10) };
+        assert_eq!(integer.value("7"), Ok(json!(7)));
+        assert!(integer.value("7.0").unwrap_err().contains("whole number"));
+        assert!(integer.value("11").unwrap_err().contains("at most 10"));
+        let number = TextKind::Number { min: None, max: Some(1.0) };
+        assert_eq!(number.value("0.5"), Ok(json!(0.5)));
+        assert!(number.value("1").unwrap().is_f64());
+        assert!(number.value("NaN").unwrap_err().contains("takes a number"));
+        assert!(number.value("inf").unwrap_err().contains("takes a number"));
+        let text = TextKind::String { min: Some(2), max: Some(3), format: None };
+        assert!(text.value("é").unwrap_err().contains("at least 2"));
+        assert_eq!(text.value("éèê"), Ok(json!("éèê")));
+        assert!(text.value("abcd").unwrap_err().contains("at most 3"));
     }
 
     #[test]

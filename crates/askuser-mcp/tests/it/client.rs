@@ -3,11 +3,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED};
+use askuser_core::{
+    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, QuestionKind,
+};
 use askuser_mcp::{AskUserServer, ElicitationHandler, LEAVE_EMPTY};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ProtocolVersion};
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
-use serde_json::json;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
 
 use crate::harness::{call, text_of};
 
@@ -111,4 +117,183 @@ async fn url_mode_is_declined_without_asking() {
     let result = handler.answer(request, "some-server").await.unwrap();
     assert_eq!(result.action, ElicitationAction::Decline);
     assert!(asked.lock().unwrap().is_empty());
+}
+
+// The extended profile: string, number and integer fields as text questions, against a plain
+// rmcp server (not askuser's) whose tool asks such a form and returns what it received.
+
+/// A server with one tool, `signup`, that elicits `form` and returns the result as JSON text.
+#[derive(Clone)]
+struct FormServer {
+    form: Value,
+}
+
+impl ServerHandler for FormServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("signup-server", "1.0.0"))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Sign up for the beta".to_owned(),
+            requested_schema: serde_json::from_value(self.form.clone()).unwrap(),
+        };
+        let result = context
+            .peer
+            .create_elicitation(params)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let text =
+            serde_json::to_string(&json!({"action": result.action, "content": result.content})).unwrap();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+fn signup_form() -> Value {
+    json!({"type": "object", "properties": {
+        "email": {"type": "string", "title": "Email", "format": "email"},
+        "age": {"type": "integer", "title": "Age", "minimum": 18, "maximum": 130},
+        "ratio": {"type": "number", "title": "Share", "description": "Share of traffic", "minimum": 0, "maximum": 1},
+        "name": {"type": "string", "title": "Name", "minLength": 2, "maxLength": 10},
+        "site": {"type": "string", "title": "Site", "format": "uri"},
+        "call": {"type": "string", "title": "Call", "format": "date-time"},
+        "nick": {"type": "string", "title": "Nick", "default": "anon"},
+        "note": {"type": "string", "title": "Note"},
+        "plan": {"type": "string", "title": "Plan", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}], "default": "l"},
+        "news": {"type": "boolean", "title": "News", "default": true}},
+        "required": ["email", "age", "ratio", "name", "site", "call", "plan", "news"]})
+}
+
+/// A person who types `typed[header]` into each text question (attempt by attempt) and takes the
+/// default of each choice question; records the requests.
+fn typist(attempts: Vec<Vec<(&'static str, &'static str)>>, seen: Seen) -> impl askuser_core::Answerer {
+    let attempts = Arc::new(Mutex::new(std::collections::VecDeque::from(attempts)));
+    move |request: AskUserRequest, context: AskContext| {
+        seen.lock().unwrap().push((request.clone(), context));
+        let typed = attempts.lock().unwrap().pop_front().unwrap_or_default();
+        async move {
+            let answers = request
+                .questions()
+                .iter()
+                .map(|q| match q.kind() {
+                    QuestionKind::Text => {
+                        let text = typed.iter().find(|(h, _)| *h == q.header()).map_or("?", |(_, t)| *t);
+                        AskUserAnswer::custom(q.header(), text)
+                    }
+                    _ => {
+                        AskUserAnswer::picked(q.header(), q.declared_defaults().map(|o| o.label().to_owned()))
+                    }
+                })
+                .collect();
+            Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+        }
+    }
+}
+
+const GOOD: [(&str, &str); 8] = [
+    ("Email", "ada@example.org"),
+    ("Age", "36"),
+    ("Share", "0.25"),
+    ("Name", "Ada"),
+    ("Site", "https://ada.example.org/"),
+    ("Call", "2026-12-01T09:30:00+01:00"),
+    ("Nick", "-"),
+    ("Note", "-"),
+];
+
+async fn signup(handler: ElicitationHandler) -> Value {
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = (FormServer { form: signup_form() }).serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let running = handler.serve(client_end).await.unwrap();
+    let result = running.call_tool(CallToolRequestParams::new("signup")).await.unwrap();
+    running.cancel().await.unwrap();
+    serde_json::from_str(&text_of(&result).0).unwrap()
+}
+
+#[tokio::test]
+async fn text_and_number_fields_are_checked_before_they_are_sent() {
+    let seen = Seen::default();
+    let mut bad = GOOD.to_vec();
+    bad[0] = ("Email", "ada at example.org");
+    bad[1] = ("Age", "12");
+    let handler = ElicitationHandler::new(typist(vec![bad, GOOD.to_vec()], Arc::clone(&seen)))
+        .with_profile(Profile::Extended);
+    let received = signup(handler).await;
+    // The server saw only the second, fitting answer; numbers are JSON numbers of their type.
+    assert_eq!(
+        received,
+        json!({"action": "accept", "content": {
+            "email": "ada@example.org", "age": 36, "ratio": 0.25, "name": "Ada",
+            "site": "https://ada.example.org/", "call": "2026-12-01T09:30:00+01:00",
+            "nick": "anon", "plan": "l", "news": true}})
+    );
+    assert!(received["content"]["age"].is_i64() && received["content"]["ratio"].is_f64());
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let first = seen[0].0.questions().as_slice();
+    let kinds: Vec<QuestionKind> = first.iter().map(askuser_core::Question::kind).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == QuestionKind::Text).count(), 8);
+    let age = first.iter().find(|q| q.header() == "Age").unwrap();
+    assert!(age.question().contains("Answer with a whole number, 18 to 130."), "{}", age.question());
+    let nick = first.iter().find(|q| q.header() == "Nick").unwrap();
+    assert!(nick.question().contains("Default: anon; answer - to take it."), "{}", nick.question());
+    // The schema's defaults mark the choice and yes/no options.
+    let plan = first.iter().find(|q| q.header() == "Plan").unwrap();
+    assert_eq!(plan.declared_defaults().map(|o| o.label()).collect::<Vec<_>>(), ["Large"]);
+    let news = first.iter().find(|q| q.header() == "News").unwrap();
+    assert_eq!(news.declared_defaults().map(|o| o.label()).collect::<Vec<_>>(), ["Yes"]);
+    // The second round names the problem.
+    let again = seen[1].0.questions().as_slice()[0].question();
+    assert!(
+        again.contains(
+            "Your last answer could not be sent: \"Age\" takes a whole number of at least 18, not 12; \"Email\" takes an email address"
+        ),
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn a_misfit_twice_declines_and_nothing_unchecked_is_sent() {
+    for (header, wrong) in [
+        ("Share", "1.5"),
+        ("Age", "36.5"),
+        ("Name", "A"),
+        ("Name", "Adalovelace"),
+        ("Site", "not a uri"),
+        ("Call", "2023-02-29T10:00:00Z"),
+        ("Call", "2026-12-01 09:30"),
+        ("Call", "2026-12-01T25:30:00Z"),
+        ("Email", "ada@localhost"),
+    ] {
+        let mut bad = GOOD.to_vec();
+        bad.iter_mut().find(|(h, _)| *h == header).unwrap().1 = wrong;
+        let handler = ElicitationHandler::new(typist(vec![bad.clone(), bad], Seen::default()))
+            .with_profile(Profile::Extended);
+        assert_eq!(signup(handler).await, json!({"action": "decline", "content": null}), "{header}: {wrong}");
+    }
+}
+
+#[tokio::test]
+async fn the_reference_profile_refuses_required_text_fields() {
+    let handler = ElicitationHandler::new(typist(vec![], Seen::default()));
+    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = (FormServer { form: signup_form() }).serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let running = handler.serve(client_end).await.unwrap();
+    let error = running.call_tool(CallToolRequestParams::new("signup")).await.unwrap_err();
+    assert!(error.to_string().contains("only in the extended profile"), "{error}");
+    running.cancel().await.unwrap();
 }
