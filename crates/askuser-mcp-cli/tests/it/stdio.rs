@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 /// A client that answers every form by picking the first option of each choice field.
 #[derive(Clone)]
-struct FirstChoice {
+pub(crate) struct FirstChoice {
     version: ProtocolVersion,
     elicitation: bool,
     messages: Arc<Mutex<Vec<String>>>,
@@ -52,7 +52,7 @@ impl ClientHandler for FirstChoice {
     }
 }
 
-async fn spawn(
+pub(crate) async fn spawn(
     args: &[&str],
     version: ProtocolVersion,
     elicitation: bool,
@@ -77,7 +77,7 @@ async fn spawn(
     (running, client)
 }
 
-fn batch() -> CallToolRequestParams {
+pub(crate) fn batch() -> CallToolRequestParams {
     let arguments = json!({"questions": [
         {"header": "Plan", "question": "Which plan?", "options": [{"label": "Small"}, {"label": "Large"}]},
         {"header": "Extras", "question": "Which extras?", "multi_select": true,
@@ -85,7 +85,7 @@ fn batch() -> CallToolRequestParams {
     CallToolRequestParams::new("ask_user_question").with_arguments(arguments.as_object().unwrap().clone())
 }
 
-fn text(result: &rmcp::model::CallToolResult) -> &str {
+pub(crate) fn text(result: &rmcp::model::CallToolResult) -> &str {
     &result.content[0].as_text().unwrap().text
 }
 
@@ -132,6 +132,7 @@ fn bad_options_exit_2_naming_the_problem() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("--fallback takes decline, defaults or terminal")
+        String::from_utf8_lossy(&output.stderr)
+            .contains("--fallback takes decline, defaults, terminal or server URL")
     );
 }
