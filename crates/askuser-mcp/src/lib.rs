@@ -29,6 +29,8 @@
 mod client;
 mod form;
 mod server;
+#[doc(hidden)]
+pub mod testing;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 

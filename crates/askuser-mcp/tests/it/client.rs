@@ -6,13 +6,14 @@ use std::sync::{Arc, Mutex};
 use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, QuestionKind,
 };
+use askuser_mcp::testing::serve_client;
 use askuser_mcp::{AskUserServer, ElicitationHandler, LEAVE_EMPTY};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServerHandler, ServiceExt};
+use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::harness::{call, text_of};
@@ -47,18 +48,9 @@ async fn ask_through(handler: ElicitationHandler, version: &ProtocolVersion) -> 
             let _ = running.waiting().await;
         }
     });
-    let running = if version.has_initialize() {
-        let handler = handler.with_protocol_version(version.clone());
-        handler.serve(client_end).await.unwrap()
-    } else {
-        handler
-            .serve_with_lifecycle(
-                client_end,
-                ClientLifecycleMode::Discover { preferred_versions: vec![version.clone()] },
-            )
-            .await
-            .unwrap()
-    };
+    let handler =
+        if version.has_initialize() { handler.with_protocol_version(version.clone()) } else { handler };
+    let running = serve_client(handler, version.clone(), client_end).await;
     let arguments = json!({"questions": [
         {"header": "Lang", "question": "Which language?", "options": [{"label": "Rust", "description": "fast"}, {"label": "Go"}]},
         {"header": "Parts", "question": "Which parts?", "multi_select": true,

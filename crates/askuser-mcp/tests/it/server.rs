@@ -190,7 +190,7 @@ async fn a_long_wait_sends_progress() {
         assert_eq!(text_of(&result).0, r#"{"Lang":["Rust"]}"#);
         // Let the client finish handling what arrived before the result.
         tokio::task::yield_now().await;
-        let progress = client.progress.lock().unwrap().clone();
+        let progress = client.progress();
         assert!((5..=6).contains(&progress.len()), "{version}: {progress:?}");
         assert!(progress.iter().all(|m| m == "waiting for the person to answer"));
         running.cancel().await.unwrap();
