@@ -9,7 +9,10 @@
 //! choice question without "Other" (`allow_other: false`) has its choice field required.
 //! Secret questions never enter a form (SPEC §13).
 
-use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionKind, check_response};
+use askuser_core::{
+    AskUserAnswer, AskUserRequest, AskUserResponse, MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionKind,
+    check_response,
+};
 use std::collections::BTreeMap;
 
 use rmcp::model::{
@@ -72,9 +75,40 @@ pub fn message(server: &str, problem: Option<&str>) -> String {
     text
 }
 
-/// The key of question `index`'s choice field: `q01` … `q10`.
-fn key(index: usize) -> String {
-    format!("q{:02}", index + 1)
+/// The key of question `index`'s choice or text field: `q01` … `q10`.
+const KEYS: [&str; MAX_QUESTIONS] = ["q01", "q02", "q03", "q04", "q05", "q06", "q07", "q08", "q09", "q10"];
+
+/// The key of question `index`'s "Other" field.
+const OTHER_KEYS: [&str; MAX_QUESTIONS] = [
+    "q01_other",
+    "q02_other",
+    "q03_other",
+    "q04_other",
+    "q05_other",
+    "q06_other",
+    "q07_other",
+    "q08_other",
+    "q09_other",
+    "q10_other",
+];
+
+/// The key of option `n` of question `index`'s multi-select in the 2025-06-18 form (a boolean).
+const OPTION_KEYS: [[&str; MAX_OPTIONS]; MAX_QUESTIONS] = [
+    ["q01_1", "q01_2", "q01_3", "q01_4", "q01_5", "q01_6"],
+    ["q02_1", "q02_2", "q02_3", "q02_4", "q02_5", "q02_6"],
+    ["q03_1", "q03_2", "q03_3", "q03_4", "q03_5", "q03_6"],
+    ["q04_1", "q04_2", "q04_3", "q04_4", "q04_5", "q04_6"],
+    ["q05_1", "q05_2", "q05_3", "q05_4", "q05_5", "q05_6"],
+    ["q06_1", "q06_2", "q06_3", "q06_4", "q06_5", "q06_6"],
+    ["q07_1", "q07_2", "q07_3", "q07_4", "q07_5", "q07_6"],
+    ["q08_1", "q08_2", "q08_3", "q08_4", "q08_5", "q08_6"],
+    ["q09_1", "q09_2", "q09_3", "q09_4", "q09_5", "q09_6"],
+    ["q10_1", "q10_2", "q10_3", "q10_4", "q10_5", "q10_6"],
+];
+
+/// The key of question `index`'s field: no allocation, the form is built and read on every call.
+fn key(index: usize) -> &'static str {
+    KEYS[index]
 }
 
 fn option_title(option: &askuser_core::QuestionOption) -> String {
@@ -104,7 +138,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
             QuestionKind::Choice => {}
             QuestionKind::Text => {
                 properties.insert(
-                    key.clone(),
+                    key.to_owned(),
                     PrimitiveSchemaDefinition::String(
                         StringSchema::new()
                             .title(header.to_owned())
@@ -113,7 +147,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                             .max_length(MAX_OTHER_CHARS),
                     ),
                 );
-                required.push(key);
+                required.push(key.to_owned());
                 continue;
             }
             // Never through a form; the server routes such a batch elsewhere.
@@ -148,7 +182,8 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                             _ => field,
                         }
                     };
-                    properties.insert(format!("{key}_{}", n + 1), PrimitiveSchemaDefinition::Boolean(field));
+                    properties
+                        .insert(OPTION_KEYS[index][n].to_owned(), PrimitiveSchemaDefinition::Boolean(field));
                 }
                 None
             }
@@ -171,14 +206,14 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
             }
         };
         if let Some(field) = field {
-            properties.insert(key.clone(), PrimitiveSchemaDefinition::Enum(field));
+            properties.insert(key.to_owned(), PrimitiveSchemaDefinition::Enum(field));
             if !question.allow_other() {
-                required.push(key.clone());
+                required.push(key.to_owned());
             }
         }
         if question.allow_other() {
             properties.insert(
-                format!("{key}_other"),
+                OTHER_KEYS[index].to_owned(),
                 PrimitiveSchemaDefinition::String(
                     StringSchema::new()
                         .title(format!("{header}: other answer"))
@@ -232,18 +267,15 @@ pub fn read_answer(
         Some(_) => return Err(misfit("the form's content is not an object")),
     };
     let questions = request.questions();
-    let names = field_names(questions.as_slice(), style);
-    for name in fields.keys() {
-        if !names.contains(name) {
-            return Err(misfit(format!("the form has no field {name:?}")));
-        }
+    if let Some(name) = fields.keys().find(|name| !has_field(questions.as_slice(), style, name)) {
+        return Err(misfit(format!("the form has no field {name:?}")));
     }
     let mut answers = Vec::with_capacity(questions.len());
     for (index, question) in questions.iter().enumerate() {
         let key = key(index);
         let answer = match question.kind() {
-            QuestionKind::Choice => choice_answer(question, &key, style, fields)?,
-            QuestionKind::Text => match fields.get(&key) {
+            QuestionKind::Choice => choice_answer(question, index, style, fields)?,
+            QuestionKind::Text => match fields.get(key) {
                 None | Some(Value::Null) => {
                     return Err(misfit(format!("\"{}\" was not answered", question.header())));
                 }
@@ -273,12 +305,13 @@ pub fn read_answer(
 /// The answer to choice question `question` (field `key`): its picks, or its own words.
 fn choice_answer(
     question: &Question,
-    key: &str,
+    index: usize,
     style: FormStyle,
     fields: &Map<String, Value>,
 ) -> Result<AskUserAnswer, Misfit> {
+    let key = key(index);
     let other = if question.allow_other() {
-        match fields.get(&format!("{key}_other")) {
+        match fields.get(OTHER_KEYS[index]) {
             None | Some(Value::Null) => None,
             Some(Value::String(text)) if text.trim().is_empty() => None,
             Some(Value::String(text)) => Some(text.clone()),
@@ -287,7 +320,7 @@ fn choice_answer(
     } else {
         None
     };
-    let picked = picked(question, key, style, fields)?;
+    let picked = picked(question, index, style, fields)?;
     match (picked.is_empty(), other) {
         (true, Some(text)) => Ok(AskUserAnswer::custom(question.header(), text)),
         (false, None) => Ok(AskUserAnswer::picked(question.header(), picked)),
@@ -299,43 +332,39 @@ fn choice_answer(
     }
 }
 
-/// Every field name the form for `questions` has in `style`.
-fn field_names(questions: &[Question], style: FormStyle) -> Vec<String> {
-    let mut names = Vec::new();
-    for (index, question) in questions.iter().enumerate() {
-        let key = key(index);
-        match question.kind() {
-            QuestionKind::Choice => {}
-            QuestionKind::Text => {
-                names.push(key);
-                continue;
-            }
-            _ => continue,
-        }
-        if style == FormStyle::Enums2025 && question.multi_select() {
-            names.extend((1..=question.options().len()).map(|n| format!("{key}_{n}")));
-        } else {
-            names.push(key.clone());
-        }
-        if question.allow_other() {
-            names.push(format!("{key}_other"));
-        }
+/// Whether the form for `questions` in `style` has a field called `name` (without building the
+/// list of names).
+fn has_field(questions: &[Question], style: FormStyle, name: &str) -> bool {
+    let Some(index) = KEYS.iter().position(|k| name.get(..3) == Some(*k)) else { return false };
+    let Some(question) = questions.get(index) else { return false };
+    let rest = &name[3..];
+    match question.kind() {
+        QuestionKind::Choice => {}
+        QuestionKind::Text => return rest.is_empty(),
+        _ => return false,
     }
-    names
+    if rest == "_other" {
+        return question.allow_other();
+    }
+    if style == FormStyle::Enums2025 && question.multi_select() {
+        return OPTION_KEYS[index][..question.options().len()].contains(&name);
+    }
+    rest.is_empty()
 }
 
 /// The labels picked for `question` (empty when its choice field is absent or empty).
 fn picked(
     question: &Question,
-    key: &str,
+    index: usize,
     style: FormStyle,
     fields: &Map<String, Value>,
 ) -> Result<Vec<String>, Misfit> {
+    let key = key(index);
     let header = question.header();
     if style == FormStyle::Enums2025 && question.multi_select() {
         let mut picked = Vec::new();
         for (n, option) in question.options().iter().enumerate() {
-            match fields.get(&format!("{key}_{}", n + 1)) {
+            match fields.get(OPTION_KEYS[index][n]) {
                 None | Some(Value::Null | Value::Bool(false)) => {}
                 Some(Value::Bool(true)) => picked.push(option.label().to_owned()),
                 Some(_) => {

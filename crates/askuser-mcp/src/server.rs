@@ -17,9 +17,9 @@ use askuser_tool::{
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    InputRequiredResult, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -399,7 +399,9 @@ impl AskUserServer {
                 None,
             ));
         }
-        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        let mut params = params;
+        // Moved, not cloned: the 2026-07-28 retry needs only the state and the responses.
+        let arguments = Value::Object(params.arguments.take().unwrap_or_default());
         let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
         let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
         // Secrets never go into a form (SPEC §13): only the extended profile has them, so only
@@ -596,7 +598,10 @@ fn supports_form(capabilities: &ClientCapabilities) -> bool {
 }
 
 fn request_id_text(context: &RequestContext<RoleServer>) -> String {
-    serde_json::to_value(&context.id).map(|v| v.to_string().trim_matches('"').to_owned()).unwrap_or_default()
+    match &context.id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
 }
 
 fn text_result(text: &str, is_error: bool) -> CallToolResult {
