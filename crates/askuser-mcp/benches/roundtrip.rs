@@ -72,6 +72,21 @@ impl ServerHandler for PlainAsker {
     }
 }
 
+/// A scripted host connected to a plain rmcp server over an in-memory pipe.
+async fn plain(
+    server: PlainAsker,
+    host: ScriptedClient,
+    version: ProtocolVersion,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, ScriptedClient> {
+    let (server_end, client_end) = tokio::io::duplex(256 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    serve_client(host, version, client_end).await
+}
+
 fn best_of(mut run: impl FnMut(u32)) -> Duration {
     run(ITERATIONS / 10);
     (0..ROUNDS)
@@ -137,17 +152,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("plain rmcp tool + elicitation, trivial form", trivial),
         ("plain rmcp tool + elicitation, askuser's form", same_form),
     ] {
-        let (server_end, client_end) = tokio::io::duplex(256 * 1024);
-        let server = PlainAsker { form };
         let host = ScriptedClient::new(version.clone(), true, vec![]).always(content.clone());
-        let client = runtime.block_on(async {
-            tokio::spawn(async move {
-                if let Ok(running) = server.serve(server_end).await {
-                    let _ = running.waiting().await;
-                }
-            });
-            serve_client(host, version.clone(), client_end).await
-        });
+        let client = runtime.block_on(plain(PlainAsker { form }, host, version.clone()));
         let result = runtime.block_on(client.call_tool(params.clone()))?;
         let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
         if text.as_deref().map(serde_json::from_str::<Value>).and_then(Result::ok) != Some(content.clone()) {

@@ -221,7 +221,7 @@ impl TextKind {
     fn of(definition: &PrimitiveSchemaDefinition) -> Option<(Self, Option<Value>)> {
         Some(match definition {
             PrimitiveSchemaDefinition::String(s) => (
-                Self::String { min: s.min_length, max: s.max_length, format: s.format.clone() },
+                Self::String { min: s.min_length, max: s.max_length, format: s.format },
                 s.default.clone().map(Value::String),
             ),
             PrimitiveSchemaDefinition::Number(n) => (
@@ -282,7 +282,7 @@ impl TextKind {
                     return Err(format!("takes at most {max} characters, not {length}"));
                 }
                 if let Some(format) = format {
-                    check_format(format, text)?;
+                    check_format(*format, text)?;
                 }
                 Ok(Value::String(text.to_owned()))
             }
@@ -317,7 +317,7 @@ impl TextKind {
 }
 
 /// Checks `text` against a string field's `format` (the four MCP allows).
-fn check_format(format: &StringFormat, text: &str) -> Result<(), String> {
+fn check_format(format: StringFormat, text: &str) -> Result<(), String> {
     let ok = match format {
         StringFormat::Email => is_email(text),
         StringFormat::Uri => is_uri(text),
@@ -578,6 +578,92 @@ fn unique_header(title: &str, headers: &mut Vec<String>) -> String {
     header
 }
 
+/// The string fields that take a choice field's own words (`KEY_other`), with their rules: not
+/// asked on their own.
+fn other_fields(schema: &ElicitationSchema, required: &[String]) -> BTreeMap<String, TextKind> {
+    let mut text_fields = BTreeMap::new();
+    for (key, definition) in &schema.properties {
+        if let (Some(choice), PrimitiveSchemaDefinition::String(_)) = (key.strip_suffix("_other"), definition)
+            && !required.contains(key)
+            && schema.properties.get(choice).is_some_and(|d| matches!(choice_field(choice, d), Ok(Some(_))))
+            && let Some((kind, _)) = TextKind::of(definition)
+        {
+            text_fields.insert(key.clone(), kind);
+        }
+    }
+    text_fields
+}
+
+/// `questions` validated in `profile`; an error names the field whose question fails alone.
+fn validated(
+    questions: &[Value],
+    slots: &[Slot],
+    profile: Profile,
+) -> Result<askuser_core::Questions, String> {
+    let validator = Validator::new().with_profile(profile);
+    let questions = validator.validate_value(&json!({ "questions": questions })).map_err(|error| {
+        // Name the field whose question failed, when one alone does.
+        let alone = questions.iter().zip(slots).find_map(|(question, slot)| {
+            validator
+                .validate_value(&json!({ "questions": [question] }))
+                .err()
+                .map(|e| format!("field {:?}: {e}", slot.key()))
+        });
+        alone.unwrap_or_else(|| format!("the form cannot be asked: {error}"))
+    })?;
+    Ok(questions)
+}
+
+/// A string, number or integer field as a text question (extended profile): the question's JSON
+/// and its slot. `intro` starts the question's text.
+fn text_question(
+    key: &str,
+    definition: &PrimitiveSchemaDefinition,
+    required: bool,
+    intro: &str,
+    headers: &mut Vec<String>,
+) -> Result<(Value, Slot), String> {
+    let Some((kind, default)) = TextKind::of(definition) else {
+        return Err(format!("field {key:?} is not text or a number"));
+    };
+    if let PrimitiveSchemaDefinition::String(s) = definition
+        && s.format.is_some_and(|f| {
+            !matches!(
+                f,
+                StringFormat::Email | StringFormat::Uri | StringFormat::Date | StringFormat::DateTime
+            )
+        })
+    {
+        return Err(format!("field {key:?} has a format askuser cannot check"));
+    }
+    let (title, description) = match definition {
+        PrimitiveSchemaDefinition::String(s) => (s.title.as_deref(), s.description.as_deref()),
+        PrimitiveSchemaDefinition::Number(n) => (n.title.as_deref(), n.description.as_deref()),
+        PrimitiveSchemaDefinition::Integer(i) => (i.title.as_deref(), i.description.as_deref()),
+        _ => (None, None),
+    };
+    let header = unique_header(title.unwrap_or(key), headers);
+    let mut notes = Vec::new();
+    if let Some(hint) = kind.hint() {
+        notes.push(format!("Answer with {hint}."));
+    }
+    match (&default, required) {
+        (Some(default), _) => notes.push(format!(
+            "Default: {}; answer {KEEP_DEFAULT} to take it.",
+            default.as_str().map_or_else(|| default.to_string(), str::to_owned)
+        )),
+        (None, false) => notes.push(format!("Optional: answer {KEEP_DEFAULT} to leave it empty.")),
+        (None, true) => {}
+    }
+    let text = format!("{intro}{} {}", description.or(title).unwrap_or(key), notes.join(" "));
+    let question = json!({
+        "kind": "text",
+        "header": header,
+        "question": fit(&text, MAX_QUESTION_CHARS, true),
+    });
+    Ok((question, Slot::Text { key: key.to_owned(), kind, default, required }))
+}
+
 impl Plan {
     fn new(
         server: &str,
@@ -592,22 +678,7 @@ impl Plan {
             Some(order) => order.iter().collect(),
             None => schema.properties.keys().collect(),
         };
-        // The string fields that take a choice field's own words (`KEY_other`): not asked on
-        // their own.
-        let mut text_fields = BTreeMap::new();
-        for (key, definition) in &schema.properties {
-            if let (Some(choice), PrimitiveSchemaDefinition::String(_)) =
-                (key.strip_suffix("_other"), definition)
-                && !required.contains(key)
-                && schema
-                    .properties
-                    .get(choice)
-                    .is_some_and(|d| matches!(choice_field(choice, d), Ok(Some(_))))
-                && let Some((kind, _)) = TextKind::of(definition)
-            {
-                text_fields.insert(key.clone(), kind);
-            }
-        }
+        let text_fields = other_fields(schema, &required);
         let mut questions = Vec::new();
         let mut slots = Vec::new();
         let mut headers: Vec<String> = Vec::new();
@@ -625,60 +696,18 @@ impl Plan {
                 if text_fields.contains_key(key) {
                     continue;
                 }
-                let Some((kind, default)) = TextKind::of(definition).filter(|_| extended) else {
+                if !extended || TextKind::of(definition).is_none() {
                     if is_required {
                         return Err(format!(
                             "field {key:?} asks for free text or a number, which askuser asks only in the extended profile (ElicitationHandler::with_profile)"
                         ));
                     }
                     continue;
-                };
-                if let PrimitiveSchemaDefinition::String(s) = definition
-                    && s.format.as_ref().is_some_and(|f| {
-                        !matches!(
-                            f,
-                            StringFormat::Email
-                                | StringFormat::Uri
-                                | StringFormat::Date
-                                | StringFormat::DateTime
-                        )
-                    })
-                {
-                    return Err(format!("field {key:?} has a format askuser cannot check"));
                 }
-                let (title, description) = match definition {
-                    PrimitiveSchemaDefinition::String(s) => (s.title.as_deref(), s.description.as_deref()),
-                    PrimitiveSchemaDefinition::Number(n) => (n.title.as_deref(), n.description.as_deref()),
-                    PrimitiveSchemaDefinition::Integer(i) => (i.title.as_deref(), i.description.as_deref()),
-                    _ => (None, None),
-                };
-                let header = unique_header(title.unwrap_or(key), &mut headers);
-                let mut notes = Vec::new();
-                if let Some(hint) = kind.hint() {
-                    notes.push(format!("Answer with {hint}."));
-                }
-                match (&default, is_required) {
-                    (Some(default), _) => notes.push(format!(
-                        "Default: {}; answer {KEEP_DEFAULT} to take it.",
-                        default.as_str().map_or_else(|| default.to_string(), str::to_owned)
-                    )),
-                    (None, false) => {
-                        notes.push(format!("Optional: answer {KEEP_DEFAULT} to leave it empty."))
-                    }
-                    (None, true) => {}
-                }
-                let text = format!(
-                    "[{server}] {}{} {}",
-                    intro(questions.is_empty()),
-                    description.or(title).unwrap_or(key),
-                    notes.join(" ")
-                );
-                questions.push(json!({
-                    "kind": "text",
-                    "header": header,
-                    "question": fit(&text, MAX_QUESTION_CHARS, true),
-                }));
-                slots.push(Slot::Text { key: key.clone(), kind, default, required: is_required });
+                let intro = format!("[{server}] {}", intro(questions.is_empty()));
+                let (question, slot) = text_question(key, definition, is_required, &intro, &mut headers)?;
+                questions.push(question);
+                slots.push(slot);
                 continue;
             };
             let mut options = field.options;
@@ -741,17 +770,7 @@ impl Plan {
                 "the form has no field askuser can ask (choices or yes/no)".to_owned()
             });
         }
-        let validator = Validator::new().with_profile(profile);
-        let questions = validator.validate_value(&json!({ "questions": questions })).map_err(|error| {
-            // Name the field whose question failed, when one alone does.
-            let alone = questions.iter().zip(&slots).find_map(|(question, slot)| {
-                validator
-                    .validate_value(&json!({ "questions": [question] }))
-                    .err()
-                    .map(|e| format!("field {:?}: {e}", slot.key()))
-            });
-            alone.unwrap_or_else(|| format!("the form cannot be asked: {error}"))
-        })?;
+        let questions = validated(&questions, &slots, profile)?;
         Ok(Self { request: AskUserRequest::new(questions), slots, text_fields })
     }
 
