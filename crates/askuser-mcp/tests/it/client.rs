@@ -241,9 +241,15 @@ async fn text_and_number_fields_are_checked_before_they_are_sent() {
     assert!(nick.question().contains("Default: anon; answer - to take it."), "{}", nick.question());
     // The schema's defaults mark the choice and yes/no options.
     let plan = first.iter().find(|q| q.header() == "Plan").unwrap();
-    assert_eq!(plan.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(), ["Large"]);
+    assert_eq!(
+        plan.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(),
+        ["Large"]
+    );
     let news = first.iter().find(|q| q.header() == "News").unwrap();
-    assert_eq!(news.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(), ["Yes"]);
+    assert_eq!(
+        news.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(),
+        ["Yes"]
+    );
     // The second round names the problem.
     let again = seen[1].0.questions().as_slice()[0].question();
     assert!(
