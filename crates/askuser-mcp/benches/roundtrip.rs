@@ -23,15 +23,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use askuser_core::{AnswerError, AskContext, AskUserRequest, AskUserResponse};
-use askuser_mcp::testing::{ScriptedClient, connect, serve_client};
+use askuser_mcp::testing::{FormAsker, ScriptedClient, connect, connect_to};
 use askuser_mcp::{AskUserServer, Fallback};
 use askuser_tool::{AskUser, ToolCall};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationSchema, ErrorData, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ServerHandler, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ElicitationSchema, ProtocolVersion};
 use serde_json::{Value, json};
 
 const ARGS: &str = include_str!("../../askuser-core/tests/data/typical-4x4.args.json");
@@ -39,53 +34,6 @@ const RESPONSE: &str = include_str!("../../askuser-core/tests/data/typical-4x4.r
 const EXPECTED: &str = r#"{"Topic 0":["Option 1"],"Topic 1":["Option 0","Option 2"],"Topic 2":["Option 1"],"Topic 3":["Option 0","Option 2"]}"#;
 const ROUNDS: usize = 15;
 const ITERATIONS: u32 = 1_000;
-
-/// A plain rmcp server (no askuser): its one tool asks `form` through `elicitation/create` and
-/// returns the form's content as text, the least a tool that asks can do.
-#[derive(Clone)]
-struct PlainAsker {
-    form: ElicitationSchema,
-}
-
-impl ServerHandler for PlainAsker {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: "Pick, please".to_owned(),
-            requested_schema: self.form.clone(),
-        };
-        let result = context
-            .peer
-            .create_elicitation(params)
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let text = result.content.map(|c| c.to_string()).unwrap_or_default();
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
-
-/// A scripted host connected to a plain rmcp server over an in-memory pipe.
-async fn plain(
-    server: PlainAsker,
-    host: ScriptedClient,
-    version: ProtocolVersion,
-) -> rmcp::service::RunningService<rmcp::service::RoleClient, ScriptedClient> {
-    let (server_end, client_end) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    serve_client(host, version, client_end).await
-}
 
 fn best_of(mut run: impl FnMut(u32)) -> Duration {
     run(ITERATIONS / 10);
@@ -153,10 +101,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("plain rmcp tool + elicitation, askuser's form", same_form),
     ] {
         let host = ScriptedClient::new(version.clone(), true, vec![]).always(content.clone());
-        let client = runtime.block_on(plain(PlainAsker { form }, host, version.clone()));
+        let plain = FormAsker { form, name: "plain".to_owned() };
+        let client = runtime.block_on(connect_to(plain, host, version.clone()));
         let result = runtime.block_on(client.call_tool(params.clone()))?;
         let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
-        if text.as_deref().map(serde_json::from_str::<Value>).and_then(Result::ok) != Some(content.clone()) {
+        let answer = text.as_deref().map(serde_json::from_str::<Value>).and_then(Result::ok);
+        if answer.map(|a| a["content"].clone()) != Some(content.clone()) {
             return Err(format!("{name}: unexpected result {result:?}").into());
         }
         clients.push((name, client));

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ErrorData, Implementation, InitializeRequestParams, ProgressNotificationParam,
-    ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ErrorData, Implementation,
+    InitializeRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::IntoTransport;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
 use crate::AskUserServer;
@@ -205,6 +205,63 @@ where
     }
 }
 
+/// A plain rmcp server, no askuser in it: every `tools/call` asks `form` through
+/// `elicitation/create` and returns the client's `{"action","content"}` as JSON text. The least a
+/// tool that asks can do: a baseline for the benchmark, and a server no askuser code shaped for the
+/// client handler's tests.
+#[derive(Debug, Clone)]
+pub struct FormAsker {
+    /// The `requestedSchema`.
+    pub form: ElicitationSchema,
+    /// The server's name, as the client is told.
+    pub name: String,
+}
+
+impl ServerHandler for FormAsker {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), "1.0.0"))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Please fill this in".to_owned(),
+            requested_schema: self.form.clone(),
+        };
+        let result = context
+            .peer
+            .create_elicitation(params)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let text = json!({"action": result.action, "content": result.content}).to_string();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// Connects `client` to any rmcp `server` over an in-memory pipe, at `version`.
+///
+/// # Panics
+///
+/// When the connection fails.
+pub async fn connect_to<S, C>(server: S, client: C, version: ProtocolVersion) -> RunningService<RoleClient, C>
+where
+    S: ServerHandler,
+    C: ClientHandler,
+{
+    let (server_end, client_end) = tokio::io::duplex(256 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    serve_client(client, version, client_end).await
+}
+
 /// Connects `client` to `server` over an in-memory pipe (the server runs on a spawned task).
 ///
 /// # Panics
@@ -215,13 +272,7 @@ pub async fn connect<C: ClientHandler>(
     client: C,
     version: ProtocolVersion,
 ) -> RunningService<RoleClient, C> {
-    let (server_end, client_end) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    serve_client(client, version, client_end).await
+    connect_to(server, client, version).await
 }
 
 /// A `tools/call` of `ask_user_question` with `arguments` (an object).

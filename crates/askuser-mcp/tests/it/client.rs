@@ -6,14 +6,10 @@ use std::sync::{Arc, Mutex};
 use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, QuestionKind,
 };
-use askuser_mcp::testing::serve_client;
+use askuser_mcp::testing::{FormAsker, connect_to, serve_client};
 use askuser_mcp::{AskUserServer, ElicitationHandler, LEAVE_EMPTY};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ServerHandler, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ElicitRequestParams, ElicitationAction, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::harness::{call, text_of};
@@ -114,41 +110,8 @@ async fn url_mode_is_declined_without_asking() {
 // The extended profile: string, number and integer fields as text questions, against a plain
 // rmcp server (not askuser's) whose tool asks such a form and returns what it received.
 
-/// A server with one tool, `signup`, that elicits `form` and returns the result as JSON text.
-#[derive(Clone)]
-struct FormServer {
-    form: Value,
-}
-
-impl ServerHandler for FormServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("signup-server", "1.0.0"))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: "Sign up for the beta".to_owned(),
-            requested_schema: serde_json::from_value(self.form.clone()).unwrap(),
-        };
-        let result = context
-            .peer
-            .create_elicitation(params)
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let text =
-            serde_json::to_string(&json!({"action": result.action, "content": result.content})).unwrap();
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
-
-fn signup_form() -> Value {
-    json!({"type": "object", "properties": {
+fn signup_form() -> FormAsker {
+    let form = json!({"type": "object", "properties": {
         "email": {"type": "string", "title": "Email", "format": "email"},
         "age": {"type": "integer", "title": "Age", "minimum": 18, "maximum": 130},
         "ratio": {"type": "number", "title": "Share", "description": "Share of traffic", "minimum": 0, "maximum": 1},
@@ -159,7 +122,8 @@ fn signup_form() -> Value {
         "note": {"type": "string", "title": "Note"},
         "plan": {"type": "string", "title": "Plan", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}], "default": "l"},
         "news": {"type": "boolean", "title": "News", "default": true}},
-        "required": ["email", "age", "ratio", "name", "site", "call", "plan", "news"]})
+        "required": ["email", "age", "ratio", "name", "site", "call", "plan", "news"]});
+    FormAsker { form: serde_json::from_value(form).unwrap(), name: "signup-server".to_owned() }
 }
 
 /// A person who types `typed[header]` into each text question (attempt by attempt) and takes the
@@ -199,17 +163,11 @@ const GOOD: [(&str, &str); 8] = [
     ("Note", "-"),
 ];
 
-async fn signup(handler: ElicitationHandler) -> Value {
-    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = (FormServer { form: signup_form() }).serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let running = handler.serve(client_end).await.unwrap();
-    let result = running.call_tool(CallToolRequestParams::new("signup")).await.unwrap();
+async fn signup(handler: ElicitationHandler) -> Result<Value, rmcp::service::ServiceError> {
+    let running = connect_to(signup_form(), handler, ProtocolVersion::V_2025_11_25).await;
+    let result = running.call_tool(CallToolRequestParams::new("signup")).await;
     running.cancel().await.unwrap();
-    serde_json::from_str(&text_of(&result).0).unwrap()
+    Ok(serde_json::from_str(&text_of(&result?).0).unwrap())
 }
 
 #[tokio::test]
@@ -220,7 +178,7 @@ async fn text_and_number_fields_are_checked_before_they_are_sent() {
     bad[1] = ("Age", "12");
     let handler = ElicitationHandler::new(typist(vec![bad, GOOD.to_vec()], Arc::clone(&seen)))
         .with_profile(Profile::Extended);
-    let received = signup(handler).await;
+    let received = signup(handler).await.unwrap();
     // The server saw only the second, fitting answer; numbers are JSON numbers of their type.
     assert_eq!(
         received,
@@ -277,21 +235,17 @@ async fn a_misfit_twice_declines_and_nothing_unchecked_is_sent() {
         bad.iter_mut().find(|(h, _)| *h == header).unwrap().1 = wrong;
         let handler = ElicitationHandler::new(typist(vec![bad.clone(), bad], Seen::default()))
             .with_profile(Profile::Extended);
-        assert_eq!(signup(handler).await, json!({"action": "decline", "content": null}), "{header}: {wrong}");
+        assert_eq!(
+            signup(handler).await.unwrap(),
+            json!({"action": "decline", "content": null}),
+            "{header}: {wrong}"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_reference_profile_refuses_required_text_fields() {
     let handler = ElicitationHandler::new(typist(vec![], Seen::default()));
-    let (server_end, client_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = (FormServer { form: signup_form() }).serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let running = handler.serve(client_end).await.unwrap();
-    let error = running.call_tool(CallToolRequestParams::new("signup")).await.unwrap_err();
+    let error = signup(handler).await.unwrap_err();
     assert!(error.to_string().contains("only in the extended profile"), "{error}");
-    running.cancel().await.unwrap();
 }

@@ -12,7 +12,7 @@ use askuser_mcp::{AskUserServer, Fallback};
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
-use crate::harness::{Reply, Shown, TestClient, call, connect, text_of};
+use crate::harness::{Reply, TestClient, ask, connect};
 
 const REVISIONS: [ProtocolVersion; 3] =
     [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
@@ -38,21 +38,6 @@ fn answer(version: &ProtocolVersion, branch: &str) -> Value {
     } else {
         json!({"q01": "Rust", "q02": ["B"], "q03": branch})
     }
-}
-
-async fn ask(
-    server: AskUserServer,
-    version: &ProtocolVersion,
-    elicitation: bool,
-    replies: Vec<Reply>,
-    arguments: &Value,
-) -> (String, bool, Vec<Shown>) {
-    let client = TestClient::new(version.clone(), elicitation, replies);
-    let running = connect(server, client.clone()).await;
-    let result = running.call_tool(call(arguments)).await.unwrap_or_else(|e| panic!("{version}: {e}"));
-    let (text, is_error) = text_of(&result);
-    running.cancel().await.unwrap();
-    (text, is_error, client.shown())
 }
 
 const ANSWERED: &str = r#"{"status":"answered","answered_by":"user","answers":[{"id":"lang","header":"Lang","selected":["Rust"],"other_text":null},{"id":"parts","header":"Parts","selected":["B"],"other_text":null},{"id":"q1","header":"Branch","selected":[],"other_text":"feature/forms"}]}"#;
