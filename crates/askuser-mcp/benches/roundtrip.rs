@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | bare capability call | `AskUser::call` with an instant answerer (no MCP) |
 //! | plain rmcp tool: tools/call + elicitation/create, trivial form | a server without askuser whose tool asks a one-field form and returns the content: the transport of an elicitation call |
-//! | plain rmcp tool: tools/call + elicitation/create, askuser's form | the same, sending askuser's 4 × 4 form (built once): the transport with the same bytes on the wire |
+//! | plain rmcp tool: tools/call + elicitation/create, askuser's form | the same, sending askuser's 4 × 4 form and message (built once): the transport with the same bytes on the wire |
 //! | tools/call, no form (transport) | askuser's server answered by an instant fallback answerer: one JSON-RPC round trip plus the capability call |
 //! | tools/call + elicitation/create (2025-11-25) | askuser's server asking through the client's form |
 //! | tools/call, `input_required` + retry (2026-07-28) | two `tools/call` round trips, the state sealed and opened |
@@ -90,6 +90,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
 
+    // askuser's pieces of an elicitation call, each alone: what the server does besides rmcp.
+    let ask_user_call = best_of(|n| {
+        runtime.block_on(async {
+            for _ in 0..n {
+                let call = ToolCall::new("call_1", black_box(&arguments));
+                black_box(ask_user.call(call, AskContext::new().with_tool_call_id("call_1")).await);
+            }
+        });
+    });
+    let build = best_of(|n| {
+        for _ in 0..n {
+            black_box(AskUser::builder().answerer(instant.clone()).build().ok());
+            black_box(askuser_mcp::message(black_box("askuser"), None));
+        }
+    });
+    let pieces = form + ask_user_call + build;
+
     let mut clients = Vec::new();
     let version = ProtocolVersion::V_2025_11_25;
     // The plain tool, with a trivial form and with askuser's own form (built once).
@@ -101,7 +118,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("plain rmcp tool + elicitation, askuser's form", same_form),
     ] {
         let host = ScriptedClient::new(version.clone(), true, vec![]).always(content.clone());
-        let plain = FormAsker { form, name: "plain".to_owned() };
+        // askuser's own message too, so both send the same bytes.
+        let plain =
+            FormAsker { form, message: askuser_mcp::message("askuser", None), name: "plain".to_owned() };
         let client = runtime.block_on(connect_to(plain, host, version.clone()));
         let result = runtime.block_on(client.call_tool(params.clone()))?;
         let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
@@ -152,6 +171,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("typical 4x4 request ({} bytes), best of {ROUNDS} rounds x {ITERATIONS}", ARGS.len());
     report("bare capability call (no MCP)", bare, bare);
     report("form built + answer read (no MCP)", form, bare);
+    report("capability call on the parsed arguments (no MCP)", ask_user_call, bare);
+    report("capability built per call + form message (no MCP)", build, bare);
+    report("askuser's pieces of an elicitation call, summed", pieces, bare);
     for (name, per_op) in &rows {
         report(name, *per_op, bare);
     }

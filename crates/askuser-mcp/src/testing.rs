@@ -213,6 +213,8 @@ where
 pub struct FormAsker {
     /// The `requestedSchema`.
     pub form: ElicitationSchema,
+    /// The form's message.
+    pub message: String,
     /// The server's name, as the client is told.
     pub name: String,
 }
@@ -230,7 +232,7 @@ impl ServerHandler for FormAsker {
     ) -> Result<CallToolResponse, ErrorData> {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: "Please fill this in".to_owned(),
+            message: self.message.clone(),
             requested_schema: self.form.clone(),
         };
         let result = context

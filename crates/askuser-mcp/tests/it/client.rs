@@ -123,7 +123,11 @@ fn signup_form() -> FormAsker {
         "plan": {"type": "string", "title": "Plan", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}], "default": "l"},
         "news": {"type": "boolean", "title": "News", "default": true}},
         "required": ["email", "age", "ratio", "name", "site", "call", "plan", "news"]});
-    FormAsker { form: serde_json::from_value(form).unwrap(), name: "signup-server".to_owned() }
+    FormAsker {
+        form: serde_json::from_value(form).unwrap(),
+        message: "Sign up for the beta".to_owned(),
+        name: "signup-server".to_owned(),
+    }
 }
 
 /// A person who types `typed[header]` into each text question (attempt by attempt) and takes the
