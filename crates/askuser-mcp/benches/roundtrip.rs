@@ -35,6 +35,30 @@ const EXPECTED: &str = r#"{"Topic 0":["Option 1"],"Topic 1":["Option 0","Option 
 const ROUNDS: usize = 15;
 const ITERATIONS: u32 = 1_000;
 
+type Client = rmcp::service::RunningService<rmcp::service::RoleClient, ScriptedClient>;
+
+/// Times every client's `tools/call` side by side: every round times each in turn, so a busy
+/// moment on the shared machine hits them alike; the best round of each counts.
+fn side_by_side<'a>(
+    runtime: &tokio::runtime::Runtime,
+    clients: &[(&'a str, Client)],
+    params: &CallToolRequestParams,
+) -> Vec<(&'a str, Duration)> {
+    let mut best = vec![Duration::MAX; clients.len()];
+    for _ in 0..ROUNDS {
+        for ((_, client), best) in clients.iter().zip(&mut best) {
+            let start = Instant::now();
+            runtime.block_on(async {
+                for _ in 0..ITERATIONS {
+                    black_box(client.call_tool(black_box(params.clone())).await.ok());
+                }
+            });
+            *best = (*best).min(start.elapsed() / ITERATIONS);
+        }
+    }
+    clients.iter().map(|(name, _)| *name).zip(best).collect()
+}
+
 fn best_of(mut run: impl FnMut(u32)) -> Duration {
     run(ITERATIONS / 10);
     (0..ROUNDS)
@@ -149,21 +173,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         clients.push((name, client));
     }
-    // Side by side: every round times each setup in turn, so a busy moment on the shared machine
-    // hits them alike; the best round of each counts.
-    let mut best = vec![Duration::MAX; clients.len()];
-    for _ in 0..ROUNDS {
-        for ((_, client), best) in clients.iter().zip(&mut best) {
-            let start = Instant::now();
-            runtime.block_on(async {
-                for _ in 0..ITERATIONS {
-                    black_box(client.call_tool(black_box(params.clone())).await.ok());
-                }
-            });
-            *best = (*best).min(start.elapsed() / ITERATIONS);
-        }
-    }
-    let rows: Vec<(&str, Duration)> = clients.iter().map(|(name, _)| *name).zip(best).collect();
+    let rows = side_by_side(&runtime, &clients, &params);
     for (_, client) in clients {
         runtime.block_on(client.cancel())?;
     }
@@ -177,15 +187,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (name, per_op) in &rows {
         report(name, *per_op, bare);
     }
+    overheads(&rows, bare);
+    Ok(())
+}
+
+/// askuser's overhead: its elicitation call over each plain tool, against the bare call.
+fn overheads(rows: &[(&str, Duration)], bare: Duration) {
     let [trivial, same, _, eliciting, _] = [rows[0].1, rows[1].1, rows[2].1, rows[3].1, rows[4].1];
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
     for (baseline, name) in [(trivial, "trivial form"), (same, "askuser's form")] {
         let overhead = eliciting.saturating_sub(baseline);
         println!(
             "askuser's overhead on an elicitation call over the plain tool with the {name}: {:.2} µs = {:.2}x the bare call (target: <= 2x)",
-            us(overhead),
+            overhead.as_secs_f64() * 1e6,
             overhead.as_secs_f64() / bare.as_secs_f64()
         );
     }
-    Ok(())
 }
