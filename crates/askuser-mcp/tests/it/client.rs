@@ -253,3 +253,58 @@ async fn the_reference_profile_refuses_required_text_fields() {
     let error = signup(handler).await.unwrap_err();
     assert!(error.to_string().contains("only in the extended profile"), "{error}");
 }
+
+/// Both ends extended: askuser's own extended form (a choice with "Other", one without, a text
+/// question) answered through the extended handler, for each revision.
+#[tokio::test]
+async fn the_extended_handler_answers_askusers_extended_form() {
+    let arguments = json!({"questions": [
+        {"id": "lang", "header": "Lang", "question": "Which language?",
+         "options": [{"label": "Rust"}, {"label": "Go", "default": true}]},
+        {"header": "Size", "question": "Which size?", "allow_other": false,
+         "options": [{"label": "S"}, {"label": "L"}]},
+        {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
+    for version in &REVISIONS {
+        let seen = Seen::default();
+        let person = {
+            let seen = Arc::clone(&seen);
+            move |request: AskUserRequest, context: AskContext| {
+                seen.lock().unwrap().push((request.clone(), context));
+                async move {
+                    let answers = request
+                        .questions()
+                        .iter()
+                        .map(|q| match q.header() {
+                            "Lang" => AskUserAnswer::custom("Lang", "Zig"),
+                            "Size" => AskUserAnswer::picked("Size", ["L"]),
+                            header => AskUserAnswer::custom(header, "feature/x"),
+                        })
+                        .collect();
+                    Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+                }
+            }
+        };
+        let handler = ElicitationHandler::new(person).with_profile(Profile::Extended);
+        let handler =
+            if version.has_initialize() { handler.with_protocol_version(version.clone()) } else { handler };
+        let server = AskUserServer::builder().profile(Profile::Extended).build();
+        let running = connect_to(server, handler, version.clone()).await;
+        let result = running.call_tool(call(&arguments)).await.unwrap();
+        running.cancel().await.unwrap();
+        assert_eq!(
+            text_of(&result).0,
+            r#"{"status":"answered","answered_by":"user","answers":[{"id":"lang","header":"Lang","selected":[],"other_text":"Zig"},{"id":"q1","header":"Size","selected":["L"],"other_text":null},{"id":"q2","header":"Branch","selected":[],"other_text":"feature/x"}]}"#,
+            "{version}"
+        );
+        let seen = seen.lock().unwrap();
+        let questions = seen[0].0.questions().as_slice();
+        // "Other" where the form has a field for it, none where it does not; the text question.
+        assert!(questions[0].allow_other() && !questions[1].allow_other(), "{version}");
+        assert_eq!(questions[2].kind(), QuestionKind::Text);
+        if *version != ProtocolVersion::V_2025_06_18 {
+            let defaults: Vec<&str> =
+                questions[0].declared_defaults().map(askuser_core::QuestionOption::label).collect();
+            assert_eq!(defaults, ["Go"], "{version}");
+        }
+    }
+}
