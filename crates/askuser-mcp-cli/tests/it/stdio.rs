@@ -83,3 +83,31 @@ fn bad_options_exit_2_naming_the_problem() {
             .contains("--fallback takes decline, defaults, terminal or server URL")
     );
 }
+
+/// `--profile extended` in the binary: a text question through the host's form, and a secret
+/// question that never reaches it (declined: this server's fallback cannot take secrets).
+#[tokio::test]
+async fn the_extended_profile_over_stdio() {
+    let version = ProtocolVersion::V_2025_11_25;
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
+    command.args(["--profile", "extended"]);
+    let (transport, _stderr) =
+        TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("askuser-mcp starts");
+    let reply = Reply::Accept(json!({"q01": "Large", "q02": "feature/x"}));
+    let client = ScriptedClient::new(version.clone(), true, vec![reply]);
+    let running = serve_client(client.clone(), version, transport).await;
+    let arguments = json!({"questions": [
+        {"header": "Plan", "question": "Which plan?", "options": [{"label": "Small"}, {"label": "Large"}]},
+        {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
+    let result = running.call_tool(askuser_mcp::testing::call(&arguments)).await.unwrap();
+    assert_eq!(
+        text(&result),
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"q1","header":"Plan","selected":["Large"],"other_text":null},{"id":"q2","header":"Branch","selected":[],"other_text":"feature/x"}]}"#
+    );
+    let secret = json!({"questions": [{"kind": "secret", "header": "Token", "question": "Your token?",
+        "secret_name": "API_TOKEN", "purpose": "To call the API."}]});
+    let result = running.call_tool(askuser_mcp::testing::call(&secret)).await.unwrap();
+    assert_eq!(text(&result), r#"{"status":"declined","answered_by":"unattended","answers":[]}"#);
+    assert_eq!(client.shown().len(), 1, "the secret went into a form");
+    running.cancel().await.unwrap();
+}
