@@ -4,19 +4,21 @@
 use std::fmt;
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use askuser_core::{
     AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS,
-    MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MIN_OPTIONS, Question,
-    QuestionOption, Questions, is_forbidden_char,
+    MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MIN_OPTIONS, Profile, QuestionOption,
+    Validator, is_forbidden_char,
 };
 use rmcp::model::{
     ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     ElicitationSchema, EnumSchema, ErrorData, FormElicitationCapability, Implementation,
     InitializeRequestParams, LegacyEnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition,
-    ProtocolVersion, SingleSelectEnumSchema,
+    ProtocolVersion, SingleSelectEnumSchema, StringFormat,
 };
 use rmcp::service::{RequestContext, RoleClient};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The extra option of an optional field: picking it leaves the field empty.
 pub const LEAVE_EMPTY: &str = "(leave empty)";
@@ -30,13 +32,20 @@ pub const LEAVE_EMPTY: &str = "(leave empty)";
 /// | string enum (`enum`, `oneOf`, `enumNames`) | a single-select question; option labels are the titles |
 /// | array of enum (`items.enum` / `items.anyOf`) | a multi-select question; `minItems`/`maxItems` checked on the way back |
 /// | boolean | a Yes/No question |
-/// | optional string, number or integer | not asked (left empty); a string field named `KEY_other` receives the person's own words for choice field `KEY` |
-/// | required string, number or integer | the form is refused: text questions need the extended profile |
+/// | string `KEY_other` beside choice field `KEY` | not asked: it takes the person's own words for `KEY` ("Other…") |
+/// | string, number or integer, [extended profile](Self::with_profile) | a text question; the answer must fit the field's `minLength`/`maxLength`, `format` (email, uri, date, date-time) or `minimum`/`maximum`, and goes back as a string, a JSON number or a JSON integer |
+/// | optional string, number or integer, reference profile (the default) | not asked (left empty) |
+/// | required string, number or integer, reference profile | the form is refused: text questions need the extended profile |
 ///
-/// An optional choice field gets a [`LEAVE_EMPTY`] option when there is room. Every question
-/// names the server that asks; the first carries the server's message. An answer that breaks the
-/// schema (too few or too many picks, own words where none fit) is asked again once with the
-/// problem named, then declined. URL mode is always declined: this handler never opens a link.
+/// An optional choice field gets a [`LEAVE_EMPTY`] option when there is room; an optional text
+/// field is left empty, and a field with a `default` takes it, when the answer is
+/// [`KEEP_DEFAULT`]. In the extended profile the schema's `default` marks the default options of a
+/// choice or yes/no field, and a choice field without a `KEY_other` field takes no own words.
+/// Every question names the server that asks; the first carries the server's message. An answer
+/// that breaks the schema (too few or too many picks, own words where none fit, text too long, not
+/// an email address, a number out of range) is never sent: it is asked again once with the
+/// problem named, then the form is declined. URL mode is always declined: this handler never
+/// opens a link.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -57,6 +66,7 @@ pub struct ElicitationHandler {
     answerer: Arc<dyn Answerer>,
     client: Implementation,
     version: Option<ProtocolVersion>,
+    profile: Profile,
 }
 
 impl fmt::Debug for ElicitationHandler {
@@ -74,7 +84,23 @@ impl ElicitationHandler {
     /// A handler that asks through a shared answerer.
     #[must_use]
     pub fn shared(answerer: Arc<dyn Answerer>) -> Self {
-        Self { answerer, client: Implementation::new("askuser", env!("CARGO_PKG_VERSION")), version: None }
+        Self {
+            answerer,
+            client: Implementation::new("askuser", env!("CARGO_PKG_VERSION")),
+            version: None,
+            profile: Profile::Reference,
+        }
+    }
+
+    /// The profile of the questions the answerer is asked (SPEC §10). Default:
+    /// [`Profile::Reference`]: choice and yes/no fields only, for an answerer that knows
+    /// multiple choice alone. [`Profile::Extended`] also asks string, number and integer fields
+    /// as text questions, and passes the schema's defaults on; give it an answerer that answers
+    /// text questions (`custom_answer`).
+    #[must_use]
+    pub fn with_profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
     }
 
     /// The client name and version sent to servers. Default: `askuser` and this crate's version.
@@ -110,7 +136,7 @@ impl ElicitationHandler {
         };
         let mut problem: Option<String> = None;
         for _attempt in 0..2 {
-            let plan = Plan::new(server, &message, &requested_schema, problem.as_deref())
+            let plan = Plan::new(server, &message, &requested_schema, problem.as_deref(), self.profile)
                 .map_err(|e| ErrorData::invalid_params(e, None))?;
             let asking = AskContext::new().with_session_id(format!("mcp:{server}"));
             let response =
@@ -174,15 +200,244 @@ enum Slot {
     Boolean {
         key: String,
     },
+    /// A string, number or integer field asked as a text question (extended profile).
+    Text {
+        key: String,
+        kind: TextKind,
+        default: Option<Value>,
+        required: bool,
+    },
 }
+
+/// What a typed answer must be to go into a string, number or integer field.
+#[derive(Debug, Clone)]
+enum TextKind {
+    String { min: Option<u32>, max: Option<u32>, format: Option<StringFormat> },
+    Number { min: Option<f64>, max: Option<f64> },
+    Integer { min: Option<i64>, max: Option<i64> },
+}
+
+impl TextKind {
+    fn of(definition: &PrimitiveSchemaDefinition) -> Option<(Self, Option<Value>)> {
+        Some(match definition {
+            PrimitiveSchemaDefinition::String(s) => (
+                Self::String { min: s.min_length, max: s.max_length, format: s.format },
+                s.default.clone().map(Value::String),
+            ),
+            PrimitiveSchemaDefinition::Number(n) => (
+                Self::Number { min: n.minimum, max: n.maximum },
+                n.default.and_then(serde_json::Number::from_f64).map(Value::Number),
+            ),
+            PrimitiveSchemaDefinition::Integer(i) => {
+                (Self::Integer { min: i.minimum, max: i.maximum }, i.default.map(Value::from))
+            }
+            _ => return None,
+        })
+    }
+
+    /// What the person is told the field takes, e.g. "an email address, at most 80 characters".
+    fn hint(&self) -> Option<String> {
+        let range = |min: Option<String>, max: Option<String>, unit: &str| match (min, max) {
+            (Some(min), Some(max)) => Some(format!("{min} to {max}{unit}")),
+            (Some(min), None) => Some(format!("at least {min}{unit}")),
+            (None, Some(max)) => Some(format!("at most {max}{unit}")),
+            (None, None) => None,
+        };
+        match self {
+            Self::String { min, max, format } => {
+                let what = format.as_ref().map(|f| match f {
+                    StringFormat::Email => "an email address",
+                    StringFormat::Uri => "a URI such as https://example.com/page",
+                    StringFormat::Date => "a date, YYYY-MM-DD",
+                    StringFormat::DateTime => "a date and time, YYYY-MM-DDTHH:MM:SSZ",
+                    _ => "text",
+                });
+                let length = range(min.map(|n| n.to_string()), max.map(|n| n.to_string()), " characters");
+                match (what, length) {
+                    (Some(what), Some(length)) => Some(format!("{what}, {length}")),
+                    (Some(what), None) => Some(what.to_owned()),
+                    (None, length) => length,
+                }
+            }
+            Self::Number { min, max } => Some(
+                range(min.map(|n| n.to_string()), max.map(|n| n.to_string()), "")
+                    .map_or_else(|| "a number".to_owned(), |r| format!("a number, {r}")),
+            ),
+            Self::Integer { min, max } => Some(
+                range(min.map(|n| n.to_string()), max.map(|n| n.to_string()), "")
+                    .map_or_else(|| "a whole number".to_owned(), |r| format!("a whole number, {r}")),
+            ),
+        }
+    }
+
+    /// The field's value for `text`, or why `text` does not fit (for the person).
+    fn value(&self, text: &str) -> Result<Value, String> {
+        match self {
+            Self::String { min, max, format } => {
+                let length = text.chars().count();
+                if let Some(min) = min.filter(|&m| length < m as usize) {
+                    return Err(format!("needs at least {min} characters, not {length}"));
+                }
+                if let Some(max) = max.filter(|&m| length > m as usize) {
+                    return Err(format!("takes at most {max} characters, not {length}"));
+                }
+                if let Some(format) = format {
+                    check_format(*format, text)?;
+                }
+                Ok(Value::String(text.to_owned()))
+            }
+            Self::Number { min, max } => {
+                let n: f64 = text
+                    .parse()
+                    .ok()
+                    .filter(|n: &f64| n.is_finite())
+                    .ok_or_else(|| format!("takes a number, not {text:?}"))?;
+                if let Some(min) = min.filter(|&m| n < m) {
+                    return Err(format!("takes a number of at least {min}, not {n}"));
+                }
+                if let Some(max) = max.filter(|&m| n > m) {
+                    return Err(format!("takes a number of at most {max}, not {n}"));
+                }
+                serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| format!("takes a number, not {text:?}"))
+            }
+            Self::Integer { min, max } => {
+                let n: i64 = text.parse().map_err(|_| format!("takes a whole number, not {text:?}"))?;
+                if let Some(min) = min.filter(|&m| n < m) {
+                    return Err(format!("takes a whole number of at least {min}, not {n}"));
+                }
+                if let Some(max) = max.filter(|&m| n > m) {
+                    return Err(format!("takes a whole number of at most {max}, not {n}"));
+                }
+                Ok(Value::from(n))
+            }
+        }
+    }
+}
+
+/// Checks `text` against a string field's `format` (the four MCP allows).
+fn check_format(format: StringFormat, text: &str) -> Result<(), String> {
+    let ok = match format {
+        StringFormat::Email => is_email(text),
+        StringFormat::Uri => is_uri(text),
+        StringFormat::Date => is_date(text),
+        StringFormat::DateTime => is_date_time(text),
+        // `Plan::new` refuses forms with a format it does not know.
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match format {
+        StringFormat::Email => format!("takes an email address (name@example.com), not {text:?}"),
+        StringFormat::Uri => format!("takes a URI with a scheme (https://example.com), not {text:?}"),
+        StringFormat::Date => format!("takes a date as YYYY-MM-DD, not {text:?}"),
+        StringFormat::DateTime => {
+            format!("takes a date and time as YYYY-MM-DDTHH:MM:SS with Z or an offset, not {text:?}")
+        }
+        _ => "has a format askuser cannot check".to_owned(),
+    })
+}
+
+/// One `@`, a local part, and a domain of dot-separated labels (RFC 5321's shape, without
+/// quoted local parts).
+fn is_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else { return false };
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local.chars().all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        });
+    local_ok && domain_ok
+}
+
+/// An absolute URI (RFC 3986): a scheme, `:`, and a rest without spaces or control characters.
+fn is_uri(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once(':') else { return false };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        && !rest.is_empty()
+        && !rest.chars().any(|c| c.is_whitespace() || c.is_control() || "<>\"{}|\\^`".contains(c))
+}
+
+/// `YYYY-MM-DD`, a real calendar date (RFC 3339 `full-date`).
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = &text[range];
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok()).flatten()
+    };
+    let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// RFC 3339 `date-time`: a date, `T`, `HH:MM:SS`, optional fraction, `Z` or `±HH:MM`.
+fn is_date_time(text: &str) -> bool {
+    let Some((date, time)) = text.split_once(['T', 't']) else { return false };
+    if !is_date(date) {
+        return false;
+    }
+    let (clock, offset) = if let Some(clock) = time.strip_suffix(['Z', 'z']) {
+        (clock, None)
+    } else if let Some(at) = time.rfind(['+', '-']) {
+        (&time[..at], Some(&time[at + 1..]))
+    } else {
+        return false;
+    };
+    let two = |part: &str, max: u32| {
+        part.len() == 2
+            && part.bytes().all(|c| c.is_ascii_digit())
+            && part.parse::<u32>().is_ok_and(|n| n <= max)
+    };
+    let (whole, fraction) = match clock.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (clock, None),
+    };
+    let parts: Vec<&str> = whole.split(':').collect();
+    let clock_ok = parts.len() == 3
+        && two(parts[0], 23)
+        && two(parts[1], 59)
+        && two(parts[2], 60)
+        && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()));
+    let offset_ok =
+        offset.is_none_or(|o| matches!(o.split_once(':'), Some((h, m)) if two(h, 23) && two(m, 59)));
+    clock_ok && offset_ok
+}
+
+/// The answer to a text question that leaves its field empty, or takes its default.
+pub const KEEP_DEFAULT: &str = "-";
 
 /// A form turned into an askuser request, and the way back.
 #[derive(Debug)]
 struct Plan {
     request: AskUserRequest,
     slots: Vec<Slot>,
-    /// The string fields a choice field's own words may go to (`KEY_other`).
-    text_fields: Vec<String>,
+    /// The string fields a choice field's own words may go to (`KEY_other`), with their rules.
+    text_fields: BTreeMap<String, TextKind>,
 }
 
 /// `text` made fit for a one-line (or, with `allow_lf`, a multi-line) field of at most `max`
@@ -223,6 +478,8 @@ struct Field<'a> {
     min: Option<u64>,
     max: Option<u64>,
     boolean: bool,
+    /// The values the schema's `default` picks.
+    defaults: Vec<String>,
 }
 
 fn choice_field<'a>(
@@ -237,8 +494,8 @@ fn choice_field<'a>(
                  description: &'a Option<std::borrow::Cow<'static, str>>,
                  options,
                  multi,
-                 min,
-                 max| Field {
+                 (min, max),
+                 defaults| Field {
         key,
         title: title.as_deref(),
         description: description.as_deref(),
@@ -247,19 +504,23 @@ fn choice_field<'a>(
         min,
         max,
         boolean: false,
+        defaults,
     };
+    let one = |default: &Option<String>| default.iter().cloned().collect::<Vec<_>>();
+    let many = |default: &Option<Vec<String>>| default.clone().unwrap_or_default();
     Ok(Some(match definition {
         PrimitiveSchemaDefinition::Enum(EnumSchema::Single(SingleSelectEnumSchema::Untitled(s))) => {
-            field(&s.title, &s.description, same(&s.enum_), false, None, None)
+            field(&s.title, &s.description, same(&s.enum_), false, (None, None), one(&s.default))
         }
         PrimitiveSchemaDefinition::Enum(EnumSchema::Single(SingleSelectEnumSchema::Titled(s))) => {
-            field(&s.title, &s.description, titled(&s.one_of), false, None, None)
+            field(&s.title, &s.description, titled(&s.one_of), false, (None, None), one(&s.default))
         }
         PrimitiveSchemaDefinition::Enum(EnumSchema::Legacy(LegacyEnumSchema {
             title,
             description,
             enum_,
             enum_names,
+            default,
             ..
         })) => {
             let options = match enum_names {
@@ -268,14 +529,24 @@ fn choice_field<'a>(
                 }
                 _ => same(enum_),
             };
-            field(title, description, options, false, None, None)
+            field(title, description, options, false, (None, None), one(default))
         }
-        PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Untitled(s))) => {
-            field(&s.title, &s.description, same(&s.items.enum_), true, s.min_items, s.max_items)
-        }
-        PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Titled(s))) => {
-            field(&s.title, &s.description, titled(&s.items.any_of), true, s.min_items, s.max_items)
-        }
+        PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Untitled(s))) => field(
+            &s.title,
+            &s.description,
+            same(&s.items.enum_),
+            true,
+            (s.min_items, s.max_items),
+            many(&s.default),
+        ),
+        PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Titled(s))) => field(
+            &s.title,
+            &s.description,
+            titled(&s.items.any_of),
+            true,
+            (s.min_items, s.max_items),
+            many(&s.default),
+        ),
         PrimitiveSchemaDefinition::Boolean(b) => Field {
             key,
             title: b.title.as_deref(),
@@ -285,6 +556,7 @@ fn choice_field<'a>(
             min: None,
             max: None,
             boolean: true,
+            defaults: b.default.map(|d| d.to_string()).into_iter().collect(),
         },
         PrimitiveSchemaDefinition::String(_)
         | PrimitiveSchemaDefinition::Number(_)
@@ -293,34 +565,149 @@ fn choice_field<'a>(
     }))
 }
 
+/// A header unique (by a simple fold) among `headers`, from `title`.
+fn unique_header(title: &str, headers: &mut Vec<String>) -> String {
+    let mut header = fit(title, MAX_HEADER_CHARS, false);
+    let mut n = 2;
+    while headers.iter().any(|h| h.to_lowercase() == header.to_lowercase()) {
+        let suffix = format!(" #{n}");
+        header = format!("{}{suffix}", fit(&header, MAX_HEADER_CHARS - suffix.chars().count(), false));
+        n += 1;
+    }
+    headers.push(header.clone());
+    header
+}
+
+/// The string fields that take a choice field's own words (`KEY_other`), with their rules: not
+/// asked on their own.
+fn other_fields(schema: &ElicitationSchema, required: &[String]) -> BTreeMap<String, TextKind> {
+    let mut text_fields = BTreeMap::new();
+    for (key, definition) in &schema.properties {
+        if let (Some(choice), PrimitiveSchemaDefinition::String(_)) = (key.strip_suffix("_other"), definition)
+            && !required.contains(key)
+            && schema.properties.get(choice).is_some_and(|d| matches!(choice_field(choice, d), Ok(Some(_))))
+            && let Some((kind, _)) = TextKind::of(definition)
+        {
+            text_fields.insert(key.clone(), kind);
+        }
+    }
+    text_fields
+}
+
+/// `questions` validated in `profile`; an error names the field whose question fails alone.
+fn validated(
+    questions: &[Value],
+    slots: &[Slot],
+    profile: Profile,
+) -> Result<askuser_core::Questions, String> {
+    let validator = Validator::new().with_profile(profile);
+    let questions = validator.validate_value(&json!({ "questions": questions })).map_err(|error| {
+        // Name the field whose question failed, when one alone does.
+        let alone = questions.iter().zip(slots).find_map(|(question, slot)| {
+            validator
+                .validate_value(&json!({ "questions": [question] }))
+                .err()
+                .map(|e| format!("field {:?}: {e}", slot.key()))
+        });
+        alone.unwrap_or_else(|| format!("the form cannot be asked: {error}"))
+    })?;
+    Ok(questions)
+}
+
+/// A string, number or integer field as a text question (extended profile): the question's JSON
+/// and its slot. `intro` starts the question's text.
+fn text_question(
+    key: &str,
+    definition: &PrimitiveSchemaDefinition,
+    required: bool,
+    intro: &str,
+    headers: &mut Vec<String>,
+) -> Result<(Value, Slot), String> {
+    let Some((kind, default)) = TextKind::of(definition) else {
+        return Err(format!("field {key:?} is not text or a number"));
+    };
+    if let PrimitiveSchemaDefinition::String(s) = definition
+        && s.format.is_some_and(|f| {
+            !matches!(
+                f,
+                StringFormat::Email | StringFormat::Uri | StringFormat::Date | StringFormat::DateTime
+            )
+        })
+    {
+        return Err(format!("field {key:?} has a format askuser cannot check"));
+    }
+    let (title, description) = match definition {
+        PrimitiveSchemaDefinition::String(s) => (s.title.as_deref(), s.description.as_deref()),
+        PrimitiveSchemaDefinition::Number(n) => (n.title.as_deref(), n.description.as_deref()),
+        PrimitiveSchemaDefinition::Integer(i) => (i.title.as_deref(), i.description.as_deref()),
+        _ => (None, None),
+    };
+    let header = unique_header(title.unwrap_or(key), headers);
+    let mut notes = Vec::new();
+    if let Some(hint) = kind.hint() {
+        notes.push(format!("Answer with {hint}."));
+    }
+    match (&default, required) {
+        (Some(default), _) => notes.push(format!(
+            "Default: {}; answer {KEEP_DEFAULT} to take it.",
+            default.as_str().map_or_else(|| default.to_string(), str::to_owned)
+        )),
+        (None, false) => notes.push(format!("Optional: answer {KEEP_DEFAULT} to leave it empty.")),
+        (None, true) => {}
+    }
+    let text = format!("{intro}{} {}", description.or(title).unwrap_or(key), notes.join(" "));
+    let question = json!({
+        "kind": "text",
+        "header": header,
+        "question": fit(&text, MAX_QUESTION_CHARS, true),
+    });
+    Ok((question, Slot::Text { key: key.to_owned(), kind, default, required }))
+}
+
 impl Plan {
     fn new(
         server: &str,
         message: &str,
         schema: &ElicitationSchema,
         problem: Option<&str>,
+        profile: Profile,
     ) -> Result<Self, String> {
+        let extended = profile == Profile::Extended;
         let required = schema.required.clone().unwrap_or_default();
         let order: Vec<&String> = match &schema.property_order {
             Some(order) => order.iter().collect(),
             None => schema.properties.keys().collect(),
         };
+        let text_fields = other_fields(schema, &required);
         let mut questions = Vec::new();
         let mut slots = Vec::new();
-        let mut text_fields = Vec::new();
         let mut headers: Vec<String> = Vec::new();
+        let intro = |first: bool| match (first, problem) {
+            (false, _) => String::new(),
+            (true, None) => format!("{server} asks: {message}\n\n"),
+            (true, Some(problem)) => {
+                format!("Your last answer could not be sent: {problem}.\n{server} asks: {message}\n\n")
+            }
+        };
         for key in order {
             let Some(definition) = schema.properties.get(key) else { continue };
             let is_required = required.contains(key);
             let Some(field) = choice_field(key, definition)? else {
-                if is_required {
-                    return Err(format!(
-                        "field {key:?} asks for free text or a number, which askuser cannot ask yet (text questions need the extended profile)"
-                    ));
+                if text_fields.contains_key(key) {
+                    continue;
                 }
-                if matches!(definition, PrimitiveSchemaDefinition::String(_)) {
-                    text_fields.push(key.clone());
+                if !extended || TextKind::of(definition).is_none() {
+                    if is_required {
+                        return Err(format!(
+                            "field {key:?} asks for free text or a number, which askuser asks only in the extended profile (ElicitationHandler::with_profile)"
+                        ));
+                    }
+                    continue;
                 }
+                let intro = format!("[{server}] {}", intro(questions.is_empty()));
+                let (question, slot) = text_question(key, definition, is_required, &intro, &mut headers)?;
+                questions.push(question);
+                slots.push(slot);
                 continue;
             };
             let mut options = field.options;
@@ -334,45 +721,41 @@ impl Plan {
                     options.len()
                 ));
             }
-            let built: Vec<QuestionOption> = options
+            let built: Vec<Value> = options
                 .iter()
-                .map(|(_, title)| {
+                .map(|(value, title)| {
                     let label = fit(title, MAX_LABEL_CHARS, false);
                     let full = fit(title, MAX_DESCRIPTION_CHARS, true);
-                    QuestionOption::new(&label, (full != label).then_some(full.as_str()))
+                    let mut option = json!({ "label": label });
+                    if full != label {
+                        option["description"] = Value::String(full);
+                    }
+                    if extended && !value.is_empty() && field.defaults.contains(value) {
+                        option["default"] = Value::Bool(true);
+                    }
+                    option
                 })
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("field {key:?}: {e}"))?;
-            let mut header = fit(field.title.unwrap_or(field.key), MAX_HEADER_CHARS, false);
-            if header.is_empty() {
-                header = fit(field.key, MAX_HEADER_CHARS, false);
-            }
-            let mut n = 2;
-            while headers.iter().any(|h| h.to_lowercase() == header.to_lowercase()) {
-                let suffix = format!(" #{n}");
-                header =
-                    format!("{}{suffix}", fit(&header, MAX_HEADER_CHARS - suffix.chars().count(), false));
-                n += 1;
-            }
-            headers.push(header.clone());
-            let intro = match (questions.is_empty(), problem) {
-                (false, _) => String::new(),
-                (true, None) => format!("{server} asks: {message}\n\n"),
-                (true, Some(problem)) => {
-                    format!("Your last answer could not be sent: {problem}.\n{server} asks: {message}\n\n")
-                }
-            };
+                .collect();
+            let header = unique_header(field.title.unwrap_or(field.key), &mut headers);
             let limits = if field.multi {
                 picks(field.min, field.max).map(|p| format!(" (pick {p})")).unwrap_or_default()
             } else {
                 String::new()
             };
             let text = format!(
-                "[{server}] {intro}{}{limits}",
+                "[{server}] {}{}{limits}",
+                intro(questions.is_empty()),
                 field.description.or(field.title).unwrap_or(field.key)
             );
-            let question = Question::new(&header, fit(&text, MAX_QUESTION_CHARS, true), built, field.multi)
-                .map_err(|e| format!("field {key:?}: {e}"))?;
+            let mut question = json!({
+                "header": header,
+                "question": fit(&text, MAX_QUESTION_CHARS, true),
+                "options": built,
+                "multi_select": field.multi,
+            });
+            if extended {
+                question["allow_other"] = Value::Bool(text_fields.contains_key(&format!("{key}_other")));
+            }
             questions.push(question);
             slots.push(if field.boolean {
                 Slot::Boolean { key: key.clone() }
@@ -381,9 +764,13 @@ impl Plan {
             });
         }
         if questions.is_empty() {
-            return Err("the form has no field askuser can ask (choices or yes/no)".to_owned());
+            return Err(if extended {
+                "the form has no field askuser can ask".to_owned()
+            } else {
+                "the form has no field askuser can ask (choices or yes/no)".to_owned()
+            });
         }
-        let questions = Questions::new(questions).map_err(|e| format!("the form cannot be asked: {e}"))?;
+        let questions = validated(&questions, &slots, profile)?;
         Ok(Self { request: AskUserRequest::new(questions), slots, text_fields })
     }
 
@@ -393,6 +780,7 @@ impl Plan {
         askuser_core::check_response(&self.request, response).map_err(|e| e.to_string())?;
         let questions = self.request.questions().as_slice();
         let mut content = Map::new();
+        let mut problems = Vec::new();
         for answer in &response.answers {
             let index = questions.iter().position(|q| q.header() == answer.header).unwrap_or_default();
             let (slot, question) = (&self.slots[index], &questions[index]);
@@ -414,16 +802,43 @@ impl Plan {
                         content.insert(key.clone(), Value::Bool(value));
                     }
                 }
+                Slot::Text { key, kind, default, required } => {
+                    let text = answer.custom_answer.as_deref().map(str::trim).unwrap_or_default();
+                    if text == KEEP_DEFAULT {
+                        match default {
+                            Some(default) => {
+                                content.insert(key.clone(), default.clone());
+                            }
+                            None if *required => {
+                                return Err(format!("\"{}\" needs an answer", answer.header));
+                            }
+                            None => {}
+                        }
+                        continue;
+                    }
+                    match kind.value(text) {
+                        Ok(value) => {
+                            content.insert(key.clone(), value);
+                        }
+                        // Every misfit at once, so the person mends them in one round.
+                        Err(why) => problems.push(format!("\"{}\" {why}", answer.header)),
+                    }
+                }
                 Slot::Choice { key, values, multi, min, max } => {
                     if let Some(text) = &answer.custom_answer {
                         let other = format!("{key}_other");
-                        if !self.text_fields.contains(&other) {
+                        let Some(kind) = self.text_fields.get(&other) else {
                             return Err(format!(
                                 "\"{}\" takes one of its options, not your own words",
                                 answer.header
                             ));
+                        };
+                        match kind.value(text) {
+                            Ok(value) => {
+                                content.insert(other, value);
+                            }
+                            Err(why) => problems.push(format!("\"{}\" {why}", answer.header)),
                         }
-                        content.insert(other, Value::String(text.clone()));
                         continue;
                     }
                     let chosen: Vec<Value> = picked
@@ -446,14 +861,25 @@ impl Plan {
                 }
             }
         }
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
         Ok(Value::Object(content))
+    }
+}
+
+impl Slot {
+    fn key(&self) -> &str {
+        match self {
+            Self::Choice { key, .. } | Self::Boolean { key } | Self::Text { key, .. } => key,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use askuser_core::AskUserAnswer;
+    use askuser_core::{AskUserAnswer, Question};
     use serde_json::json;
 
     fn schema(value: Value) -> ElicitationSchema {
@@ -480,7 +906,7 @@ mod tests {
             "required": ["color", "size", "tags", "ok"]}"#,
         )
         .unwrap();
-        let plan = Plan::new("weather-server", "Pick, please", &form, None).unwrap();
+        let plan = Plan::new("weather-server", "Pick, please", &form, None, Profile::Reference).unwrap();
         let questions = plan.request.questions().as_slice();
         let headers: Vec<&str> = questions.iter().map(Question::header).collect();
         assert_eq!(headers, ["Color", "Size", "Tags", "Proceed"]);
@@ -517,7 +943,7 @@ mod tests {
             "q01": {"type": "string", "title": "Plan", "oneOf": [{"const": "S", "title": "Small"}, {"const": "L", "title": "Large"}]},
             "q01_other": {"type": "string"},
             "q02": {"type": "boolean", "title": "Backups"}}}));
-        let plan = Plan::new("askuser", "m", &form, None).unwrap();
+        let plan = Plan::new("askuser", "m", &form, None, Profile::Reference).unwrap();
         assert_eq!(plan.request.questions().as_slice()[0].options()[2].label(), LEAVE_EMPTY);
         let content = answers(&plan, &[("Plan", &[LEAVE_EMPTY]), ("Backups", &["Yes"])]).unwrap();
         assert_eq!(content, json!({"q02": true}));
@@ -540,7 +966,7 @@ mod tests {
     fn forms_it_cannot_ask_are_refused_with_the_reason() {
         #[track_caller]
         fn refused(form: Value, part: &str) {
-            let error = Plan::new("s", "m", &schema(form), None).unwrap_err();
+            let error = Plan::new("s", "m", &schema(form), None, Profile::Reference).unwrap_err();
             assert!(error.contains(part), "{error:?} lacks {part:?}");
         }
         refused(
@@ -567,6 +993,60 @@ mod tests {
     }
 
     #[test]
+    fn formats_are_checked() {
+        for good in ["a@b.co", "first.last+tag@mail.example.org", "ünï@exämple.de"] {
+            assert!(is_email(good), "{good}");
+        }
+        for bad in ["", "a", "a@", "@b.co", "a@b", "a b@c.de", "a@@b.co", ".a@b.co", "a@-b.co", "a@b..co"] {
+            assert!(!is_email(bad), "{bad}");
+        }
+        for good in ["https://x.org", "mailto:a@b.co", "urn:isbn:0451450523", "git+ssh://h/p"] {
+            assert!(is_uri(good), "{good}");
+        }
+        for bad in ["", "x.org", "://x", "1http://x", "https://x y", "https:"] {
+            assert!(!is_uri(bad), "{bad}");
+        }
+        for good in ["2024-02-29", "2000-02-29", "1999-12-31"] {
+            assert!(is_date(good), "{good}");
+        }
+        for bad in
+            ["1900-02-29", "2023-02-29", "2024-13-01", "2024-04-31", "2024-4-01", "24-04-01", "2024-04-0a"]
+        {
+            assert!(!is_date(bad), "{bad}");
+        }
+        for good in ["2026-12-01T09:30:00Z", "2026-12-01t09:30:00.123+01:00", "2026-12-31T23:59:60-05:30"] {
+            assert!(is_date_time(good), "{good}");
+        }
+        for bad in [
+            "2026-12-01",
+            "2026-12-01T09:30Z",
+            "2026-12-01T09:30:00",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T09:30:00+1:00",
+            "2026-12-01T09:30:00.Z",
+        ] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_type_and_range() {
+        let integer = TextKind::Integer { min: Some(1), max: Some(10) };
+        assert_eq!(integer.value("7"), Ok(json!(7)));
+        assert!(integer.value("7.0").unwrap_err().contains("whole number"));
+        assert!(integer.value("11").unwrap_err().contains("at most 10"));
+        let number = TextKind::Number { min: None, max: Some(1.0) };
+        assert_eq!(number.value("0.5"), Ok(json!(0.5)));
+        assert!(number.value("1").unwrap().is_f64());
+        assert!(number.value("NaN").unwrap_err().contains("takes a number"));
+        assert!(number.value("inf").unwrap_err().contains("takes a number"));
+        let text = TextKind::String { min: Some(2), max: Some(3), format: None };
+        assert!(text.value("é").unwrap_err().contains("at least 2"));
+        assert_eq!(text.value("éèê"), Ok(json!("éèê")));
+        assert!(text.value("abcd").unwrap_err().contains("at most 3"));
+    }
+
+    #[test]
     fn long_and_unsafe_titles_are_fitted() {
         let long = "x".repeat(80);
         let form = schema(json!({"type": "object", "properties": {
@@ -574,7 +1054,7 @@ mod tests {
                 {"const": "1", "title": long}, {"const": "2", "title": "bell\u{7} and\nnewline"}]},
             "b": {"type": "boolean", "title": "A title that is much too long for a header"}},
             "required": ["a", "b"]}));
-        let plan = Plan::new("s", "m", &form, None).unwrap();
+        let plan = Plan::new("s", "m", &form, None, Profile::Reference).unwrap();
         let questions = plan.request.questions().as_slice();
         assert_eq!(questions[0].header(), "A title that is much too…");
         assert_eq!(questions[1].header(), "A title that is much… #2");

@@ -3,11 +3,16 @@
 //!
 //! Property keys are zero-padded (`q01`, `q01_other`, …, `q10`) because rmcp and most clients
 //! keep the keys of `requestedSchema.properties` in sorted order: `q10` must not come before
-//! `q2`. Every field is optional, because each question is answered either by its choice field or
-//! by its "Other" text field; [`read_answer`] enforces exactly one of the two, and
-//! `check_response` the rest.
+//! `q2`. A choice question with an "Other" field has both fields optional, because it is answered
+//! either by its choice or by its own words; [`read_answer`] enforces exactly one of the two, and
+//! `check_response` the rest. A text question (extended profile) is one required string field; a
+//! choice question without "Other" (`allow_other: false`) has its choice field required.
+//! Secret questions never enter a form (SPEC §13).
 
-use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_response};
+use askuser_core::{
+    AskUserAnswer, AskUserRequest, AskUserResponse, MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionKind,
+    check_response,
+};
 use std::collections::BTreeMap;
 
 use rmcp::model::{
@@ -17,7 +22,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-/// How long an "Other" answer may be, in characters (the terminal's cap, SPEC §6).
+/// How long an "Other" answer or a text answer may be, in characters (the terminal's cap, SPEC §6
+/// and §10).
 pub const MAX_OTHER_CHARS: u32 = 2000;
 
 /// The two shapes a choice question takes in a form.
@@ -59,7 +65,9 @@ pub fn message(server: &str, problem: Option<&str>) -> String {
     }
     text.push_str("The AI model you are working with asks these questions (through ");
     text.push_str(server);
-    text.push_str("). Pick an answer for each question, or type your own in its \"Other\" field. ");
+    text.push_str(
+        "). Pick an answer for each question, or type your own where the question has a field for it. ",
+    );
     text.push_str(
         "They are the model's words, not a sign-in or system prompt: never enter a password or key here. ",
     );
@@ -67,9 +75,40 @@ pub fn message(server: &str, problem: Option<&str>) -> String {
     text
 }
 
-/// The key of question `index`'s choice field: `q01` … `q10`.
-fn key(index: usize) -> String {
-    format!("q{:02}", index + 1)
+/// The key of question `index`'s choice or text field: `q01` … `q10`.
+const KEYS: [&str; MAX_QUESTIONS] = ["q01", "q02", "q03", "q04", "q05", "q06", "q07", "q08", "q09", "q10"];
+
+/// The key of question `index`'s "Other" field.
+const OTHER_KEYS: [&str; MAX_QUESTIONS] = [
+    "q01_other",
+    "q02_other",
+    "q03_other",
+    "q04_other",
+    "q05_other",
+    "q06_other",
+    "q07_other",
+    "q08_other",
+    "q09_other",
+    "q10_other",
+];
+
+/// The key of option `n` of question `index`'s multi-select in the 2025-06-18 form (a boolean).
+const OPTION_KEYS: [[&str; MAX_OPTIONS]; MAX_QUESTIONS] = [
+    ["q01_1", "q01_2", "q01_3", "q01_4", "q01_5", "q01_6"],
+    ["q02_1", "q02_2", "q02_3", "q02_4", "q02_5", "q02_6"],
+    ["q03_1", "q03_2", "q03_3", "q03_4", "q03_5", "q03_6"],
+    ["q04_1", "q04_2", "q04_3", "q04_4", "q04_5", "q04_6"],
+    ["q05_1", "q05_2", "q05_3", "q05_4", "q05_5", "q05_6"],
+    ["q06_1", "q06_2", "q06_3", "q06_4", "q06_5", "q06_6"],
+    ["q07_1", "q07_2", "q07_3", "q07_4", "q07_5", "q07_6"],
+    ["q08_1", "q08_2", "q08_3", "q08_4", "q08_5", "q08_6"],
+    ["q09_1", "q09_2", "q09_3", "q09_4", "q09_5", "q09_6"],
+    ["q10_1", "q10_2", "q10_3", "q10_4", "q10_5", "q10_6"],
+];
+
+/// The key of question `index`'s field: no allocation, the form is built and read on every call.
+fn key(index: usize) -> &'static str {
+    KEYS[index]
 }
 
 fn option_title(option: &askuser_core::QuestionOption) -> String {
@@ -80,28 +119,56 @@ fn option_title(option: &askuser_core::QuestionOption) -> String {
 }
 
 /// The `requestedSchema` for `request` in `style`.
+///
+/// Extended-profile questions add: a text question as a string field (`minLength` 1, `maxLength`
+/// [`MAX_OTHER_CHARS`]); options marked `default` as the field's `default` where the revision has
+/// one (2025-11-25 on: the single-select's value, the multi-select's list; 2025-06-18: the
+/// booleans of a multi-select); no "Other" field when `allow_other` is false. A secret question
+/// gets no field at all: the server never puts one in a form.
 #[must_use]
 pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
     // Built from rmcp's types directly: going through `serde_json::Value` cost ten times the
     // whole capability call (the untagged schema enums buffer and retry every field).
     let mut properties = BTreeMap::new();
+    let mut required = Vec::new();
     for (index, question) in request.questions().iter().enumerate() {
         let key = key(index);
-        let header = question.header().to_owned();
+        let header = question.header();
+        match question.kind() {
+            QuestionKind::Choice => {}
+            QuestionKind::Text => {
+                properties.insert(
+                    key.to_owned(),
+                    PrimitiveSchemaDefinition::String(
+                        StringSchema::new()
+                            .title(header.to_owned())
+                            .description(question.question().to_owned())
+                            .min_length(1)
+                            .max_length(MAX_OTHER_CHARS),
+                    ),
+                );
+                required.push(key.to_owned());
+                continue;
+            }
+            // Never through a form; the server routes such a batch elsewhere.
+            _ => continue,
+        }
         let titled =
             || question.options().iter().map(|o| ConstTitle::new(o.label(), option_title(o))).collect();
+        let defaults = || question.declared_defaults().map(|o| o.label().to_owned()).collect::<Vec<_>>();
         let field = match (style, question.multi_select()) {
             (FormStyle::Enums2025, false) => {
+                // 2025-06-18 has no `default` on an enum.
                 let mut field =
                     LegacyEnumSchema::new(question.options().iter().map(|o| o.label().to_owned()).collect());
-                field.title = Some(header.clone().into());
+                field.title = Some(header.to_owned().into());
                 field.description = Some(question.question().to_owned().into());
                 field.enum_names = Some(question.options().iter().map(option_title).collect());
                 Some(EnumSchema::Legacy(field))
             }
             (FormStyle::Enums2025, true) => {
                 for (n, option) in question.options().iter().enumerate() {
-                    let mut field = BooleanSchema::new().with_default(false);
+                    let mut field = BooleanSchema::new().with_default(option.is_default());
                     field = if n == 0 {
                         let description = match option.description() {
                             Some(d) if !d.is_empty() => format!("{}\n\n{d}", question.question()),
@@ -115,40 +182,53 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                             _ => field,
                         }
                     };
-                    properties.insert(format!("{key}_{}", n + 1), PrimitiveSchemaDefinition::Boolean(field));
+                    properties
+                        .insert(OPTION_KEYS[index][n].to_owned(), PrimitiveSchemaDefinition::Boolean(field));
                 }
                 None
             }
             (FormStyle::Titled2025, false) => {
                 let mut field = TitledSingleSelectEnumSchema::new(titled());
-                field.title = Some(header.clone().into());
+                field.title = Some(header.to_owned().into());
                 field.description = Some(question.question().to_owned().into());
+                field.default = defaults().into_iter().next();
                 Some(EnumSchema::Single(SingleSelectEnumSchema::Titled(field)))
             }
             (FormStyle::Titled2025, true) => {
-                let field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
-                    .with_title(header.clone())
+                let mut field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
+                    .with_title(header.to_owned())
                     .with_description(question.question().to_owned())
                     .with_min_items(1)
                     .with_max_items(question.options().len() as u64);
+                let defaults = defaults();
+                field.default = (!defaults.is_empty()).then_some(defaults);
                 Some(EnumSchema::Multi(MultiSelectEnumSchema::Titled(field)))
             }
         };
         if let Some(field) = field {
-            properties.insert(key.clone(), PrimitiveSchemaDefinition::Enum(field));
+            properties.insert(key.to_owned(), PrimitiveSchemaDefinition::Enum(field));
+            if !question.allow_other() {
+                required.push(key.to_owned());
+            }
         }
-        properties.insert(
-            format!("{key}_other"),
-            PrimitiveSchemaDefinition::String(
-                StringSchema::new()
-                    .title(format!("{header}: other answer"))
-                    .description("Your own answer instead of the choices above (leave empty to use them).")
-                    .max_length(MAX_OTHER_CHARS),
-            ),
-        );
+        if question.allow_other() {
+            properties.insert(
+                OTHER_KEYS[index].to_owned(),
+                PrimitiveSchemaDefinition::String(
+                    StringSchema::new()
+                        .title(format!("{header}: other answer"))
+                        .description(
+                            "Your own answer instead of the choices above (leave empty to use them).",
+                        )
+                        .max_length(MAX_OTHER_CHARS),
+                ),
+            );
+        }
     }
     // Sorted keys are question order, thanks to the zero padding.
-    ElicitationSchema::new(properties)
+    let mut schema = ElicitationSchema::new(properties);
+    schema.required = (!required.is_empty()).then_some(required);
+    schema
 }
 
 /// Why a form answer could not be used. Its text goes back to the person when the question is
@@ -187,67 +267,104 @@ pub fn read_answer(
         Some(_) => return Err(misfit("the form's content is not an object")),
     };
     let questions = request.questions();
-    let names = field_names(questions.as_slice(), style);
-    for name in fields.keys() {
-        if !names.contains(name) {
-            return Err(misfit(format!("the form has no field {name:?}")));
-        }
+    if let Some(name) = fields.keys().find(|name| !has_field(questions.as_slice(), style, name)) {
+        return Err(misfit(format!("the form has no field {name:?}")));
     }
     let mut answers = Vec::with_capacity(questions.len());
     for (index, question) in questions.iter().enumerate() {
         let key = key(index);
-        let other = match fields.get(&format!("{key}_other")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) if text.trim().is_empty() => None,
-            Some(Value::String(text)) => Some(text.clone()),
-            Some(_) => return Err(misfit(format!("{key}_other (\"{}\") must be text", question.header()))),
-        };
-        let picked = picked(question, &key, style, fields)?;
-        let answer = match (picked.is_empty(), other) {
-            (true, Some(text)) => AskUserAnswer::custom(question.header(), text),
-            (false, None) => AskUserAnswer::picked(question.header(), picked),
-            (false, Some(_)) => {
+        let answer = match question.kind() {
+            QuestionKind::Choice => choice_answer(question, index, style, fields)?,
+            QuestionKind::Text => match fields.get(key) {
+                None | Some(Value::Null) => {
+                    return Err(misfit(format!("\"{}\" was not answered", question.header())));
+                }
+                Some(Value::String(text)) if text.trim().is_empty() => {
+                    return Err(misfit(format!("\"{}\" was not answered", question.header())));
+                }
+                Some(Value::String(text)) => AskUserAnswer::custom(question.header(), text.clone()),
+                Some(_) => return Err(misfit(format!("{key} (\"{}\") must be text", question.header()))),
+            },
+            _ => {
                 return Err(misfit(format!(
-                    "\"{}\" has both a choice and an other answer; give one of them",
+                    "\"{}\" is a secret question, which is never answered in a form",
                     question.header()
                 )));
             }
-            (true, None) => return Err(misfit(format!("\"{}\" was not answered", question.header()))),
         };
-        answers.push(answer);
+        answers.push(match question.id() {
+            Some(id) => answer.with_id(id),
+            None => answer,
+        });
     }
     let response = AskUserResponse::answered(answers);
     check_response(request, &response).map_err(|e| misfit(e.to_string()))?;
     Ok(response)
 }
 
-/// Every field name the form for `questions` has in `style`.
-fn field_names(questions: &[Question], style: FormStyle) -> Vec<String> {
-    let mut names = Vec::new();
-    for (index, question) in questions.iter().enumerate() {
-        let key = key(index);
-        if style == FormStyle::Enums2025 && question.multi_select() {
-            names.extend((1..=question.options().len()).map(|n| format!("{key}_{n}")));
-        } else {
-            names.push(key.clone());
+/// The answer to choice question `question` (field `key`): its picks, or its own words.
+fn choice_answer(
+    question: &Question,
+    index: usize,
+    style: FormStyle,
+    fields: &Map<String, Value>,
+) -> Result<AskUserAnswer, Misfit> {
+    let key = key(index);
+    let other = if question.allow_other() {
+        match fields.get(OTHER_KEYS[index]) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if text.trim().is_empty() => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => return Err(misfit(format!("{key}_other (\"{}\") must be text", question.header()))),
         }
-        names.push(format!("{key}_other"));
+    } else {
+        None
+    };
+    let picked = picked(question, index, style, fields)?;
+    match (picked.is_empty(), other) {
+        (true, Some(text)) => Ok(AskUserAnswer::custom(question.header(), text)),
+        (false, None) => Ok(AskUserAnswer::picked(question.header(), picked)),
+        (false, Some(_)) => Err(misfit(format!(
+            "\"{}\" has both a choice and an other answer; give one of them",
+            question.header()
+        ))),
+        (true, None) => Err(misfit(format!("\"{}\" was not answered", question.header()))),
     }
-    names
+}
+
+/// Whether the form for `questions` in `style` has a field called `name` (without building the
+/// list of names).
+fn has_field(questions: &[Question], style: FormStyle, name: &str) -> bool {
+    let Some(index) = KEYS.iter().position(|k| name.get(..3) == Some(*k)) else { return false };
+    let Some(question) = questions.get(index) else { return false };
+    let rest = &name[3..];
+    match question.kind() {
+        QuestionKind::Choice => {}
+        QuestionKind::Text => return rest.is_empty(),
+        _ => return false,
+    }
+    if rest == "_other" {
+        return question.allow_other();
+    }
+    if style == FormStyle::Enums2025 && question.multi_select() {
+        return OPTION_KEYS[index][..question.options().len()].contains(&name);
+    }
+    rest.is_empty()
 }
 
 /// The labels picked for `question` (empty when its choice field is absent or empty).
 fn picked(
     question: &Question,
-    key: &str,
+    index: usize,
     style: FormStyle,
     fields: &Map<String, Value>,
 ) -> Result<Vec<String>, Misfit> {
+    let key = key(index);
     let header = question.header();
     if style == FormStyle::Enums2025 && question.multi_select() {
         let mut picked = Vec::new();
         for (n, option) in question.options().iter().enumerate() {
-            match fields.get(&format!("{key}_{}", n + 1)) {
+            match fields.get(OPTION_KEYS[index][n]) {
                 None | Some(Value::Null | Value::Bool(false)) => {}
                 Some(Value::Bool(true)) => picked.push(option.label().to_owned()),
                 Some(_) => {

@@ -17,7 +17,7 @@
 //! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
 //! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
 //! | `askuser-mcp` (this one) | the MCP server and the client elicitation handler (rmcp 3.x) |
-//! | `askuser-mcp-server` | the `askuser-mcp` stdio binary (`askuser mcp` forwards to it) |
+//! | `askuser-mcp-cli` | the `askuser-mcp` stdio binary (`askuser mcp` forwards to it) |
 //! | `askuser-cli` | the `askuser` binary |
 //!
 //! # Feature flags
@@ -29,8 +29,10 @@
 mod client;
 mod form;
 mod server;
+#[doc(hidden)]
+pub mod testing;
 
-pub use client::{ElicitationHandler, LEAVE_EMPTY};
+pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 pub use server::{

@@ -7,16 +7,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DECLINED, DefaultsResponder,
-    Validator, ask_user_result,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
-use askuser_tool::{AskUser, CallOutcome, DESCRIPTION, Dialect, TOOL_NAME, ToolCall, parameters};
+use askuser_tool::{
+    AskUser, CallOutcome, DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS,
+    TOOL_NAME, ToolCall, parameters_for,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    InputRequiredResult, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -42,11 +45,15 @@ const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
 /// a progress token.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
-/// Who answers when the client cannot show a form.
+/// Who answers when the client cannot show a form, and (extended profile) who is asked a
+/// secret question, which never goes into a form.
 #[derive(Clone)]
 pub struct Fallback {
     answerer: Option<Arc<dyn Answerer>>,
     note: String,
+    /// Whether the answerer may be asked secret questions (it reads them with echo off and hands
+    /// the value to a secret sink).
+    secrets: bool,
 }
 
 impl fmt::Debug for Fallback {
@@ -54,6 +61,7 @@ impl fmt::Debug for Fallback {
         f.debug_struct("Fallback")
             .field("answerer", &self.answerer.is_some())
             .field("note", &self.note)
+            .field("secrets", &self.secrets)
             .finish()
     }
 }
@@ -73,6 +81,7 @@ impl Fallback {
             answerer: None,
             note: "nobody is asked and the result says so at once: continue without the answers, or ask in your reply"
                 .to_owned(),
+            secrets: false,
         }
     }
 
@@ -91,7 +100,30 @@ impl Fallback {
     /// are shown on the terminal where the server runs".
     #[must_use]
     pub fn answerer(answerer: impl Answerer + 'static, note: impl Into<String>) -> Self {
-        Self { answerer: Some(Arc::new(answerer)), note: note.into() }
+        Self::shared(Arc::new(answerer), note)
+    }
+
+    /// [`answerer`](Self::answerer) with an answerer already shared.
+    #[must_use]
+    pub fn shared(answerer: Arc<dyn Answerer>, note: impl Into<String>) -> Self {
+        Self { answerer: Some(answerer), note: note.into(), secrets: false }
+    }
+
+    /// Lets this answerer be asked secret questions (extended profile), which are never put in
+    /// the MCP client's form (SPEC §13): a batch with a secret question goes to it even when the
+    /// client can show forms. Only for an answerer that reads the value safely (the terminal on
+    /// `/dev/tty` with echo off) and hands it to a [`SecretSink`](askuser_core::SecretSink),
+    /// answering with `secret_ref` alone. Default: false, and such a batch is declined at once.
+    #[must_use]
+    pub fn takes_secrets(mut self) -> Self {
+        self.secrets = self.answerer.is_some();
+        self
+    }
+
+    /// Whether a secret question goes to this fallback ([`takes_secrets`](Self::takes_secrets)).
+    #[must_use]
+    pub fn asks_secrets(&self) -> bool {
+        self.secrets && self.answerer.is_some()
     }
 }
 
@@ -198,10 +230,20 @@ impl AskUserServerBuilder {
         self
     }
 
-    /// The validator for the tool's arguments (its argument-size cap). Default:
-    /// [`Validator::new`].
+    /// The validator for the tool's arguments (its argument-size cap, its profile). Default:
+    /// [`Validator::new`]. Set the profile with [`profile`](Self::profile) after it.
     pub fn validator(mut self, validator: Validator) -> Self {
         self.validator = validator;
+        self
+    }
+
+    /// The question profile (SPEC §10). Default: [`Profile::Reference`], multiple choice only.
+    /// [`Profile::Extended`] adds text questions (string fields in the form), declared defaults
+    /// (the fields' `default`), `allow_other: false` (no "Other" field), ids and the extended
+    /// result (`{"status",…,"answers":[…]}`); a secret question is never put in the form: it goes
+    /// to a fallback that [takes secrets](Fallback::takes_secrets), else the call is declined.
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.validator = self.validator.with_profile(profile);
         self
     }
 
@@ -226,7 +268,12 @@ impl AskUserServerBuilder {
 
     /// The server.
     #[must_use]
-    pub fn build(self) -> AskUserServer {
+    pub fn build(mut self) -> AskUserServer {
+        if let Some(timeout) = self.timeout {
+            // A model may ask for any wait up to the server's own (extended `timeout_seconds`).
+            let seconds = u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX);
+            self.validator = self.validator.with_max_timeout_seconds(seconds);
+        }
         AskUserServer {
             inner: Arc::new(Inner {
                 name: self.name,
@@ -304,17 +351,40 @@ impl AskUserServer {
     /// ends with what happens when the client cannot show a form.
     #[must_use]
     pub fn tool(&self) -> Tool {
-        let description = format!(
-            "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
-            self.inner.fallback.note
-        );
-        let schema = match parameters(Dialect::Generic) {
+        let fallback = &self.inner.fallback;
+        let description = match self.profile() {
+            Profile::Extended => {
+                let secrets = if fallback.asks_secrets() {
+                    format!(
+                        "A secret question is never put in the MCP client's form: it is asked the way a question is when there is no form ({}).",
+                        fallback.note
+                    )
+                } else {
+                    "A secret question is never put in the MCP client's form, and this server has no other safe way to ask for one: a call with a secret question is declined at once (status \"declined\", answered_by \"unattended\"); ask the person in your reply to provide the credential another way.".to_owned()
+                };
+                format!(
+                    "{EXTENDED_DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}. {secrets}",
+                    fallback.note
+                )
+            }
+            _ => format!(
+                "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+                fallback.note
+            ),
+        };
+        let schema = match parameters_for(self.profile(), Dialect::Generic) {
             Value::Object(schema) => schema,
             _ => JsonObject::new(),
         };
         Tool::new(TOOL_NAME, description, Arc::new(schema)).with_annotations(
             ToolAnnotations::new().read_only(true).destructive(false).idempotent(false).open_world(false),
         )
+    }
+
+    /// The question profile calls are validated, asked and rendered by.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.inner.validator.profile()
     }
 
     /// Handles one `tools/call` of `ask_user_question`.
@@ -329,13 +399,28 @@ impl AskUserServer {
                 None,
             ));
         }
-        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        let mut params = params;
+        // Moved, not cloned: the 2026-07-28 retry needs only the state and the responses.
+        let arguments = Value::Object(params.arguments.take().unwrap_or_default());
         let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
         let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
-        if can_form && !version.has_initialize() {
+        // Secrets never go into a form (SPEC §13): only the extended profile has them, so only
+        // its calls are looked at before they are asked.
+        let mut secret = false;
+        if self.profile() == Profile::Extended {
+            let questions = match self.inner.validator.validate_value(&arguments) {
+                Ok(questions) => questions,
+                Err(error) => return Ok(text_result(&error.retry_payload(), true).into()),
+            };
+            secret = questions.iter().any(|q| q.kind() == QuestionKind::Secret);
+            if secret && !self.inner.fallback.asks_secrets() {
+                return Ok(unattended_decline(questions).into());
+            }
+        }
+        if can_form && !secret && !version.has_initialize() {
             return self.ask_by_input_required(&params, &arguments);
         }
-        let answerer: Arc<dyn Answerer> = if can_form {
+        let answerer: Arc<dyn Answerer> = if can_form && !secret {
             Arc::new(Eliciting {
                 peer: context.peer.clone(),
                 style: FormStyle::for_version(&version),
@@ -346,6 +431,7 @@ impl AskUserServer {
             Arc::clone(fallback)
         } else {
             return Ok(match self.inner.validator.validate_value(&arguments) {
+                Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
                 Ok(_) => text_result(NO_FORM, false),
                 Err(error) => text_result(&error.retry_payload(), true),
             }
@@ -353,6 +439,8 @@ impl AskUserServer {
         };
         let mut builder = AskUser::builder()
             .shared_answerer(answerer)
+            .profile(self.profile())
+            .max_timeout(Duration::from_secs(u64::from(self.inner.validator.max_timeout_seconds())))
             .max_argument_bytes(self.inner.validator.max_argument_bytes());
         if let Some(timeout) = self.inner.timeout {
             builder = builder.timeout(timeout);
@@ -435,14 +523,14 @@ impl AskUserServer {
         // Redeemed only now, so a malformed retry does not use the state up.
         self.redeem(&state.nonce)?;
         if result.action != ElicitationAction::Accept {
-            return Ok(text_result(DECLINED, false).into());
+            return Ok(rendered(&request, &AskUserResponse::declined()).into());
         }
         match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
             Ok(response) => Ok(rendered(&request, &response).into()),
             Err(misfit) if state.attempt < 2 => {
                 Ok(self.input_required(&request, &bound, 2, Some(&misfit.0)).into())
             }
-            Err(_) => Ok(text_result(DECLINED, false).into()),
+            Err(_) => Ok(rendered(&request, &AskUserResponse::declined()).into()),
         }
     }
 
@@ -454,7 +542,12 @@ impl AskUserServer {
         problem: Option<&str>,
     ) -> InputRequiredResult {
         let state = State { nonce: random_nonce(), attempt };
-        let options = SealOptions::new().associated_data(bound).ttl(self.inner.state_ttl);
+        // The model's own `timeout_seconds` (extended profile) shortens the state's life too.
+        let ttl = request
+            .questions()
+            .timeout_seconds()
+            .map_or(self.inner.state_ttl, |s| self.inner.state_ttl.min(Duration::from_secs(u64::from(s))));
+        let options = SealOptions::new().associated_data(bound).ttl(ttl);
         // A struct of a string and a number always serialises.
         let sealed = self.inner.codec.seal_json_with(&state, &options).unwrap_or_default();
         let params = ElicitRequestParams::FormElicitationParams {
@@ -505,12 +598,22 @@ fn supports_form(capabilities: &ClientCapabilities) -> bool {
 }
 
 fn request_id_text(context: &RequestContext<RoleServer>) -> String {
-    serde_json::to_value(&context.id).map(|v| v.to_string().trim_matches('"').to_owned()).unwrap_or_default()
+    match &context.id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
 }
 
 fn text_result(text: &str, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+}
+
+/// A call nobody was asked (no form and no fallback, or a secret with nowhere safe to ask it), in
+/// the extended profile: `{"status":"declined","answered_by":"unattended","answers":[]}`.
+fn unattended_decline(questions: Questions) -> CallToolResult {
+    let request = AskUserRequest::new(questions);
+    rendered(&request, &AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended))
 }
 
 fn rendered(request: &AskUserRequest, response: &AskUserResponse) -> CallToolResult {
@@ -587,7 +690,10 @@ impl ServerHandler for AskUserServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("askuser-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(askuser_tool::INSTRUCTIONS)
+            .with_instructions(match self.profile() {
+                Profile::Extended => EXTENDED_INSTRUCTIONS,
+                _ => INSTRUCTIONS,
+            })
     }
 
     async fn list_tools(

@@ -2,5 +2,6 @@
 //! clients: rmcp's, and the official TypeScript SDK's.
 
 mod node;
+mod server;
 mod stdio;
 mod terminal;

@@ -99,3 +99,25 @@ fn the_typescript_sdk_types_other_answers_and_declines() {
     );
     assert!(report["shown"].as_array().unwrap().is_empty());
 }
+
+/// The extended profile through the SDK: a text question is a string field the SDK accepts, the
+/// declared default is the field's `default`, and the result is the extended data.
+#[test]
+fn the_typescript_sdk_answers_an_extended_form() {
+    if !node_ready() {
+        return;
+    }
+    let batch = json!({"questions": [
+        {"id": "plan", "header": "Plan", "question": "Which plan?", "allow_other": false,
+         "options": [{"label": "Small", "default": true}, {"label": "Large"}]},
+        {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
+    let report = run("pick", &["--profile", "extended"], &batch);
+    assert_eq!(
+        text(&report),
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"plan","header":"Plan","selected":["Large"],"other_text":null},{"id":"q1","header":"Branch","selected":[],"other_text":"typed for Branch"}]}"#
+    );
+    let schema = &report["shown"][0]["requestedSchema"];
+    assert_eq!(schema["properties"]["q01"]["default"], "Small");
+    assert_eq!(schema["properties"]["q02"]["minLength"], 1);
+    assert!(schema["properties"].get("q01_other").is_none());
+}

@@ -1,83 +1,30 @@
 //! `askuser-mcp` as a child process, with rmcp's client on the other end of its stdin/stdout.
 
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, InitializeRequestParams, ProtocolVersion,
-};
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use askuser_mcp::testing::{Reply, ScriptedClient, serve_client};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RoleClient;
+use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// A client that answers every form by picking the first option of each choice field.
-#[derive(Clone)]
-struct FirstChoice {
-    version: ProtocolVersion,
-    elicitation: bool,
-    messages: Arc<Mutex<Vec<String>>>,
-}
-
-impl ClientHandler for FirstChoice {
-    fn get_info(&self) -> InitializeRequestParams {
-        let capabilities = if self.elicitation {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        InitializeRequestParams::new(capabilities, Implementation::new("askuser-stdio-test", "0.0.0"))
-            .with_protocol_version(self.version.clone())
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        self.messages.lock().unwrap().push(message);
-        let schema = serde_json::to_value(&requested_schema).unwrap();
-        let mut content = serde_json::Map::new();
-        for (key, field) in schema["properties"].as_object().unwrap() {
-            if let Some(first) = field["oneOf"].get(0).or_else(|| field["items"]["anyOf"].get(0)) {
-                let value = first["const"].clone();
-                content.insert(key.clone(), if field["type"] == "array" { json!([value]) } else { value });
-            }
-        }
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)))
-    }
-}
-
-async fn spawn(
+/// Spawns `askuser-mcp ARGS` and connects a scripted host at `version` that, with `elicitation`,
+/// answers its form by picking the first option of each choice field.
+pub(crate) async fn spawn(
     args: &[&str],
     version: ProtocolVersion,
     elicitation: bool,
-) -> (RunningService<RoleClient, FirstChoice>, FirstChoice) {
+) -> (RunningService<RoleClient, ScriptedClient>, ScriptedClient) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
     command.args(args);
     let (transport, _stderr) =
         TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("askuser-mcp starts");
-    let client = FirstChoice { version: version.clone(), elicitation, messages: Arc::default() };
-    let running = if version.has_initialize() {
-        client.clone().serve(transport).await.expect("initialize")
-    } else {
-        client
-            .clone()
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover { preferred_versions: vec![version] },
-            )
-            .await
-            .expect("discover")
-    };
-    (running, client)
+    let client = ScriptedClient::new(version.clone(), elicitation, vec![Reply::FirstChoice]);
+    (serve_client(client.clone(), version, transport).await, client)
 }
 
-fn batch() -> CallToolRequestParams {
+pub(crate) fn batch() -> CallToolRequestParams {
     let arguments = json!({"questions": [
         {"header": "Plan", "question": "Which plan?", "options": [{"label": "Small"}, {"label": "Large"}]},
         {"header": "Extras", "question": "Which extras?", "multi_select": true,
@@ -85,7 +32,7 @@ fn batch() -> CallToolRequestParams {
     CallToolRequestParams::new("ask_user_question").with_arguments(arguments.as_object().unwrap().clone())
 }
 
-fn text(result: &rmcp::model::CallToolResult) -> &str {
+pub(crate) fn text(result: &rmcp::model::CallToolResult) -> &str {
     &result.content[0].as_text().unwrap().text
 }
 
@@ -97,9 +44,9 @@ async fn answers_through_the_hosts_form() {
         assert_eq!(tools[0].name, "ask_user_question");
         let result = running.call_tool(batch()).await.unwrap();
         assert_eq!(text(&result), r#"{"Plan":["Small"],"Extras":["Backups"]}"#, "{version}");
-        let messages = client.messages.lock().unwrap().clone();
-        assert_eq!(messages.len(), 1);
-        assert!(messages[0].contains("(through stdio-test)"), "{}", messages[0]);
+        let shown = client.shown();
+        assert_eq!(shown.len(), 1);
+        assert!(shown[0].message.contains("(through stdio-test)"), "{}", shown[0].message);
         running.cancel().await.unwrap();
     }
 }
@@ -132,6 +79,35 @@ fn bad_options_exit_2_naming_the_problem() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("--fallback takes decline, defaults or terminal")
+        String::from_utf8_lossy(&output.stderr)
+            .contains("--fallback takes decline, defaults, terminal or server URL")
     );
+}
+
+/// `--profile extended` in the binary: a text question through the host's form, and a secret
+/// question that never reaches it (declined: this server's fallback cannot take secrets).
+#[tokio::test]
+async fn the_extended_profile_over_stdio() {
+    let version = ProtocolVersion::V_2025_11_25;
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
+    command.args(["--profile", "extended"]);
+    let (transport, _stderr) =
+        TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("askuser-mcp starts");
+    let reply = Reply::Accept(json!({"q01": "Large", "q02": "feature/x"}));
+    let client = ScriptedClient::new(version.clone(), true, vec![reply]);
+    let running = serve_client(client.clone(), version, transport).await;
+    let arguments = json!({"questions": [
+        {"header": "Plan", "question": "Which plan?", "options": [{"label": "Small"}, {"label": "Large"}]},
+        {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
+    let result = running.call_tool(askuser_mcp::testing::call(&arguments)).await.unwrap();
+    assert_eq!(
+        text(&result),
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"q1","header":"Plan","selected":["Large"],"other_text":null},{"id":"q2","header":"Branch","selected":[],"other_text":"feature/x"}]}"#
+    );
+    let secret = json!({"questions": [{"kind": "secret", "header": "Token", "question": "Your token?",
+        "secret_name": "API_TOKEN", "purpose": "To call the API."}]});
+    let result = running.call_tool(askuser_mcp::testing::call(&secret)).await.unwrap();
+    assert_eq!(text(&result), r#"{"status":"declined","answered_by":"unattended","answers":[]}"#);
+    assert_eq!(client.shown().len(), 1, "the secret went into a form");
+    running.cancel().await.unwrap();
 }

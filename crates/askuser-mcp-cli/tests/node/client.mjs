@@ -2,7 +2,8 @@
 // form like a person would, and prints what the model would receive as one JSON line.
 //
 // usage: node client.mjs REPLY SERVER [SERVER_ARGS...]   (tool arguments in $ASKUSER_ARGS)
-//   REPLY: pick (the last option of single-select questions, the first two of multi-select ones),
+//   REPLY: pick (the last option of single-select questions, the first two of multi-select ones,
+//          "typed for TITLE" in a text question's field),
 //          other (type an answer into every question's "Other" field), decline, or none (declare
 //          no elicitation capability at all)
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -29,6 +30,8 @@ if (reply !== 'none') {
         content[key] = field.items.anyOf.slice(0, 2).map((option) => option.const);
       } else if (field.enum) {
         content[key] = field.enum[field.enum.length - 1];
+      } else if (field.type === 'string' && !key.endsWith('_other')) {
+        content[key] = `typed for ${field.title}`;
       }
     }
     return { action: 'accept', content };

@@ -3,11 +3,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED};
+use askuser_core::{
+    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, QuestionKind,
+};
+use askuser_mcp::testing::{FormAsker, connect_to, serve_client};
 use askuser_mcp::{AskUserServer, ElicitationHandler, LEAVE_EMPTY};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ProtocolVersion};
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
-use serde_json::json;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ElicitRequestParams, ElicitationAction, ProtocolVersion};
+use serde_json::{Value, json};
 
 use crate::harness::{call, text_of};
 
@@ -41,18 +44,9 @@ async fn ask_through(handler: ElicitationHandler, version: &ProtocolVersion) -> 
             let _ = running.waiting().await;
         }
     });
-    let running = if version.has_initialize() {
-        let handler = handler.with_protocol_version(version.clone());
-        handler.serve(client_end).await.unwrap()
-    } else {
-        handler
-            .serve_with_lifecycle(
-                client_end,
-                ClientLifecycleMode::Discover { preferred_versions: vec![version.clone()] },
-            )
-            .await
-            .unwrap()
-    };
+    let handler =
+        if version.has_initialize() { handler.with_protocol_version(version.clone()) } else { handler };
+    let running = serve_client(handler, version.clone(), client_end).await;
     let arguments = json!({"questions": [
         {"header": "Lang", "question": "Which language?", "options": [{"label": "Rust", "description": "fast"}, {"label": "Go"}]},
         {"header": "Parts", "question": "Which parts?", "multi_select": true,
@@ -111,4 +105,206 @@ async fn url_mode_is_declined_without_asking() {
     let result = handler.answer(request, "some-server").await.unwrap();
     assert_eq!(result.action, ElicitationAction::Decline);
     assert!(asked.lock().unwrap().is_empty());
+}
+
+// The extended profile: string, number and integer fields as text questions, against a plain
+// rmcp server (not askuser's) whose tool asks such a form and returns what it received.
+
+fn signup_form() -> FormAsker {
+    let form = json!({"type": "object", "properties": {
+        "email": {"type": "string", "title": "Email", "format": "email"},
+        "age": {"type": "integer", "title": "Age", "minimum": 18, "maximum": 130},
+        "ratio": {"type": "number", "title": "Share", "description": "Share of traffic", "minimum": 0, "maximum": 1},
+        "name": {"type": "string", "title": "Name", "minLength": 2, "maxLength": 10},
+        "site": {"type": "string", "title": "Site", "format": "uri"},
+        "call": {"type": "string", "title": "Call", "format": "date-time"},
+        "nick": {"type": "string", "title": "Nick", "default": "anon"},
+        "note": {"type": "string", "title": "Note"},
+        "plan": {"type": "string", "title": "Plan", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}], "default": "l"},
+        "news": {"type": "boolean", "title": "News", "default": true}},
+        "required": ["email", "age", "ratio", "name", "site", "call", "plan", "news"]});
+    FormAsker {
+        form: serde_json::from_value(form).unwrap(),
+        message: "Sign up for the beta".to_owned(),
+        name: "signup-server".to_owned(),
+    }
+}
+
+/// A person who types `typed[header]` into each text question (attempt by attempt) and takes the
+/// default of each choice question; records the requests.
+fn typist(attempts: Vec<Vec<(&'static str, &'static str)>>, seen: Seen) -> impl askuser_core::Answerer {
+    let attempts = Arc::new(Mutex::new(std::collections::VecDeque::from(attempts)));
+    move |request: AskUserRequest, context: AskContext| {
+        seen.lock().unwrap().push((request.clone(), context));
+        let typed = attempts.lock().unwrap().pop_front().unwrap_or_default();
+        async move {
+            let answers = request
+                .questions()
+                .iter()
+                .map(|q| match q.kind() {
+                    QuestionKind::Text => {
+                        let text = typed.iter().find(|(h, _)| *h == q.header()).map_or("?", |(_, t)| *t);
+                        AskUserAnswer::custom(q.header(), text)
+                    }
+                    _ => {
+                        AskUserAnswer::picked(q.header(), q.declared_defaults().map(|o| o.label().to_owned()))
+                    }
+                })
+                .collect();
+            Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+        }
+    }
+}
+
+const GOOD: [(&str, &str); 8] = [
+    ("Email", "ada@example.org"),
+    ("Age", "36"),
+    ("Share", "0.25"),
+    ("Name", "Ada"),
+    ("Site", "https://ada.example.org/"),
+    ("Call", "2026-12-01T09:30:00+01:00"),
+    ("Nick", "-"),
+    ("Note", "-"),
+];
+
+async fn signup(handler: ElicitationHandler) -> Result<Value, rmcp::service::ServiceError> {
+    let running = connect_to(signup_form(), handler, ProtocolVersion::V_2025_11_25).await;
+    let result = running.call_tool(CallToolRequestParams::new("signup")).await;
+    running.cancel().await.unwrap();
+    Ok(serde_json::from_str(&text_of(&result?).0).unwrap())
+}
+
+#[tokio::test]
+async fn text_and_number_fields_are_checked_before_they_are_sent() {
+    let seen = Seen::default();
+    let mut bad = GOOD.to_vec();
+    bad[0] = ("Email", "ada at example.org");
+    bad[1] = ("Age", "12");
+    let handler = ElicitationHandler::new(typist(vec![bad, GOOD.to_vec()], Arc::clone(&seen)))
+        .with_profile(Profile::Extended);
+    let received = signup(handler).await.unwrap();
+    // The server saw only the second, fitting answer; numbers are JSON numbers of their type.
+    assert_eq!(
+        received,
+        json!({"action": "accept", "content": {
+            "email": "ada@example.org", "age": 36, "ratio": 0.25, "name": "Ada",
+            "site": "https://ada.example.org/", "call": "2026-12-01T09:30:00+01:00",
+            "nick": "anon", "plan": "l", "news": true}})
+    );
+    assert!(received["content"]["age"].is_i64() && received["content"]["ratio"].is_f64());
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let first = seen[0].0.questions().as_slice();
+    let kinds: Vec<QuestionKind> = first.iter().map(askuser_core::Question::kind).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == QuestionKind::Text).count(), 8);
+    let age = first.iter().find(|q| q.header() == "Age").unwrap();
+    assert!(age.question().contains("Answer with a whole number, 18 to 130."), "{}", age.question());
+    let nick = first.iter().find(|q| q.header() == "Nick").unwrap();
+    assert!(nick.question().contains("Default: anon; answer - to take it."), "{}", nick.question());
+    // The schema's defaults mark the choice and yes/no options.
+    let plan = first.iter().find(|q| q.header() == "Plan").unwrap();
+    assert_eq!(
+        plan.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(),
+        ["Large"]
+    );
+    let news = first.iter().find(|q| q.header() == "News").unwrap();
+    assert_eq!(
+        news.declared_defaults().map(askuser_core::QuestionOption::label).collect::<Vec<_>>(),
+        ["Yes"]
+    );
+    // The second round names the problem.
+    let again = seen[1].0.questions().as_slice()[0].question();
+    assert!(
+        again.contains(
+            "Your last answer could not be sent: \"Age\" takes a whole number of at least 18, not 12; \"Email\" takes an email address"
+        ),
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn a_misfit_twice_declines_and_nothing_unchecked_is_sent() {
+    for (header, wrong) in [
+        ("Share", "1.5"),
+        ("Age", "36.5"),
+        ("Name", "A"),
+        ("Name", "Adalovelace"),
+        ("Site", "not a uri"),
+        ("Call", "2023-02-29T10:00:00Z"),
+        ("Call", "2026-12-01 09:30"),
+        ("Call", "2026-12-01T25:30:00Z"),
+        ("Email", "ada@localhost"),
+    ] {
+        let mut bad = GOOD.to_vec();
+        bad.iter_mut().find(|(h, _)| *h == header).unwrap().1 = wrong;
+        let handler = ElicitationHandler::new(typist(vec![bad.clone(), bad], Seen::default()))
+            .with_profile(Profile::Extended);
+        assert_eq!(
+            signup(handler).await.unwrap(),
+            json!({"action": "decline", "content": null}),
+            "{header}: {wrong}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_reference_profile_refuses_required_text_fields() {
+    let handler = ElicitationHandler::new(typist(vec![], Seen::default()));
+    let error = signup(handler).await.unwrap_err();
+    assert!(error.to_string().contains("only in the extended profile"), "{error}");
+}
+
+/// Both ends extended: askuser's own extended form (a choice with "Other", one without, a text
+/// question) answered through the extended handler, for each revision.
+#[tokio::test]
+async fn the_extended_handler_answers_askusers_extended_form() {
+    let arguments = json!({"questions": [
+        {"id": "lang", "header": "Lang", "question": "Which language?",
+         "options": [{"label": "Rust"}, {"label": "Go", "default": true}]},
+        {"header": "Size", "question": "Which size?", "allow_other": false,
+         "options": [{"label": "S"}, {"label": "L"}]},
+        {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
+    for version in &REVISIONS {
+        let seen = Seen::default();
+        let person = {
+            let seen = Arc::clone(&seen);
+            move |request: AskUserRequest, context: AskContext| {
+                seen.lock().unwrap().push((request.clone(), context));
+                async move {
+                    let answers = request
+                        .questions()
+                        .iter()
+                        .map(|q| match q.header() {
+                            "Lang" => AskUserAnswer::custom("Lang", "Zig"),
+                            "Size" => AskUserAnswer::picked("Size", ["L"]),
+                            header => AskUserAnswer::custom(header, "feature/x"),
+                        })
+                        .collect();
+                    Ok::<_, AnswerError>(AskUserResponse::answered(answers))
+                }
+            }
+        };
+        let handler = ElicitationHandler::new(person).with_profile(Profile::Extended);
+        let handler =
+            if version.has_initialize() { handler.with_protocol_version(version.clone()) } else { handler };
+        let server = AskUserServer::builder().profile(Profile::Extended).build();
+        let running = connect_to(server, handler, version.clone()).await;
+        let result = running.call_tool(call(&arguments)).await.unwrap();
+        running.cancel().await.unwrap();
+        assert_eq!(
+            text_of(&result).0,
+            r#"{"status":"answered","answered_by":"user","answers":[{"id":"lang","header":"Lang","selected":[],"other_text":"Zig"},{"id":"q1","header":"Size","selected":["L"],"other_text":null},{"id":"q2","header":"Branch","selected":[],"other_text":"feature/x"}]}"#,
+            "{version}"
+        );
+        let seen = seen.lock().unwrap();
+        let questions = seen[0].0.questions().as_slice();
+        // "Other" where the form has a field for it, none where it does not; the text question.
+        assert!(questions[0].allow_other() && !questions[1].allow_other(), "{version}");
+        assert_eq!(questions[2].kind(), QuestionKind::Text);
+        if *version != ProtocolVersion::V_2025_06_18 {
+            let defaults: Vec<&str> =
+                questions[0].declared_defaults().map(askuser_core::QuestionOption::label).collect();
+            assert_eq!(defaults, ["Go"], "{version}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! askuser-mcp's integration tests: one binary, one module per concern.
 
 mod client;
+mod extended;
 mod harness;
 mod server;

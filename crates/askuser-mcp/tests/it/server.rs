@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
 
-use crate::harness::{Reply, TestClient, call, connect, text_of};
+use crate::harness::{Reply, TestClient, ask, call, connect, text_of};
 
 const REVISIONS: [ProtocolVersion; 3] =
     [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
@@ -40,23 +40,6 @@ fn answer_two(version: &ProtocolVersion, lang: &str, parts: &[&str]) -> Value {
     } else {
         json!({"q01": lang, "q02": parts})
     }
-}
-
-/// Calls `ask_user_question` with `arguments` through a client of `version` that answers with
-/// `replies`; returns the result text, whether it is an error, and the forms shown.
-async fn ask(
-    server: AskUserServer,
-    version: &ProtocolVersion,
-    elicitation: bool,
-    replies: Vec<Reply>,
-    arguments: &Value,
-) -> (String, bool, Vec<crate::harness::Shown>) {
-    let client = TestClient::new(version.clone(), elicitation, replies);
-    let running = connect(server, client.clone()).await;
-    let result = running.call_tool(call(arguments)).await.unwrap_or_else(|e| panic!("{version}: {e}"));
-    let (text, is_error) = text_of(&result);
-    running.cancel().await.unwrap();
-    (text, is_error, client.shown())
 }
 
 #[tokio::test]
@@ -190,7 +173,7 @@ async fn a_long_wait_sends_progress() {
         assert_eq!(text_of(&result).0, r#"{"Lang":["Rust"]}"#);
         // Let the client finish handling what arrived before the result.
         tokio::task::yield_now().await;
-        let progress = client.progress.lock().unwrap().clone();
+        let progress = client.progress();
         assert!((5..=6).contains(&progress.len()), "{version}: {progress:?}");
         assert!(progress.iter().all(|m| m == "waiting for the person to answer"));
         running.cancel().await.unwrap();
