@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
-use askuser_server::{ApiToken, HttpAnswerer, TOKEN_ENV};
+use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_terminal::{Mode, TerminalAnswerer};
+use askuser_tool::SecretFile;
 use rmcp::ServiceExt;
 
 const USAGE: &str = "\
@@ -22,7 +23,9 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
   --profile NAME         reference (default; also `standard`): multiple choice only; or
                          extended: text questions, declared defaults, ids, allow_other, and
                          results as data. Secret questions never go into the host's form: with
-                         --fallback terminal they are asked on /dev/tty, otherwise declined
+                         --secret-file and --fallback terminal (asked on /dev/tty) or --fallback
+                         server (a password field on the answer server) they are asked there,
+                         otherwise declined
   --fallback MODE        when the host cannot show a form: decline (default; the model is told
                          nobody could be asked), defaults (the recommended or first options,
                          marked unattended), terminal (ask on this machine's terminal,
@@ -31,6 +34,9 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
   --token-file PATH      with --fallback server: the answer server's API token (default:
                          ASKUSER_TOKEN, else the token file askuser serve made in its data
                          directory)
+  --secret-file PATH     (extended) where a secret answer's value goes: a NAME=value line in
+                         PATH, created mode 0600 (an existing file others can read is refused);
+                         the model gets only session:NAME. Without it a secret is declined
   --timeout SECS         stop waiting after SECS seconds; the model is told nobody answered
   --name NAME            the name the form's message gives the server (default: askuser)
 
@@ -53,6 +59,7 @@ struct Options {
     name: String,
     profile: Profile,
     token_file: Option<PathBuf>,
+    secret_file: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -62,6 +69,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         name: "askuser".to_owned(),
         profile: Profile::Reference,
         token_file: None,
+        secret_file: None,
     };
     // `--timeout=5` is read as `--timeout 5`.
     let args: Vec<&str> = args
@@ -116,31 +124,31 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--name" => value("a name")?.clone_into(&mut options.name),
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
+            "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),
             other => return Err(format!("unknown option {other:?}")),
         }
     }
     if options.token_file.is_some() && !matches!(options.fallback, FallbackMode::Server(_)) {
         return Err("--token-file goes with --fallback server URL".to_owned());
     }
+    if options.secret_file.is_some() {
+        if options.profile != Profile::Extended {
+            return Err("--secret-file needs --profile extended (only it has secret questions)".to_owned());
+        }
+        if !matches!(options.fallback, FallbackMode::Terminal | FallbackMode::Server(_)) {
+            return Err("--secret-file goes with --fallback terminal or --fallback server URL".to_owned());
+        }
+    }
     Ok(options)
 }
 
-/// The answer server's token: `--token-file`, else `ASKUSER_TOKEN`, else the token file
-/// `askuser serve` created in its data directory.
-fn client_token(token_file: Option<&PathBuf>) -> Result<ApiToken, String> {
-    if let Some(path) = token_file {
-        return ApiToken::read(path).map_err(|e| format!("--token-file: {e}"));
-    }
-    if let Some(text) = std::env::var_os(TOKEN_ENV) {
-        let text = text.into_string().map_err(|_| format!("{TOKEN_ENV} is not valid UTF-8"))?;
-        return ApiToken::new(&text).map_err(|e| format!("{TOKEN_ENV}: {e}"));
-    }
-    match askuser_server::default_data_dir().map(|d| d.join("token")) {
-        Some(path) if path.is_file() => ApiToken::read(&path).map_err(|e| e.to_string()),
-        _ => Err(format!(
-            "--fallback server: no API token: pass --token-file PATH (the file askuser serve printed) or set {TOKEN_ENV}"
-        )),
-    }
+/// `--secret-file`, checked before anything is asked: nobody types a secret only to have it
+/// refused.
+fn secret_file(options: &Options) -> Result<Option<SecretFile>, String> {
+    let Some(path) = &options.secret_file else { return Ok(None) };
+    let file = SecretFile::new(path);
+    file.check().map_err(|e| format!("--secret-file {}: {e}", path.display()))?;
+    Ok(Some(file))
 }
 
 fn fallback(options: &Options) -> Result<Fallback, String> {
@@ -148,7 +156,9 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
-            let token = client_token(options.token_file.as_ref())?;
+            let flag = if options.token_file.is_some() { "--token-file" } else { "--fallback server" };
+            let token =
+                ApiToken::for_client(options.token_file.as_deref()).map_err(|e| format!("{flag}: {e}"))?;
             let mut answerer = HttpAnswerer::new(url, token)
                 .map_err(|e| format!("--fallback server: {e}"))?
                 // stdout carries MCP: the link goes to stderr, which hosts keep in their logs.
@@ -156,12 +166,15 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
             if let Some(timeout) = options.timeout {
                 answerer = answerer.timeout(timeout);
             }
-            Fallback::answerer(
-                answerer,
-                format!(
-                    "the questions are put on the answer server at {url}, where the person answers them on a web page"
-                ),
-            )
+            let described = format!(
+                "the questions are put on the answer server at {url}, where the person answers them on a web page"
+            );
+            match secret_file(options)? {
+                // The server takes a secret in a password field, never stores it, and hands it
+                // to this process once (docs/server.md); it goes on only to the file.
+                Some(file) => Fallback::answerer(answerer.secret_sink(file), described).takes_secrets(),
+                None => Fallback::answerer(answerer, described),
+            }
         }
         FallbackMode::Terminal => {
             // stdin and stdout carry MCP: the person can only be reached on the terminal itself.
@@ -171,12 +184,16 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
                 .open("/dev/tty")
                 .map_err(|e| format!("--fallback terminal: this process has no terminal (/dev/tty: {e})"))?;
             askuser_terminal::install_panic_hook();
-            // The terminal reads a secret on /dev/tty with echo off: the one safe place here.
-            Fallback::answerer(
-                TerminalAnswerer::builder().mode(Mode::Tty).build(),
-                "the questions are shown on the terminal where the MCP server runs",
-            )
-            .takes_secrets()
+            let described = "the questions are shown on the terminal where the MCP server runs";
+            let terminal = TerminalAnswerer::builder().mode(Mode::Tty);
+            match secret_file(options)? {
+                // The terminal reads a secret on /dev/tty behind a mask or with echo off, and the
+                // value goes only to the file.
+                Some(file) => {
+                    Fallback::answerer(terminal.secret_sink(file).build(), described).takes_secrets()
+                }
+                None => Fallback::answerer(terminal.build(), described),
+            }
         }
     })
 }
@@ -266,6 +283,9 @@ mod tests {
             (&["--fallback", "server"], "needs the answer server's URL"),
             (&["--fallback", "server", "127.0.0.1:8765"], "http://"),
             (&["--token-file", "/tmp/t"], "goes with --fallback server"),
+            (&["--fallback", "terminal", "--secret-file", "/tmp/s"], "needs --profile extended"),
+            (&["--profile", "extended", "--secret-file", "/tmp/s"], "goes with --fallback terminal or"),
+            (&["--profile", "extended", "--fallback", "defaults", "--secret-file", "/tmp/s"], "goes with"),
             (&["--profile", "lax"], "reference or extended"),
             (&["--timeout", "0"], "above 0"),
             (&["--timeout", "1e30"], "above 0"),

@@ -115,7 +115,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let token = match crate::client_token(options.token_file.as_ref()) {
+    let token = match askuser_server::ApiToken::for_client(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
             eprintln!("askuser: {message}");

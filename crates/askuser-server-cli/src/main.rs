@@ -5,10 +5,7 @@
 mod ask;
 mod serve;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-use askuser_server::{ApiToken, TOKEN_ENV};
 
 const USAGE: &str = "\
 usage: askuser serve [options]               (also: askuser-server serve [options])
@@ -80,28 +77,5 @@ fn profile(name: &str) -> Result<askuser_core::Profile, String> {
     match name {
         "standard" => Ok(askuser_core::Profile::Reference),
         other => other.parse().map_err(|e: askuser_core::UnknownProfile| format!("--profile: {e}")),
-    }
-}
-
-/// Where `serve` keeps its token by default when the store is not a local file, and where `ask`
-/// looks for it: `DATA_DIR/token`.
-fn default_token_file() -> Option<PathBuf> {
-    askuser_server::default_data_dir().map(|d| d.join("token"))
-}
-
-/// The token for a client: `--token-file`, else `ASKUSER_TOKEN`, else the default token file.
-fn client_token(token_file: Option<&PathBuf>) -> Result<ApiToken, String> {
-    if let Some(path) = token_file {
-        return ApiToken::read(path).map_err(|e| e.to_string());
-    }
-    if let Some(text) = std::env::var_os(TOKEN_ENV) {
-        let text = text.into_string().map_err(|_| format!("{TOKEN_ENV} is not valid UTF-8"))?;
-        return ApiToken::new(&text).map_err(|e| format!("{TOKEN_ENV}: {e}"));
-    }
-    match default_token_file() {
-        Some(path) if path.is_file() => ApiToken::read(&path).map_err(|e| e.to_string()),
-        _ => Err(format!(
-            "no API token: pass --token-file PATH (the file askuser serve printed) or set {TOKEN_ENV}"
-        )),
     }
 }

@@ -48,6 +48,12 @@ pub enum TokenError {
     /// The operating system's random source failed.
     #[error("no randomness available for a new token")]
     Random,
+    /// A client found no token: no file named, no [`TOKEN_ENV`], no default token file.
+    #[error("no API token: pass --token-file PATH (the file askuser serve printed) or set {TOKEN_ENV}")]
+    Missing,
+    /// [`TOKEN_ENV`] is set but not a usable token.
+    #[error("{TOKEN_ENV}: {0}")]
+    Env(&'static str),
 }
 
 impl ApiToken {
@@ -118,6 +124,30 @@ impl ApiToken {
         let text = std::fs::read_to_string(path)
             .map_err(|source| TokenError::File { path: path.display().to_string(), source })?;
         Self::new(&text)
+    }
+
+    /// The token a client uses: `token_file` when given, else [`TOKEN_ENV`], else the token file
+    /// `askuser serve` made in [`default_data_dir`](crate::default_data_dir) — how `askuser ask
+    /// --server` and `askuser mcp --fallback server` pair with `askuser serve` without copying the
+    /// token by hand.
+    ///
+    /// # Errors
+    ///
+    /// The named file cannot be read, the variable is not a usable token, or there is no token
+    /// anywhere ([`TokenError::Missing`]).
+    pub fn for_client(token_file: Option<&Path>) -> Result<Self, TokenError> {
+        if let Some(path) = token_file {
+            return Self::read(path);
+        }
+        if let Some(text) = std::env::var_os(TOKEN_ENV) {
+            let text = text.into_string().map_err(|_| TokenError::Env("not valid UTF-8"))?;
+            return Self::new(&text)
+                .map_err(|_| TokenError::Env("too short, or with spaces or control characters"));
+        }
+        match crate::default_data_dir().map(|d| d.join("token")) {
+            Some(path) if path.is_file() => Self::read(&path),
+            _ => Err(TokenError::Missing),
+        }
     }
 
     /// The token's text, to send as `Authorization: Bearer …`.

@@ -52,9 +52,9 @@ async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str) -> String
     }
 }
 
-fn serve(binary: &Path, dir: &Path) -> Child {
+fn serve(binary: &Path, dir: &Path, profile: &str) -> Child {
     Command::new(binary)
-        .args(["serve", "--bind", "127.0.0.1:0", "--store"])
+        .args(["serve", "--profile", profile, "--bind", "127.0.0.1:0", "--store"])
         .arg(format!("sqlite:{}", dir.join("pending.db").display()))
         .env_remove("ASKUSER_TOKEN")
         .stdin(Stdio::null())
@@ -86,20 +86,49 @@ async fn pending_id(http: &reqwest::Client, url: &str, token: &str) -> String {
     panic!("no question reached the answer server");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_without_forms_is_answered_through_the_answer_server() {
-    let Some(binary) = server_binary() else { return };
-    let dir =
-        TempDir(std::env::temp_dir().join(format!("askuser-mcp-fallback-server-{}", std::process::id())));
+/// A running `askuser-server serve` in a temporary directory: its URL, token file and token.
+struct AnswerServer {
+    dir: TempDir,
+    url: String,
+    token_file: PathBuf,
+    token: String,
+    _child: Child,
+    stderr: BufReader<ChildStderr>,
+}
+
+async fn answer_server(name: &str, profile: &str) -> Option<AnswerServer> {
+    let binary = server_binary()?;
+    let dir = TempDir(std::env::temp_dir().join(format!("askuser-mcp-{name}-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
     std::fs::create_dir_all(&dir.0).unwrap();
-    let mut server = serve(&binary, &dir.0);
-    let mut server_err = BufReader::new(server.stderr.take().unwrap());
-    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let mut child = serve(&binary, &dir.0, profile);
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let url = line_after(&mut stderr, "askuser serve: listening on ").await;
     let token_file = dir.0.join("token");
-    line_after(&mut server_err, "askuser serve: API token in ").await;
+    line_after(&mut stderr, "askuser serve: API token in ").await;
     let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+    Some(AnswerServer { dir, url, token_file, token, _child: child, stderr })
+}
 
+/// Posts `answer` to the one pending question, as the page would.
+async fn post_answer(server: &AnswerServer, answer: &Value) {
+    let http = reqwest::Client::new();
+    let id = pending_id(&http, &server.url, &server.token).await;
+    let reply = http
+        .post(format!("{}/v1/questions/{id}/answer", server.url))
+        .bearer_auth(&server.token)
+        .header("content-type", "application/json")
+        .body(answer.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200, "{}", reply.text().await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_without_forms_is_answered_through_the_answer_server() {
+    let Some(server) = answer_server("fallback-server", "reference").await else { return };
+    let (url, token_file) = (server.url.clone(), server.token_file.clone());
     let token_arg = token_file.to_str().unwrap();
     let args = ["--fallback", "server", url.as_str(), "--token-file", token_arg, "--timeout", "60"];
     let (running, _) = spawn(&args, ProtocolVersion::V_2025_11_25, false).await;
@@ -114,24 +143,85 @@ async fn a_host_without_forms_is_answered_through_the_answer_server() {
         (running, result)
     });
 
-    let http = reqwest::Client::new();
-    let id = pending_id(&http, &url, &token).await;
     let answer = json!({"answers": [
         {"header": "Plan", "selected": ["Large"]},
         {"header": "Extras", "custom_answer": "Weekly backups"}]});
-    let reply = http
-        .post(format!("{url}/v1/questions/{id}/answer"))
-        .bearer_auth(&token)
-        .header("content-type", "application/json")
-        .body(answer.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reply.status(), 200, "{}", reply.text().await.unwrap());
+    post_answer(&server, &answer).await;
 
     let (running, result) = tokio::time::timeout(Duration::from_secs(30), call).await.unwrap().unwrap();
     assert_eq!(text(&result.unwrap()), r#"{"Plan":["Large"],"Extras":["Weekly backups"]}"#);
     running.cancel().await.unwrap();
+}
+
+/// A secret question never goes into a host's form, but `--secret-file` with `--fallback server`
+/// asks it on the answer server (a password field there): the value reaches only the file, never
+/// the tool result, the MCP server's output or the answer server's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_goes_through_the_answer_server_to_the_secret_file_only() {
+    const VALUE: &str = "mcp-LEAKCANARY-5e8f";
+    let Some(mut server) = answer_server("fallback-secret", "extended").await else { return };
+    let secret_file = server.dir.0.join("secrets.env");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
+    command
+        .args(["--profile", "extended", "--fallback", "server", &server.url, "--token-file"])
+        .arg(&server.token_file)
+        .arg("--secret-file")
+        .arg(&secret_file);
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("askuser-mcp starts");
+    let client = askuser_mcp::testing::ScriptedClient::new(ProtocolVersion::V_2025_11_25, false, vec![]);
+    let running = askuser_mcp::testing::serve_client(client, ProtocolVersion::V_2025_11_25, transport).await;
+    let tools = running.list_all_tools().await.unwrap();
+    let description = tools[0].description.as_deref().unwrap();
+    assert!(
+        description.contains("A secret question is never put in the MCP client's form: it is asked"),
+        "{description}"
+    );
+    let arguments = json!({"questions": [{"kind": "secret", "header": "Token", "question": "The deploy token?",
+        "secret_name": "DEPLOY_TOKEN", "purpose": "to push the release"}]});
+    let call = askuser_mcp::testing::call(&arguments);
+    let call = tokio::spawn(async move {
+        let result = running.call_tool(call).await;
+        (running, result)
+    });
+    let answer = json!({"answers": [{"header": "Token", "secret_ref": "session:DEPLOY_TOKEN"}],
+        "secret_values": {"DEPLOY_TOKEN": VALUE}});
+    post_answer(&server, &answer).await;
+
+    let (running, result) = tokio::time::timeout(Duration::from_secs(30), call).await.unwrap().unwrap();
+    let result = text(&result.unwrap()).to_owned();
+    assert_eq!(
+        result,
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"q1","header":"Token","selected":[],"other_text":null,"secret_ref":"session:DEPLOY_TOKEN"}]}"#
+    );
+    running.cancel().await.unwrap();
+    assert_eq!(std::fs::read_to_string(&secret_file).unwrap(), format!("DEPLOY_TOKEN={VALUE}\n"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&secret_file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let mut mcp_err = String::new();
+    let mut stderr = stderr.expect("stderr is piped");
+    // `cancel` closed the MCP server's stdin, so it exits and its stderr ends.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut mcp_err),
+    )
+    .await
+    .expect("askuser-mcp exits once its host is gone")
+    .unwrap();
+    assert!(mcp_err.contains("answer at"), "{mcp_err}");
+    assert!(!mcp_err.contains(VALUE), "the MCP server's stderr holds the secret: {mcp_err}");
+    let mut server_log = String::new();
+    let _ = tokio::time::timeout(
+        Duration::from_millis(300),
+        tokio::io::AsyncReadExt::read_to_string(&mut server.stderr, &mut server_log),
+    )
+    .await;
+    assert!(!server_log.contains(VALUE), "the answer server's log holds the secret");
 }
 
 #[test]
