@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
-    Outcome, Profile, QuestionKind, Validator,
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Profile,
+    QuestionKind, Validator,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
-use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
+use askuser_tool::{AskUser, OnTimeout, ToolCall};
 
 pub(crate) const USAGE: &str = "\
 usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON arguments)
@@ -42,14 +42,8 @@ exit status:
   129, 143  ended by SIGHUP or SIGTERM (128 + the signal); the terminal is restored first
 ";
 
-/// The exit statuses, as `USAGE` lists them.
-mod status {
-    pub(super) const DECLINED: u8 = 1;
-    pub(super) const USAGE: u8 = 2;
-    pub(super) const COULD_NOT_ASK: u8 = 3;
-    pub(super) const TIMED_OUT: u8 = 124;
-    pub(super) const INTERRUPTED: u8 = 130;
-}
+// The exit statuses, as `USAGE` lists them.
+use askuser_tool::exit as status;
 
 /// The demo batch: what an assistant starting a new service might ask.
 const DEMO: &str = r#"{"questions":[
@@ -330,40 +324,15 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
             return ExitCode::from(128 + signal.number);
         }
     };
-    match outcome {
-        CallOutcome::Completed(result) => {
-            if let Err(code) = crate::print_result(result.text()) {
-                return code;
-            }
-            match result.outcome() {
-                Outcome::Declined => ExitCode::from(status::DECLINED),
-                Outcome::TimedOut | Outcome::Defaulted(AnsweredBy::Timeout) => {
-                    eprintln!("askuser: nobody answered in time");
-                    ExitCode::from(status::TIMED_OUT)
-                }
-                _ => ExitCode::SUCCESS,
-            }
-        }
-        CallOutcome::Retry(retry) => {
-            if let Err(code) = crate::print_result(retry.text()) {
-                return code;
-            }
-            match retry.reason() {
-                RetryReason::InvalidArguments(e) => eprintln!("askuser: invalid arguments: {e}"),
-                _ => eprintln!("askuser: the answerer asked the model to retry"),
-            }
-            ExitCode::from(status::USAGE)
-        }
-        CallOutcome::Failed(e) if e.is_interrupted() => {
-            eprintln!("askuser: interrupted");
-            ExitCode::from(status::INTERRUPTED)
-        }
-        CallOutcome::Failed(e) => failure(&e),
-        other => {
-            eprintln!("askuser: unexpected outcome {other:?}");
-            ExitCode::from(status::COULD_NOT_ASK)
-        }
+    if let Some(text) = outcome.model_text()
+        && let Err(code) = crate::print_result(text)
+    {
+        return code;
     }
+    if let Some(message) = outcome.exit_message() {
+        eprintln!("askuser: {message}");
+    }
+    ExitCode::from(outcome.exit_status())
 }
 
 /// The signals that end `askuser ask` while it waits: SIGHUP (the terminal closed), SIGINT
@@ -410,20 +379,8 @@ mod signals {
 }
 
 fn failure(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("askuser: could not ask: {}", with_causes(error));
+    eprintln!("askuser: could not ask: {}", askuser_tool::exit::with_causes(error));
     ExitCode::from(status::COULD_NOT_ASK)
-}
-
-/// `error` followed by its causes: an answerer's error names what failed, its source why.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -468,14 +425,6 @@ mod tests {
             assert!(parse(&args(bad), true).is_err(), "{bad:?}");
         }
         assert!(parse(&args(&["file.json"]), false).is_err(), "demo takes no file");
-    }
-
-    /// Guards the message of a failed terminal: "the terminal failed" alone did not say why.
-    #[test]
-    fn errors_are_printed_with_their_causes() {
-        let e = askuser_core::AnswerError::failed("the terminal failed")
-            .with_source(std::io::Error::other("no such device"));
-        assert_eq!(with_causes(&e), "the terminal failed: no such device");
     }
 
     /// Guards the documentation of the exit statuses: every status the command uses is listed in

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// The exit status of `ask`, `demo` and `schema` when stdout cannot be written.
-const WRITE_FAILED: u8 = 4;
+use askuser_tool::exit::WRITE_FAILED;
 
 const USAGE: &str = "\
 usage: askuser <command> [options]

@@ -1,13 +1,13 @@
 //! `askuser ask --server URL`: ask the questions of a tool call through a running answer server.
 
-use std::io::{IsTerminal as _, Read as _};
+use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_core::{AnsweredBy, AskContext, Outcome, Profile, QuestionKind, Validator};
+use askuser_core::{AskContext, Profile, QuestionKind, Validator};
 use askuser_server::HttpAnswerer;
-use askuser_tool::{AskUser, CallOutcome, OnTimeout, RetryReason, ToolCall};
+use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
 const USAGE: &str = "\
 usage: askuser ask --server URL [FILE|-] [options]
@@ -27,8 +27,11 @@ the model receives on stdout.
   --secret-file PATH  where a secret answer's value goes (extended profile): NAME=value lines,
                       the file created mode 0600. Without it, a secret question is declined.
 
-Exit status: 0 answered, 1 declined, 2 invalid arguments (the retry payload is printed),
-124 timed out, 130 interrupted, other failures 1 with a message.
+Exit status, as for `askuser ask` at the terminal: 0 answered, 1 declined, 2 bad usage or invalid
+arguments (the retry payload is printed), 3 nobody could be asked (the server unreachable or
+refusing), 4 the result could not be written to stdout, 124 timed out, 130 interrupted (Ctrl-C),
+129 or 143 ended by SIGHUP or SIGTERM (128 + the signal). The question is withdrawn from the
+server on every early end.
 ";
 
 #[derive(Debug)]
@@ -162,14 +165,38 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
     let call = ask_user.call(ToolCall::new("askuser-cli", text), context);
     let outcome = tokio::select! {
         outcome = call => outcome,
-        _ = tokio::signal::ctrl_c() => {
+        (number, name) = first_signal() => {
             // Dropping the call cancels the question on the server.
             tokio::time::sleep(Duration::from_millis(300)).await;
-            eprintln!("askuser: interrupted");
-            return ExitCode::from(130);
+            eprintln!("askuser: ended by {name}");
+            return ExitCode::from(128 + number);
         }
     };
-    exit_status(outcome)
+    exit_status(&outcome)
+}
+
+/// The first of SIGINT, SIGHUP and SIGTERM, as its number and name (Ctrl-C elsewhere).
+#[cfg(unix)]
+async fn first_signal() -> (u8, &'static str) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut hup), Ok(mut term)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::hangup()), signal(SignalKind::terminate()))
+    else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => (2, "SIGINT"),
+        _ = hup.recv() => (1, "SIGHUP"),
+        _ = term.recv() => (15, "SIGTERM"),
+    }
+}
+
+#[cfg(not(unix))]
+async fn first_signal() -> (u8, &'static str) {
+    match tokio::signal::ctrl_c().await {
+        Ok(()) => (2, "Ctrl-C"),
+        Err(_) => std::future::pending().await,
+    }
 }
 
 /// Whether valid arguments hold a secret question (invalid ones fail later, with the retry payload).
@@ -180,50 +207,24 @@ fn has_secret_question(text: &str, profile: Profile) -> bool {
         .is_ok_and(|questions| questions.iter().any(|q| q.kind() == QuestionKind::Secret))
 }
 
-/// The same statuses as the terminal path of `askuser ask`.
-fn exit_status(outcome: CallOutcome) -> ExitCode {
-    match outcome {
-        CallOutcome::Completed(result) => {
-            println!("{}", result.text());
-            match result.outcome() {
-                Outcome::Declined => ExitCode::from(1),
-                Outcome::TimedOut | Outcome::Defaulted(AnsweredBy::Timeout) => {
-                    eprintln!("askuser: nobody answered in time");
-                    ExitCode::from(124)
-                }
-                _ => ExitCode::SUCCESS,
-            }
-        }
-        CallOutcome::Retry(retry) => {
-            println!("{}", retry.text());
-            match retry.reason() {
-                RetryReason::InvalidArguments(e) => eprintln!("askuser: invalid arguments: {e}"),
-                _ => eprintln!("askuser: the answerer asked the model to retry"),
-            }
-            ExitCode::from(2)
-        }
-        CallOutcome::Failed(e) if e.is_interrupted() => {
-            eprintln!("askuser: interrupted");
-            ExitCode::from(130)
-        }
-        CallOutcome::Failed(e) => failure(&e),
-        other => {
-            eprintln!("askuser: unexpected outcome {other:?}");
-            ExitCode::FAILURE
+/// The same statuses and messages as the terminal path of `askuser ask` (`askuser_tool::exit`).
+fn exit_status(outcome: &CallOutcome) -> ExitCode {
+    if let Some(text) = outcome.model_text() {
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+            eprintln!("askuser: cannot write the result to stdout: {e}");
+            return ExitCode::from(exit::WRITE_FAILED);
         }
     }
+    if let Some(message) = outcome.exit_message() {
+        eprintln!("askuser: {message}");
+    }
+    ExitCode::from(outcome.exit_status())
 }
 
 fn failure(error: &dyn std::error::Error) -> ExitCode {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    eprintln!("askuser: {text}");
-    ExitCode::FAILURE
+    eprintln!("askuser: could not ask: {}", exit::with_causes(error));
+    ExitCode::from(exit::COULD_NOT_ASK)
 }
 
 #[cfg(test)]

@@ -84,6 +84,7 @@ mod capability;
 mod definition;
 mod error;
 mod event;
+pub mod exit;
 #[cfg(feature = "async-openai")]
 pub mod openai;
 mod pending;

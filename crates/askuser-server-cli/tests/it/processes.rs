@@ -81,7 +81,7 @@ async fn serve_then_ask_then_answer_on_the_page() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ask_exit_statuses_for_invalid_arguments_a_bad_token_and_a_timeout() {
+async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_timeout() {
     let dir = TempDir::new("statuses");
     let mut server = serve(&dir.0, &[]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
@@ -112,12 +112,62 @@ async fn ask_exit_statuses_for_invalid_arguments_a_bad_token_and_a_timeout() {
 
     std::fs::write(dir.0.join("wrong"), "wrong-token-0123456789abcdef").unwrap();
     let wrong = ask(ARGS, &["--token-file", dir.0.join("wrong").to_str().unwrap()]).await;
-    assert_eq!(wrong.status.code(), Some(1));
+    assert_eq!(wrong.status.code(), Some(3), "a refused token: nobody could be asked");
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("unauthorized"), "{wrong:?}");
 
+    // SIGTERM while waiting: 143 (128 + 15), as at the terminal, and the question is withdrawn.
+    #[cfg(unix)]
+    {
+        let mut waiting = Command::new(BIN)
+            .args(["ask", "--server", &url, "--token-file", token, "-"])
+            .env_remove("ASKUSER_TOKEN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut waiting.stdin.take().unwrap(), ARGS.as_bytes())
+            .await
+            .unwrap();
+        let mut waiting_err = BufReader::new(waiting.stderr.take().unwrap());
+        line_after(&mut waiting_err, "askuser: answer at ").await;
+        let pid = waiting.id().unwrap().to_string();
+        std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(30), waiting.wait()).await.unwrap().unwrap();
+        assert_eq!(status.code(), Some(143));
+        let token_text = std::fs::read_to_string(&token_file).unwrap();
+        let pending = reqwest::Client::new()
+            .get(format!("{url}/v1/questions?state=pending"))
+            .bearer_auth(token_text.trim())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let pending: serde_json::Value = serde_json::from_str(&pending).unwrap();
+        assert_eq!(pending["records"], serde_json::json!([]), "the question was withdrawn: {pending}");
+    }
     let timed_out = ask(ARGS, &["--token-file", token, "--timeout", "0.5"]).await;
     assert_eq!(timed_out.status.code(), Some(124), "{timed_out:?}");
     assert_eq!(String::from_utf8(timed_out.stdout).unwrap().trim_end(), askuser_core::TIMED_OUT);
+
+    let mut unreachable = Command::new(BIN)
+        .args(["ask", "--server", "http://127.0.0.1:9", "--token-file", token, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut unreachable.stdin.take().unwrap(), ARGS.as_bytes())
+        .await
+        .unwrap();
+    let unreachable =
+        tokio::time::timeout(Duration::from_secs(30), unreachable.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(unreachable.status.code(), Some(3), "{unreachable:?}");
+    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("could not ask"), "{unreachable:?}");
+
     server.start_kill().unwrap();
 }
 
