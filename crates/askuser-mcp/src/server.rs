@@ -10,6 +10,7 @@ use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
     Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
+use askuser_tool::exit::with_causes;
 use askuser_tool::{
     AskUser, CallOutcome, DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS,
     TOOL_NAME, ToolCall, parameters_for,
@@ -635,17 +636,6 @@ fn outcome_result(outcome: CallOutcome) -> CallToolResult {
         }
         other => text_result(&format!("{TOOL_NAME} failed: unexpected outcome {other:?}"), true),
     }
-}
-
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
 
 /// Asks through the client's `elicitation/create` (2025-06-18 and 2025-11-25).

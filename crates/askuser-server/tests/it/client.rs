@@ -122,7 +122,7 @@ async fn a_dropped_call_cancels_the_question_and_a_wrong_token_fails_clearly() {
     let ask_user = AskUser::builder().answerer(wrong).build().unwrap();
     let outcome = ask_user.call(ToolCall::new("c4", ARGS), AskContext::new()).await;
     let CallOutcome::Failed(error) = outcome else { panic!("{outcome:?}") };
-    let text = crate::support::with_causes(&error);
+    let text = askuser_tool::exit::with_causes(&error);
     assert!(text.contains("401 unauthorized"), "{text}");
 }
 

@@ -112,16 +112,3 @@ pub(crate) fn answer_body() -> Value {
         {"header":"Plan","selected":["Large"]},
         {"header":"Extras","selected":["Support","Backups"]}]})
 }
-
-/// `error` followed by its causes.
-#[cfg_attr(not(feature = "client"), expect(dead_code, reason = "used by the client tests"))]
-pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
-}
