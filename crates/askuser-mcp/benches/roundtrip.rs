@@ -18,6 +18,16 @@
 //!
 //! A hand-written loop like the other benches (best of several rounds). Run with
 //! `cargo bench -p askuser-mcp --bench roundtrip`.
+//!
+//! To profile one setup deterministically, `ROUNDTRIP_ONLY=<the start of a row's name>` (and
+//! `ROUNDTRIP_CALLS`, default 1,000) makes only that setup's calls, in [`drive`] (the bare call's
+//! in `drive_bare`), after every setup is connected and has answered once; two runs with
+//! different counts give the cost of one call by difference:
+//!
+//! ```text
+//! ROUNDTRIP_ONLY="plain rmcp tool + elicitation, askuser" valgrind --tool=callgrind \
+//!     --toggle-collect='roundtrip::drive*' target/release/deps/roundtrip-<hash>
+//! ```
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -59,6 +69,28 @@ fn side_by_side<'a>(
     clients.iter().map(|(name, _)| *name).zip(best).collect()
 }
 
+/// `calls` calls of one setup, for a profiler (`ROUNDTRIP_ONLY`): not inlined, so that
+/// callgrind's `--toggle-collect` can count exactly these.
+#[inline(never)]
+fn drive(runtime: &tokio::runtime::Runtime, client: &Client, params: &CallToolRequestParams, calls: u32) {
+    runtime.block_on(async {
+        for _ in 0..calls {
+            black_box(client.call_tool(black_box(params.clone())).await.ok());
+        }
+    });
+}
+
+/// `calls` bare capability calls, for a profiler (`ROUNDTRIP_ONLY="bare capability call"`).
+#[inline(never)]
+fn drive_bare(runtime: &tokio::runtime::Runtime, ask_user: &AskUser, calls: u32) {
+    runtime.block_on(async {
+        for _ in 0..calls {
+            let call = ToolCall::new("call_1", black_box(ARGS));
+            black_box(ask_user.call(call, AskContext::new()).await);
+        }
+    });
+}
+
 fn best_of(mut run: impl FnMut(u32)) -> Duration {
     run(ITERATIONS / 10);
     (0..ROUNDS)
@@ -93,6 +125,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 
     let ask_user = AskUser::builder().answerer(instant.clone()).build()?;
+    let only = std::env::var("ROUNDTRIP_ONLY").ok();
+    let calls = std::env::var("ROUNDTRIP_CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(ITERATIONS);
+    if only.as_deref().is_some_and(|only| "bare capability call".starts_with(only)) {
+        drive_bare(&runtime, &ask_user, calls);
+        println!("bare capability call: {calls} calls");
+        return Ok(());
+    }
     let bare = best_of(|n| {
         runtime.block_on(async {
             for _ in 0..n {
@@ -172,6 +211,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("{name}: unexpected result {result:?}").into());
         }
         clients.push((name, client));
+    }
+    if let Some(only) = only {
+        let Some((name, client)) = clients.iter().find(|(name, _)| name.starts_with(only.as_str())) else {
+            return Err(format!("ROUNDTRIP_ONLY={only:?} names no setup").into());
+        };
+        drive(&runtime, client, &params, calls);
+        println!("{name}: {calls} calls");
+        return Ok(());
     }
     let rows = side_by_side(&runtime, &clients, &params);
     for (_, client) in clients {
