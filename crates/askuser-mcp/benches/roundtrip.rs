@@ -18,6 +18,16 @@
 //!
 //! A hand-written loop like the other benches (best of several rounds). Run with
 //! `cargo bench -p askuser-mcp --bench roundtrip`.
+//!
+//! To profile one setup deterministically, `ROUNDTRIP_ONLY=<the start of a row's name>` (and
+//! `ROUNDTRIP_CALLS`, default 1,000) makes only that setup's calls, in [`drive`] (the bare call's
+//! in `drive_bare`), after every setup is connected and has answered once; two runs with
+//! different counts give the cost of one call by difference:
+//!
+//! ```text
+//! ROUNDTRIP_ONLY="plain rmcp tool + elicitation, askuser" valgrind --tool=callgrind \
+//!     --toggle-collect='roundtrip::drive*' target/release/deps/roundtrip-<hash>
+//! ```
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -59,6 +69,44 @@ fn side_by_side<'a>(
     clients.iter().map(|(name, _)| *name).zip(best).collect()
 }
 
+/// How many calls a profiled setup makes (`ROUNDTRIP_CALLS`, default 1,000).
+fn profiled_calls() -> u32 {
+    std::env::var("ROUNDTRIP_CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(ITERATIONS)
+}
+
+/// `calls` times askuser's own share of an elicitation: the form built, its answer read back.
+fn form_alone(request: &AskUserRequest, content: &Value, calls: u32) {
+    for _ in 0..calls {
+        let schema = askuser_mcp::schema(black_box(request), askuser_mcp::FormStyle::Titled2025);
+        black_box(schema);
+        let answer = askuser_mcp::read_answer(request, askuser_mcp::FormStyle::Titled2025, Some(content));
+        black_box(answer.ok());
+    }
+}
+
+/// `calls` calls of one setup, for a profiler (`ROUNDTRIP_ONLY`): not inlined, so that
+/// callgrind's `--toggle-collect` can count exactly these.
+#[inline(never)]
+fn drive(runtime: &tokio::runtime::Runtime, client: &Client, params: &CallToolRequestParams, calls: u32) {
+    runtime.block_on(async {
+        for _ in 0..calls {
+            black_box(client.call_tool(black_box(params.clone())).await.ok());
+        }
+    });
+}
+
+/// `calls` bare capability calls: the bare row, and for a profiler
+/// (`ROUNDTRIP_ONLY="bare capability call"`).
+#[inline(never)]
+fn drive_bare(runtime: &tokio::runtime::Runtime, ask_user: &AskUser, calls: u32) {
+    runtime.block_on(async {
+        for _ in 0..calls {
+            let call = ToolCall::new("call_1", black_box(ARGS));
+            black_box(ask_user.call(call, AskContext::new()).await);
+        }
+    });
+}
+
 fn best_of(mut run: impl FnMut(u32)) -> Duration {
     run(ITERATIONS / 10);
     (0..ROUNDS)
@@ -93,26 +141,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 
     let ask_user = AskUser::builder().answerer(instant.clone()).build()?;
-    let bare = best_of(|n| {
-        runtime.block_on(async {
-            for _ in 0..n {
-                let call = ToolCall::new("call_1", black_box(ARGS));
-                black_box(ask_user.call(call, AskContext::new()).await);
-            }
-        });
-    });
+    let only = std::env::var("ROUNDTRIP_ONLY").ok();
+    if only.as_deref().is_some_and(|only| "bare capability call".starts_with(only)) {
+        drive_bare(&runtime, &ask_user, profiled_calls());
+        return Ok(());
+    }
+    let bare = best_of(|n| drive_bare(&runtime, &ask_user, n));
 
     // askuser's own share of an elicitation: building the form and reading its answer back.
     let request = AskUserRequest::new(askuser_core::Questions::from_json(ARGS)?);
-    let form = best_of(|n| {
-        for _ in 0..n {
-            let schema = askuser_mcp::schema(black_box(&request), askuser_mcp::FormStyle::Titled2025);
-            black_box(schema);
-            let answer =
-                askuser_mcp::read_answer(&request, askuser_mcp::FormStyle::Titled2025, Some(&content));
-            black_box(answer.ok());
-        }
-    });
+    let form = best_of(|n| form_alone(&request, &content, n));
 
     // askuser's pieces of an elicitation call, each alone: what the server does besides rmcp.
     let ask_user_call = best_of(|n| {
@@ -173,18 +211,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         clients.push((name, client));
     }
+    if let Some(only) = only {
+        let (_, client) = clients
+            .iter()
+            .find(|(name, _)| name.starts_with(only.as_str()))
+            .ok_or_else(|| format!("ROUNDTRIP_ONLY={only:?} names no setup"))?;
+        drive(&runtime, client, &params, profiled_calls());
+        return Ok(());
+    }
     let rows = side_by_side(&runtime, &clients, &params);
     for (_, client) in clients {
         runtime.block_on(client.cancel())?;
     }
 
     println!("typical 4x4 request ({} bytes), best of {ROUNDS} rounds x {ITERATIONS}", ARGS.len());
-    report("bare capability call (no MCP)", bare, bare);
-    report("form built + answer read (no MCP)", form, bare);
-    report("capability call on the parsed arguments (no MCP)", ask_user_call, bare);
-    report("capability built per call + form message (no MCP)", build, bare);
-    report("askuser's pieces of an elicitation call, summed", pieces, bare);
-    for (name, per_op) in &rows {
+    let alone = [
+        ("bare capability call (no MCP)", bare),
+        ("form built + answer read (no MCP)", form),
+        ("capability call on the parsed arguments (no MCP)", ask_user_call),
+        ("capability built per call + form message (no MCP)", build),
+        ("askuser's pieces of an elicitation call, summed", pieces),
+    ];
+    for (name, per_op) in alone.iter().chain(&rows) {
         report(name, *per_op, bare);
     }
     overheads(&rows, bare);

@@ -57,22 +57,17 @@ impl FormStyle {
 /// second attempt, why the first answer could not be used.
 #[must_use]
 pub fn message(server: &str, problem: Option<&str>) -> String {
-    let mut text = String::new();
-    if let Some(problem) = problem {
-        text.push_str("Your last answer could not be used: ");
-        text.push_str(problem);
-        text.push_str(". Please answer again.\n\n");
+    const RETRY: [&str; 2] = ["Your last answer could not be used: ", ". Please answer again.\n\n"];
+    const BODY: [&str; 2] = [
+        "The AI model you are working with asks these questions (through ",
+        "). Pick an answer for each question, or type your own where the question has a field for it. \
+         They are the model's words, not a sign-in or system prompt: never enter a password or key here. \
+         Decline if you would rather not answer.",
+    ];
+    match problem {
+        Some(problem) => joined(&[RETRY[0], problem, RETRY[1], BODY[0], server, BODY[1]]),
+        None => joined(&[BODY[0], server, BODY[1]]),
     }
-    text.push_str("The AI model you are working with asks these questions (through ");
-    text.push_str(server);
-    text.push_str(
-        "). Pick an answer for each question, or type your own where the question has a field for it. ",
-    );
-    text.push_str(
-        "They are the model's words, not a sign-in or system prompt: never enter a password or key here. ",
-    );
-    text.push_str("Decline if you would rather not answer.");
-    text
 }
 
 /// The key of question `index`'s choice or text field: `q01` … `q10`.
@@ -111,11 +106,24 @@ fn key(index: usize) -> &'static str {
     KEYS[index]
 }
 
+/// An option's title in the form: its label, then its description after a dash. Joined by hand,
+/// not with `format!`: it runs for every option of every form, and the formatting machinery cost
+/// several times the copying (callgrind, the typical 4 × 4 form).
 fn option_title(option: &askuser_core::QuestionOption) -> String {
+    let label = option.label();
     match option.description() {
-        Some(description) if !description.is_empty() => format!("{} — {description}", option.label()),
-        _ => option.label().to_owned(),
+        Some(description) if !description.is_empty() => joined(&[label, " — ", description]),
+        _ => label.to_owned(),
     }
+}
+
+/// `parts` end to end, in one allocation of the right size.
+fn joined(parts: &[&str]) -> String {
+    let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts {
+        text.push_str(part);
+    }
+    text
 }
 
 /// The `requestedSchema` for `request` in `style`.
@@ -216,7 +224,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                 OTHER_KEYS[index].to_owned(),
                 PrimitiveSchemaDefinition::String(
                     StringSchema::new()
-                        .title(format!("{header}: other answer"))
+                        .title(joined(&[header, ": other answer"]))
                         .description(
                             "Your own answer instead of the choices above (leave empty to use them).",
                         )
