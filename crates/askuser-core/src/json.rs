@@ -129,15 +129,17 @@ static SPECIAL: [bool; 256] = {
     table
 };
 
-/// Whether any of the eight bytes is `"`, `\` or below U+0020 (exact: no false positives).
-fn has_special(chunk: u64) -> bool {
+/// The high bit of each of the eight bytes (little-endian) that is `"`, `\` or below U+0020;
+/// zero when none is. The lowest set bit is exact (a borrow can flag a byte above a true match,
+/// never below it), so `trailing_zeros() / 8` is the first special byte's index.
+fn special_mask(chunk: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let quote = zero_byte(chunk ^ (ONES * u64::from(b'"')));
     let backslash = zero_byte(chunk ^ (ONES * u64::from(b'\\')));
     let control = chunk.wrapping_sub(ONES * 0x20) & !chunk & HIGH;
-    quote | backslash | control != 0
+    quote | backslash | control
 }
 
 enum Str<'s> {
@@ -530,7 +532,10 @@ impl<'s> Reader<'s, '_> {
         while let Some(chunk) = bytes.get(i..i + 8) {
             let mut word = [0_u8; 8];
             word.copy_from_slice(chunk);
-            if has_special(u64::from_le_bytes(word)) {
+            let mask = special_mask(u64::from_le_bytes(word));
+            if mask != 0 {
+                // Straight to the special byte: no byte-by-byte walk to it.
+                i += (mask.trailing_zeros() / 8) as usize;
                 break;
             }
             i += 8;
@@ -791,15 +796,23 @@ mod tests {
         assert!(crate::Questions::from_json(&repeated).is_err());
     }
 
+    /// Guards the scanner's jump: the mask's lowest bit is the first special byte, whatever
+    /// follows it (a borrow may flag bytes above a match, never below).
     #[test]
     fn special_byte_detection_is_exact() {
+        let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
         for b in 0_u8..=255 {
             for at in 0..8 {
-                let mut word = [b'a'; 8];
-                word[at] = b;
-                let expected = b == b'"' || b == b'\\' || b < 0x20;
-                assert_eq!(has_special(u64::from_le_bytes(word)), expected, "{b:#x} at {at}");
-                assert_eq!(SPECIAL[usize::from(b)], expected, "{b:#x}");
+                for tail in [b'a', b'"', b'\\', 0x00, 0x1f, 0x21, 0x7f, 0xff] {
+                    let mut word = [b'a'; 8];
+                    word[at] = b;
+                    word[at + 1..].fill(tail);
+                    let expected = word.iter().position(|&x| special(x));
+                    let mask = special_mask(u64::from_le_bytes(word));
+                    let found = (mask != 0).then(|| (mask.trailing_zeros() / 8) as usize);
+                    assert_eq!(found, expected, "{b:#x} at {at}, then {tail:#x}");
+                }
+                assert_eq!(SPECIAL[usize::from(b)], special(b), "{b:#x}");
             }
         }
     }
