@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 
-use crate::support::{ARGS, BIN, TempDir, line_after, serve};
+use crate::support::{ARGS, TempDir, line_after, serve};
 
 /// A batch that reads well on a phone, for the screenshot.
 const PHONE_ARGS: &str = r#"{"questions":[
@@ -105,16 +105,11 @@ async fn ask_through(
     extra: &[&str],
 ) -> (Child, BufReader<ChildStderr>, String) {
     std::fs::write(dir.join("call.json"), args).unwrap();
-    let mut ask = Command::new(BIN)
-        .args(["ask", "--server", url, "--session", "billing", "--token-file"])
+    let mut ask = crate::support::ask(url)
+        .args(["--session", "billing", "--token-file"])
         .arg(dir.join("token"))
         .args(extra)
         .arg(dir.join("call.json"))
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut ask_err = BufReader::new(ask.stderr.take().unwrap());

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::BufReader;
 use tokio::process::Command;
 
-use crate::support::{ARGS, BIN, TempDir, field, line_after, serve};
+use crate::support::{self, ARGS, TempDir, field, line_after, serve};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_then_ask_then_answer_on_the_page() {
@@ -25,17 +25,8 @@ async fn serve_then_ask_then_answer_on_the_page() {
     }
     std::fs::write(dir.0.join("call.json"), ARGS).unwrap();
 
-    let mut ask = Command::new(BIN)
-        .args(["ask", "--server", &url, "--token-file"])
-        .arg(&token_file)
-        .arg(dir.0.join("call.json"))
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut ask =
+        support::ask(&url).arg("--token-file").arg(&token_file).arg(dir.0.join("call.json")).spawn().unwrap();
     let mut ask_err = BufReader::new(ask.stderr.take().unwrap());
     let link = line_after(&mut ask_err, "askuser: answer at ").await;
     assert!(link.starts_with(&format!("{url}/q/")), "{link}");
@@ -88,16 +79,7 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let token_file = dir.0.join("token");
     let ask = |args: &'static str, extra: &[&str]| {
-        let mut command = Command::new(BIN);
-        command
-            .args(["ask", "--server", &url])
-            .args(extra)
-            .env_remove("ASKUSER_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = command.spawn().unwrap();
+        let mut child = support::ask(&url).args(extra).stdin(Stdio::piped()).spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         async move {
             tokio::io::AsyncWriteExt::write_all(&mut stdin, args.as_bytes()).await.unwrap();
@@ -118,15 +100,8 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     // SIGTERM while waiting: 143 (128 + 15), as at the terminal, and the question is withdrawn.
     #[cfg(unix)]
     {
-        let mut waiting = Command::new(BIN)
-            .args(["ask", "--server", &url, "--token-file", token, "-"])
-            .env_remove("ASKUSER_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut waiting =
+            support::ask(&url).args(["--token-file", token, "-"]).stdin(Stdio::piped()).spawn().unwrap();
         tokio::io::AsyncWriteExt::write_all(&mut waiting.stdin.take().unwrap(), ARGS.as_bytes())
             .await
             .unwrap();
@@ -153,11 +128,9 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     assert_eq!(timed_out.status.code(), Some(124), "{timed_out:?}");
     assert_eq!(String::from_utf8(timed_out.stdout).unwrap().trim_end(), askuser_core::TIMED_OUT);
 
-    let mut unreachable = Command::new(BIN)
-        .args(["ask", "--server", "http://127.0.0.1:9", "--token-file", token, "-"])
+    let mut unreachable = support::ask("http://127.0.0.1:9")
+        .args(["--token-file", token, "-"])
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     tokio::io::AsyncWriteExt::write_all(&mut unreachable.stdin.take().unwrap(), ARGS.as_bytes())
@@ -201,17 +174,12 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
         "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
     std::fs::write(dir.0.join("call.json"), secret_args).unwrap();
     let secret_file = dir.0.join("secrets.env");
-    let mut ask = Command::new(BIN)
-        .args(["ask", "--server", &a_url, "--profile", "extended", "--token-file"])
+    let mut ask = support::ask(&a_url)
+        .args(["--profile", "extended", "--token-file"])
         .arg(dir.0.join("token"))
         .arg("--secret-file")
         .arg(&secret_file)
         .arg(dir.0.join("call.json"))
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut ask_err = BufReader::new(ask.stderr.take().unwrap());
@@ -252,7 +220,7 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
 /// `serve --profile extended` on `store` with the token file in `dir`; returns it and its URL, and
 /// keeps reading its log so that it never blocks on a full pipe.
 async fn serve_extended(store: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
-    let mut server = Command::new(BIN)
+    let mut server = Command::new(support::BIN)
         .args(["serve", "--bind", "127.0.0.1:0", "--profile", "extended", "--store", store, "--token-file"])
         .arg(dir.join("token"))
         .env_remove("ASKUSER_TOKEN")

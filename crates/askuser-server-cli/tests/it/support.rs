@@ -59,6 +59,20 @@ pub(crate) fn serve(dir: &Path, extra: &[&str]) -> Child {
         .unwrap()
 }
 
+/// `askuser-server ask --server URL`, to be given its other arguments: no `ASKUSER_TOKEN`, stdin
+/// null (set another before spawning), stdout and stderr piped, killed when dropped.
+pub(crate) fn ask(url: &str) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(["ask", "--server", url])
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
 pub(crate) fn field<'a>(html: &'a str, name: &str) -> &'a str {
     let marker = format!(r#"name="{name}" value=""#);
     let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} in {html}")) + marker.len();
