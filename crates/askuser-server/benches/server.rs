@@ -50,27 +50,10 @@ async fn page_render() {
     store.put(NewQuestion::new(request, Duration::from_hours(1)).session_id("typical")).await.unwrap();
     let link = server.page_url("bench").replace("http://127.0.0.1:8765", "");
     let get = |uri: &str| Request::get(uri).body(Body::empty()).unwrap();
-    let page = app.clone().oneshot(get(&link)).await.unwrap().into_body().collect().await.unwrap().to_bytes();
-    let css = app
-        .clone()
-        .oneshot(get("/assets/app.css"))
-        .await
-        .unwrap()
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes();
-    let js = app
-        .clone()
-        .oneshot(get("/assets/live.js"))
-        .await
-        .unwrap()
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes();
+    let body = async |uri: &str| {
+        app.clone().oneshot(get(uri)).await.unwrap().into_body().collect().await.unwrap().to_bytes()
+    };
+    let (page, css, js) = (body(&link).await, body("/assets/app.css").await, body("/assets/live.js").await);
     println!(
         "answer page (typical 4 × 4 request): HTML {} B + CSS {} B + script {} B = {} B",
         page.len(),

@@ -111,6 +111,16 @@ fn succeed(child: &mut Child, pty: &Pty) -> String {
 }
 
 #[track_caller]
+/// Types three lines at the fixture's `PROMPTn>` prompts and waits for each to come back whole
+/// (`GOTn:word`): after a cancelled question, nothing typed is lost to a stale reader.
+fn type_three_lines(pty: &mut Pty) {
+    for (i, word) in ["hello", "world", "third"].iter().enumerate() {
+        pty.wait_for(&format!("PROMPT{i}>"));
+        pty.send(format!("{word}\n").as_bytes());
+        pty.wait_for(&format!("GOT{i}:{word}"));
+    }
+}
+
 fn wait(child: &mut Child) -> std::process::ExitStatus {
     let start = Instant::now();
     loop {
@@ -193,11 +203,7 @@ fn cancelled_menu_steals_no_input() {
         pty.wait_for("Which database?");
         pty.wait_for("CANCELLED:true");
         pty.wait_for("RAW:false");
-        for (i, word) in ["hello", "world", "third"].iter().enumerate() {
-            pty.wait_for(&format!("PROMPT{i}>"));
-            pty.send(format!("{word}\n").as_bytes());
-            pty.wait_for(&format!("GOT{i}:{word}"));
-        }
+        type_three_lines(&mut pty);
         assert!(wait(&mut child).success(), "run {run}: {}", pty.text());
         assert!(pty.cooked(), "run {run}: cooked mode after the cancelled menu");
         assert!(pty.text().contains("withdrawn"), "run {run}: the cancelled block says so");
@@ -214,11 +220,7 @@ fn cancelled_line_question_steals_no_input() {
         let mut child = pty.spawn(&["cancel-lines", "300", mode], Stdio::null());
         pty.wait_for("Choose 1-3");
         pty.wait_for("CANCELLED:true");
-        for (i, word) in ["hello", "world", "third"].iter().enumerate() {
-            pty.wait_for(&format!("PROMPT{i}>"));
-            pty.send(format!("{word}\n").as_bytes());
-            pty.wait_for(&format!("GOT{i}:{word}"));
-        }
+        type_three_lines(&mut pty);
         assert!(wait(&mut child).success(), "{mode}: {}", pty.text());
     }
 }
@@ -390,11 +392,7 @@ fn a_cancelled_secret_leaks_to_no_reader() {
         pty.send(b"hunter2-LEAK");
         pty.wait_for("CANCELLED:true");
         pty.wait_for("STORED:0");
-        for (i, word) in ["hello", "world", "third"].iter().enumerate() {
-            pty.wait_for(&format!("PROMPT{i}>"));
-            pty.send(format!("{word}\n").as_bytes());
-            pty.wait_for(&format!("GOT{i}:{word}"));
-        }
+        type_three_lines(&mut pty);
         assert!(wait(&mut child).success(), "{how}: {}", pty.text());
         assert_never_shown(&pty);
         assert!(pty.cooked(), "{how}: cooked mode and echo after the cancelled secret");
@@ -416,11 +414,7 @@ fn a_secret_typed_while_the_program_is_busy_leaks_to_no_reader() {
     pty.send(b"unter2-LEAK");
     pty.wait_for("CANCELLED:true");
     pty.wait_for("STORED:0");
-    for (i, word) in ["hello", "world", "third"].iter().enumerate() {
-        pty.wait_for(&format!("PROMPT{i}>"));
-        pty.send(format!("{word}\n").as_bytes());
-        pty.wait_for(&format!("GOT{i}:{word}"));
-    }
+    type_three_lines(&mut pty);
     assert!(wait(&mut child).success(), "{}", pty.text());
     assert_never_shown(&pty);
     assert!(pty.cooked());
