@@ -14,7 +14,7 @@ use crate::model::{
     Extras, MAX_DESCRIPTION_CHARS, MAX_QUESTIONS, Question, QuestionId, QuestionKind, QuestionOption,
     Questions,
 };
-use crate::raw::{RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
+use crate::raw::{RawArgs, RawKind, RawNumber, RawOption, RawQuestion, Slot, Span};
 use crate::text;
 use crate::validate::{
     DESCRIPTION, HEADER, LABEL, Path, QUESTION, TextRule, each, labels_unique, option_count, problem,
@@ -188,6 +188,12 @@ fn pattern(
     path: &Path<'_>,
     problems: &mut Problems,
 ) -> Option<Span> {
+    // Both patterns are ASCII letters, digits and punctuation: a string that fits one has as many
+    // characters as bytes and none the text rules forbid, so its length is all left to check.
+    let s = &arena[span.clone()];
+    if (rule.min..=rule.max).contains(&s.len()) && matches(s) {
+        return Some(span);
+    }
     let span = crate::validate::text(arena, span, rule, path, problems)?;
     if matches(&arena[span.clone()]) {
         return Some(span);
@@ -222,15 +228,11 @@ fn question(
     let kind_path = path.key("kind");
     let kind = match ext.kind {
         Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionKind::Choice),
-        Slot::Present(span) => match &arena[span] {
-            "choice" => Some(QuestionKind::Choice),
-            "text" => Some(QuestionKind::Text),
-            "secret" => Some(QuestionKind::Secret),
-            other => {
-                problem(problems, &kind_path, ProblemKind::InvalidKind { found: other.to_owned() });
-                None
-            }
-        },
+        Slot::Present(RawKind::Known(kind)) => Some(kind),
+        Slot::Present(RawKind::Other(span)) => {
+            problem(problems, &kind_path, ProblemKind::InvalidKind { found: arena[span].to_owned() });
+            None
+        }
         Slot::Wrong(found) => wrong_type("a string or null", found, &kind_path, problems),
     };
     // With an unknown kind, the other fields are held to a choice question's rules.

@@ -15,7 +15,7 @@
 use std::fmt;
 
 use crate::error::JsonType;
-use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot, Span};
+use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -61,12 +61,11 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "question" => q.question = r.string_slot()?,
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
-        _ if !r.extended => return Ok(false),
-        "kind" => q.ext().kind = r.string_slot()?,
-        "id" => q.ext().id = r.string_slot()?,
-        "allow_other" => q.ext().allow_other = r.bool_slot()?,
-        "secret_name" => q.ext().secret_name = r.string_slot()?,
-        "purpose" => q.ext().purpose = r.string_slot()?,
+        "kind" if r.extended => q.ext().kind = r.string_slot()?,
+        "id" if r.extended => q.ext().id = r.string_slot()?,
+        "allow_other" if r.extended => q.ext().allow_other = r.bool_slot()?,
+        "secret_name" if r.extended => q.ext().secret_name = r.string_slot()?,
+        "purpose" if r.extended => q.ext().purpose = r.string_slot()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -197,20 +196,19 @@ impl<'s> Reader<'s, '_> {
         }
     }
 
-    /// A string field: trimmed into the arena; any other value is skipped and its type kept.
-    fn string_slot(&mut self) -> Result<Slot<Span>, JsonError> {
+    /// A string field, read by `T` (a span is trimmed into the arena); any other value is
+    /// skipped and its type kept.
+    fn string_slot<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
         if self.start_value()? != b'"' {
             return self.skip_value().map(Slot::Wrong);
         }
         self.pos += 1;
         let s = self.string()?;
-        let start = self.arena.len();
-        let trimmed = crate::text::trim(match &s {
+        let s = match &s {
             Str::Borrowed(s) => s,
-            Str::Scratch => &self.scratch,
-        });
-        self.arena.push_str(trimmed);
-        Ok(Slot::Present(start..self.arena.len()))
+            Str::Scratch => self.scratch.as_str(),
+        };
+        Ok(T::from_str(s, self.arena).map_or(Slot::Wrong(JsonType::String), Slot::Present))
     }
 
     /// A strict boolean (`allow_other`, `default`); any other value is skipped and its type kept.

@@ -14,6 +14,7 @@ use std::ops::Range;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::JsonType;
+use crate::model::QuestionKind;
 
 /// A field or array item as it was sent.
 #[derive(Debug, Default)]
@@ -126,6 +127,25 @@ impl Raw for Span {
         let start = text.len();
         text.push_str(crate::text::trim(s));
         Some(start..text.len())
+    }
+}
+
+/// A question's `kind` as sent: one of the three kinds, read without copying it anywhere, or
+/// another string, trimmed into the arena for the error.
+#[derive(Debug)]
+pub(crate) enum RawKind {
+    Known(QuestionKind),
+    Other(Span),
+}
+
+impl Raw for RawKind {
+    fn from_str(s: &str, text: &mut String) -> Option<Self> {
+        Some(match crate::text::trim(s) {
+            "choice" => Self::Known(QuestionKind::Choice),
+            "text" => Self::Known(QuestionKind::Text),
+            "secret" => Self::Known(QuestionKind::Secret),
+            _ => Self::Other(Span::from_str(s, text)?),
+        })
     }
 }
 
@@ -325,7 +345,7 @@ impl RawQuestion {
 
 #[derive(Debug, Default)]
 pub(crate) struct RawQuestionExt {
-    pub(crate) kind: Slot<Span>,
+    pub(crate) kind: Slot<RawKind>,
     pub(crate) id: Slot<Span>,
     pub(crate) allow_other: Slot<bool>,
     pub(crate) secret_name: Slot<Span>,
