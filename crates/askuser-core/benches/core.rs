@@ -41,6 +41,35 @@ struct PlainOption {
     description: Option<String>,
 }
 
+/// The extended text into plain structs, for the floor of the extended call.
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainExtendedArgs {
+    questions: Vec<PlainExtendedQuestion>,
+    timeout_seconds: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainExtendedQuestion {
+    kind: Option<String>,
+    id: Option<String>,
+    header: String,
+    question: String,
+    options: Vec<PlainExtendedOption>,
+    #[serde(default)]
+    multi_select: bool,
+}
+
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "only parsed, never read: this is the floor")]
+struct PlainExtendedOption {
+    label: String,
+    description: Option<String>,
+    #[serde(default)]
+    default: bool,
+}
+
 /// Nanoseconds per call: the best of `rounds` rounds of about `budget` each.
 fn measure(rounds: u32, budget: Duration, mut f: impl FnMut()) -> f64 {
     let mut iterations = 1_u64;
@@ -68,10 +97,11 @@ fn measure(rounds: u32, budget: Duration, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Nanoseconds per call of `a` and of `b`: the best of `samples` short samples each, taken
-/// alternately. On a loaded machine the minimum over many short samples finds the moments that
-/// were quiet for both, which one long window per function does not.
-fn paired(samples: u32, iterations: u32, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+/// Nanoseconds per call of `a` and of `b` (the best of `samples` short samples each, taken
+/// alternately), and the median over the samples of `b`'s time over `a`'s in the same sample. On
+/// a loaded machine the minimum finds the moments that were quiet for both; the median of the
+/// paired ratios is what one lucky moment for either cannot move.
+fn paired(samples: u32, iterations: u32, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
     let time = |f: &mut dyn FnMut()| {
         let start = Instant::now();
         for _ in 0..iterations {
@@ -80,11 +110,15 @@ fn paired(samples: u32, iterations: u32, mut a: impl FnMut(), mut b: impl FnMut(
         start.elapsed().as_secs_f64() * 1e9 / f64::from(iterations)
     };
     let (mut best_a, mut best_b) = (f64::INFINITY, f64::INFINITY);
+    let mut ratios = Vec::with_capacity(samples as usize);
     for _ in 0..samples {
-        best_a = best_a.min(time(&mut a));
-        best_b = best_b.min(time(&mut b));
+        let (ta, tb) = (time(&mut a), time(&mut b));
+        best_a = best_a.min(ta);
+        best_b = best_b.min(tb);
+        ratios.push(tb / ta);
     }
-    (best_a, best_b)
+    ratios.sort_by(f64::total_cmp);
+    (best_a, best_b, ratios[ratios.len() / 2])
 }
 
 /// The reference's rates (calls per second) for validation and check + render, if its python is set.
@@ -147,7 +181,7 @@ fn main() {
         rate(validate_extended),
         EXTENDED_ARGS.len()
     );
-    let (paired_reference, paired_extended) = paired(
+    let (paired_reference, paired_extended, median_ratio) = paired(
         2000,
         100,
         || {
@@ -158,9 +192,37 @@ fn main() {
         },
     );
     println!(
-        "typical extended call / reference, same questions: {:.2}x (target <= 1.3x); paired short samples: {paired_extended:.0} / {paired_reference:.0} ns = {:.2}x",
+        "typical extended call / reference, same questions: {:.2}x (target <= 1.3x); paired short samples: {paired_extended:.0} / {paired_reference:.0} ns = {:.2}x, median of paired ratios {median_ratio:.2}x",
         validate_extended / validate,
         paired_extended / paired_reference
+    );
+    let (_, _, same_median) = paired(
+        2000,
+        100,
+        || {
+            black_box(Questions::from_json(black_box(ARGS)).ok());
+        },
+        || {
+            black_box(extended.validate_json(black_box(ARGS)).ok());
+        },
+    );
+    println!(
+        "reference text, extended profile / reference profile: median of paired ratios {same_median:.2}x"
+    );
+    // The same two texts through plain serde structs: what any parser pays for the longer text.
+    let (floor_reference, floor_extended, floor_median) = paired(
+        2000,
+        100,
+        || {
+            black_box(serde_json::from_str::<PlainArgs>(black_box(ARGS)).ok());
+        },
+        || {
+            black_box(serde_json::from_str::<PlainExtendedArgs>(black_box(EXTENDED_ARGS)).ok());
+        },
+    );
+    println!(
+        "parse-only floor, extended text / reference text: {floor_extended:.0} / {floor_reference:.0} ns = {:.2}x, median of paired ratios {floor_median:.2}x",
+        floor_extended / floor_reference
     );
     match reference_rates() {
         Some((ref_validate, ref_render)) => {

@@ -14,7 +14,7 @@ use crate::model::{
     Extras, MAX_DESCRIPTION_CHARS, MAX_QUESTIONS, Question, QuestionId, QuestionKind, QuestionOption,
     Questions,
 };
-use crate::raw::{RawArgs, RawKind, RawNumber, RawOption, RawQuestion, Slot, Span};
+use crate::raw::{RawArgs, RawKind, RawNumber, RawOption, RawQuestion, RawQuestionExt, Slot, Span};
 use crate::text;
 use crate::validate::{
     DESCRIPTION, HEADER, LABEL, Path, QUESTION, TextRule, each, labels_unique, option_count, problem,
@@ -65,7 +65,7 @@ pub(crate) fn args(
     let mut problems = Problems::new();
     let path = root.key("questions");
     let questions = match raw.questions {
-        Slot::Present(items) => question_items(items, arena, &path, &mut problems),
+        Slot::Present(items) => question_items(items, &raw.exts, arena, &path, &mut problems),
         Slot::Missing => {
             problem(&mut problems, &path, ProblemKind::Missing);
             None
@@ -113,6 +113,7 @@ fn timeout_seconds(
 
 fn question_items(
     items: Vec<Slot<RawQuestion>>,
+    exts: &[RawQuestionExt],
     arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Problems,
@@ -122,7 +123,7 @@ fn question_items(
         problem(problems, path, ProblemKind::TooManyItems { max: MAX_QUESTIONS, actual: count });
     }
     let questions = each(items, path, problems, |item, path, problems| match item {
-        Slot::Present(raw) => question(raw, arena, path, problems),
+        Slot::Present(raw) => question(raw, exts, arena, path, problems),
         Slot::Missing => {
             problem(problems, path, ProblemKind::Missing);
             None
@@ -146,11 +147,18 @@ fn call_rules(mut questions: Vec<Question>, path: &Path<'_>, problems: &mut Prob
         let header = questions[second].header().to_owned();
         problem(problems, path, ProblemKind::DuplicateHeader { first, second, header });
     }
-    let given = |i: usize| questions[i].id();
-    if let Some((first, second)) = (0..questions.len())
-        .find_map(|j| (0..j).find(|&i| given(i).is_some() && given(i) == given(j)).map(|i| (i, j)))
-    {
-        let id = given(second).unwrap_or_default().to_owned();
+    // Each question's id read once; `call_rules` is only reached with at most ten questions.
+    let mut given = [None; MAX_QUESTIONS];
+    for (id, question) in given.iter_mut().zip(&questions) {
+        *id = question.id();
+    }
+    let given = &given[..questions.len()];
+    let duplicate = (1..given.len()).find_map(|second| {
+        let id = given[second]?;
+        given[..second].iter().position(|&other| other == Some(id)).map(|first| (first, second, id))
+    });
+    if let Some((first, second, id)) = duplicate {
+        let id = id.to_owned();
         problem(problems, &path.index(second).key("id"), ProblemKind::DuplicateId { first, second, id });
     }
     let count = questions.len();
@@ -163,11 +171,12 @@ fn call_rules(mut questions: Vec<Question>, path: &Path<'_>, problems: &mut Prob
     }
     // Chosen first, against the given ids, then assigned: no allocation on the way.
     let mut generated = [None; MAX_QUESTIONS];
-    let taken = |id: &str| questions.iter().any(|q| q.id() == Some(id));
-    let mut free = GENERATED_IDS.iter().copied().filter(|id| !taken(id));
-    for (slot, question) in generated.iter_mut().zip(&questions) {
-        if question.id().is_none() {
-            *slot = free.next();
+    if given.contains(&None) {
+        let mut free = GENERATED_IDS.iter().copied().filter(|id| !given.contains(&Some(*id)));
+        for (slot, id) in generated.iter_mut().zip(given) {
+            if id.is_none() {
+                *slot = free.next();
+            }
         }
     }
     for (question, id) in questions.iter_mut().zip(generated) {
@@ -202,8 +211,21 @@ fn pattern(
     None
 }
 
+/// The bytes an `id` may hold: A-Z, a-z, 0-9, `_`, `.` and `-`.
+static ID_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        #[expect(clippy::cast_possible_truncation, reason = "b is below 256")]
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-';
+        b += 1;
+    }
+    table
+};
+
 fn is_id(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    s.bytes().all(|b| ID_BYTES[usize::from(b)])
 }
 
 fn is_secret_name(s: &str) -> bool {
@@ -219,31 +241,42 @@ fn kind_mismatch(only_for: &'static str, kind: QuestionKind, path: &Path<'_>, pr
 #[expect(clippy::too_many_lines, reason = "one field after another, in the order problems are reported")]
 fn question(
     raw: RawQuestion,
+    exts: &[RawQuestionExt],
     arena: &Arc<str>,
     path: &Path<'_>,
     problems: &mut Problems,
 ) -> Option<Question> {
     let before = problems.len();
-    let ext = raw.ext.map(|ext| *ext).unwrap_or_default();
-    let kind_path = path.key("kind");
-    let kind = match ext.kind {
-        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionKind::Choice),
-        Slot::Present(RawKind::Known(kind)) => Some(kind),
+    // Read where it is, not moved out: most questions send few of these keys, or none.
+    let ext = raw.ext.map_or(&RawQuestionExt::NONE, |index| &exts[index]);
+    // The extended keys' problems are recorded as they are found, and any problem fails the
+    // question below: a bad key yields a stand-in value instead of an `Option` to unwrap.
+    let kind = match &ext.kind {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => QuestionKind::Choice,
+        Slot::Present(RawKind::Known(kind)) => *kind,
         Slot::Present(RawKind::Other(span)) => {
-            problem(problems, &kind_path, ProblemKind::InvalidKind { found: arena[span].to_owned() });
-            None
+            let found = arena[span.clone()].to_owned();
+            problem(problems, &path.key("kind"), ProblemKind::InvalidKind { found });
+            // With an unknown kind, the other fields are held to a choice question's rules.
+            QuestionKind::Choice
         }
-        Slot::Wrong(found) => wrong_type("a string or null", found, &kind_path, problems),
+        Slot::Wrong(found) => {
+            wrong_type::<()>("a string or null", *found, &path.key("kind"), problems);
+            QuestionKind::Choice
+        }
     };
-    // With an unknown kind, the other fields are held to a choice question's rules.
-    let rules = kind.unwrap_or(QuestionKind::Choice);
-    let id_path = path.key("id");
-    let id = match ext.id {
-        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(QuestionId::None),
+    let rules = kind;
+    let id = match &ext.id {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => QuestionId::None,
         Slot::Present(span) => {
-            pattern(arena, span, &ID, is_id, ID_RULE, &id_path, problems).map(QuestionId::Given)
+            let id_path = path.key("id");
+            pattern(arena, span.clone(), &ID, is_id, ID_RULE, &id_path, problems)
+                .map_or(QuestionId::None, QuestionId::Given)
         }
-        Slot::Wrong(found) => wrong_type("a string or null", found, &id_path, problems),
+        Slot::Wrong(found) => {
+            wrong_type::<()>("a string or null", *found, &path.key("id"), problems);
+            QuestionId::None
+        }
     };
     let header = required_text(arena, raw.header, &HEADER, &path.key("header"), problems);
     let question = required_text(arena, raw.question, &QUESTION, &path.key("question"), problems);
@@ -276,75 +309,70 @@ fn question(
         }
         Slot::Wrong(found) => wrong_type("a boolean", found, &multi_path, problems),
     };
-    let other_path = path.key("allow_other");
-    let allow_other = match ext.allow_other {
-        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(true),
+    let allow_other = match &ext.allow_other {
+        Slot::Missing | Slot::Wrong(JsonType::Null) => true,
         Slot::Present(false) if rules != QuestionKind::Choice => {
-            kind_mismatch("choice", rules, &other_path, problems);
-            None
+            kind_mismatch("choice", rules, &path.key("allow_other"), problems);
+            false
         }
-        Slot::Present(value) => Some(value),
-        Slot::Wrong(found) => wrong_type("a boolean or null", found, &other_path, problems),
+        Slot::Present(value) => *value,
+        Slot::Wrong(found) => {
+            wrong_type::<()>("a boolean or null", *found, &path.key("allow_other"), problems);
+            true
+        }
     };
-    let name_path = path.key("secret_name");
-    let secret_name = match (ext.secret_name, rules) {
-        (Slot::Missing | Slot::Wrong(JsonType::Null), QuestionKind::Secret) => {
-            problem(problems, &name_path, ProblemKind::Missing);
+    let secret_name = match (&ext.secret_name, rules) {
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) if rules != QuestionKind::Secret => None,
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => {
+            problem(problems, &path.key("secret_name"), ProblemKind::Missing);
             None
         }
-        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => Some(None),
         (Slot::Present(span), QuestionKind::Secret) => {
-            pattern(arena, span, &ID, is_secret_name, SECRET_NAME_RULE, &name_path, problems).map(Some)
+            let name_path = path.key("secret_name");
+            pattern(arena, span.clone(), &ID, is_secret_name, SECRET_NAME_RULE, &name_path, problems)
         }
         (Slot::Present(_), kind) => {
-            kind_mismatch("secret", kind, &name_path, problems);
+            kind_mismatch("secret", kind, &path.key("secret_name"), problems);
             None
         }
-        (Slot::Wrong(found), _) => wrong_type("a string or null", found, &name_path, problems),
+        (Slot::Wrong(found), _) => wrong_type("a string or null", *found, &path.key("secret_name"), problems),
     };
-    let purpose_path = path.key("purpose");
-    let purpose = match (ext.purpose, rules) {
-        (Slot::Missing | Slot::Wrong(JsonType::Null), QuestionKind::Secret) => {
-            problem(problems, &purpose_path, ProblemKind::Missing);
+    let purpose = match (&ext.purpose, rules) {
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) if rules != QuestionKind::Secret => None,
+        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => {
+            problem(problems, &path.key("purpose"), ProblemKind::Missing);
             None
         }
-        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => Some(None),
         (Slot::Present(span), QuestionKind::Secret) => {
-            crate::validate::text(arena, span, &PURPOSE, &purpose_path, problems).map(Some)
+            crate::validate::text(arena, span.clone(), &PURPOSE, &path.key("purpose"), problems)
         }
         (Slot::Present(_), kind) => {
-            kind_mismatch("secret", kind, &purpose_path, problems);
+            kind_mismatch("secret", kind, &path.key("purpose"), problems);
             None
         }
-        (Slot::Wrong(found), _) => wrong_type("a string or null", found, &purpose_path, problems),
+        (Slot::Wrong(found), _) => wrong_type("a string or null", *found, &path.key("purpose"), problems),
     };
     unknown_fields(raw.unknown, path, QUESTION_FIELDS, problems);
     if problems.len() != before {
         return None;
     }
-    let (kind, options, multi_select) = (kind?, options?, multi_select?);
-    let extras = Extras {
-        kind,
-        id: id?,
-        allow_other: allow_other? && kind == QuestionKind::Choice,
-        secret_name: secret_name?,
-        purpose: purpose?,
-    };
+    let (options, multi_select) = (options?, multi_select?);
+    let extras =
+        Extras { kind, id, allow_other: allow_other && kind == QuestionKind::Choice, secret_name, purpose };
     if kind != QuestionKind::Choice {
-        return Some(Question::from_parts(arena, header?, question?, options, false).with_extras(extras));
+        return Some(Question::from_parts(arena, header?, question?, options, false, Some(extras)));
     }
-    let mut defaults = options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i);
-    let two_defaults = (defaults.next(), defaults.next());
-    let question = labels_unique(arena, header?, question?, options, multi_select, path, problems)?;
-    if let (Some(first), Some(second)) = two_defaults
-        && !multi_select
-    {
-        let at = path.key("options");
-        let at = at.index(second);
-        problem(problems, &at.key("default"), ProblemKind::TooManyDefaults { first, second });
-        return None;
+    labels_unique(&options, path, problems)?;
+    if !multi_select {
+        let mut defaults = options.iter().enumerate().filter(|(_, o)| o.is_default()).map(|(i, _)| i);
+        if let (Some(first), Some(second)) = (defaults.next(), defaults.next()) {
+            let at = path.key("options");
+            let at = at.index(second);
+            problem(problems, &at.key("default"), ProblemKind::TooManyDefaults { first, second });
+            return None;
+        }
     }
-    Some(question.with_extras(extras))
+    Some(Question::from_parts(arena, header?, question?, options, multi_select, Some(extras)))
 }
 
 fn option_items(
@@ -382,15 +410,35 @@ fn option(
         }
         Slot::Wrong(found) => wrong_type("a string or null", found, &description_path, problems),
     };
-    let default_path = path.key("default");
+    // A wrong type is recorded and fails the option below, so no `Option` is needed here.
     let default = match raw.default {
-        Slot::Missing | Slot::Wrong(JsonType::Null) => Some(false),
-        Slot::Present(value) => Some(value),
-        Slot::Wrong(found) => wrong_type("a boolean or null", found, &default_path, problems),
+        Slot::Missing | Slot::Wrong(JsonType::Null) => false,
+        Slot::Present(value) => value,
+        Slot::Wrong(found) => {
+            problem(
+                problems,
+                &path.key("default"),
+                ProblemKind::WrongType { expected: "a boolean or null", found },
+            );
+            false
+        }
     };
     unknown_fields(raw.unknown, path, OPTION_FIELDS, problems);
     if problems.len() != before {
         return None;
     }
-    Some(QuestionOption::from_parts(arena, label?, description?).with_default(default?))
+    Some(QuestionOption::from_parts(arena, label?, description?, default))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_table_holds_exactly_the_id_characters() {
+        for b in 0..=u8::MAX {
+            let allowed = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+            assert_eq!(ID_BYTES[usize::from(b)], allowed, "byte {b:#04x}");
+        }
+    }
 }

@@ -15,7 +15,7 @@
 use std::fmt;
 
 use crate::error::JsonType;
-use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, Slot};
+use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, RawQuestionExt, Slot};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -39,8 +39,8 @@ impl fmt::Display for JsonError {
 /// Reads argument text into the lenient mirror, appending every trimmed string to `arena`. The
 /// extended profile's keys are read only when `extended`; otherwise they are unknown keys.
 pub(crate) fn read_args(text: &str, arena: &mut String, extended: bool) -> Result<Slot<RawArgs>, JsonError> {
-    let mut reader = Reader { text, pos: 0, depth: 0, scratch: String::new(), arena, extended };
-    let args = reader.object(|r, key, args: &mut RawArgs| {
+    let mut reader = Reader::new(text, arena, extended);
+    let mut args = reader.object(|r, key, args: &mut RawArgs| {
         match key {
             "questions" => args.questions = r.list(|r| r.object(read_question))?,
             "timeout_seconds" if r.extended => args.timeout_seconds = r.number_slot()?,
@@ -52,6 +52,9 @@ pub(crate) fn read_args(text: &str, arena: &mut String, extended: bool) -> Resul
     if reader.pos < text.len() {
         return Err(reader.error("trailing characters"));
     }
+    if let Slot::Present(args) = &mut args {
+        args.exts = reader.exts;
+    }
     Ok(args)
 }
 
@@ -61,11 +64,26 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "question" => q.question = r.string_slot()?,
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
-        "kind" if r.extended => q.ext().kind = r.string_slot()?,
-        "id" if r.extended => q.ext().id = r.string_slot()?,
-        "allow_other" if r.extended => q.ext().allow_other = r.bool_slot()?,
-        "secret_name" if r.extended => q.ext().secret_name = r.string_slot()?,
-        "purpose" if r.extended => q.ext().purpose = r.string_slot()?,
+        "kind" if r.extended => {
+            let kind = r.string_slot()?;
+            q.ext(&mut r.exts).kind = kind;
+        }
+        "id" if r.extended => {
+            let id = r.string_slot()?;
+            q.ext(&mut r.exts).id = id;
+        }
+        "allow_other" if r.extended => {
+            let allow_other = r.bool_slot()?;
+            q.ext(&mut r.exts).allow_other = allow_other;
+        }
+        "secret_name" if r.extended => {
+            let secret_name = r.string_slot()?;
+            q.ext(&mut r.exts).secret_name = secret_name;
+        }
+        "purpose" if r.extended => {
+            let purpose = r.string_slot()?;
+            q.ext(&mut r.exts).purpose = purpose;
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -113,6 +131,8 @@ struct Reader<'s, 'a> {
     arena: &'a mut String,
     /// Whether the extended profile's keys are known.
     extended: bool,
+    /// The extended keys of the questions read so far (`RawArgs::exts`).
+    exts: Vec<RawQuestionExt>,
 }
 
 /// The bytes that end the plain run of a string: `"`, `\` and the controls below U+0020.
@@ -152,7 +172,11 @@ struct Number<'s> {
     integer: bool,
 }
 
-impl<'s> Reader<'s, '_> {
+impl<'s, 'a> Reader<'s, 'a> {
+    fn new(text: &'s str, arena: &'a mut String, extended: bool) -> Self {
+        Self { text, pos: 0, depth: 0, scratch: String::new(), arena, extended, exts: Vec::new() }
+    }
+
     fn bytes(&self) -> &'s [u8] {
         self.text.as_bytes()
     }
@@ -181,7 +205,7 @@ impl<'s> Reader<'s, '_> {
     }
 
     fn literal(&mut self, word: &str) -> Result<(), JsonError> {
-        if self.text[self.pos..].starts_with(word) {
+        if self.bytes().get(self.pos..self.pos + word.len()) == Some(word.as_bytes()) {
             self.pos += word.len();
             Ok(())
         } else {
@@ -672,8 +696,7 @@ mod tests {
     /// Reads any JSON value, as the reader skips unknown fields.
     fn check(text: &str) -> Result<(), JsonError> {
         let mut arena = String::new();
-        let mut reader =
-            Reader { text, pos: 0, depth: 0, scratch: String::new(), arena: &mut arena, extended: false };
+        let mut reader = Reader::new(text, &mut arena, false);
         reader.skip_value()?;
         reader.skip_ws();
         if reader.pos < text.len() {

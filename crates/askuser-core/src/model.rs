@@ -71,13 +71,8 @@ impl QuestionOption {
         finish(|problems| validate::option(raw, &text, &Path::Root, problems))
     }
 
-    pub(crate) fn from_parts(text: &Arc<str>, label: Span, description: Option<Span>) -> Self {
-        Self { text: Arc::clone(text), label, description, default: false }
-    }
-
-    pub(crate) fn with_default(mut self, default: bool) -> Self {
-        self.default = default;
-        self
+    pub(crate) fn from_parts(text: &Arc<str>, label: Span, description: Option<Span>, default: bool) -> Self {
+        Self { text: Arc::clone(text), label, description, default }
     }
 
     /// The label, as the model wrote it but trimmed.
@@ -276,13 +271,9 @@ impl Question {
         question: Span,
         options: Vec<QuestionOption>,
         multi_select: bool,
+        extras: Option<Extras>,
     ) -> Self {
-        Self { text: Arc::clone(text), header, question, options, multi_select, extras: None }
-    }
-
-    pub(crate) fn with_extras(mut self, extras: Extras) -> Self {
-        self.extras = Some(extras);
-        self
+        Self { text: Arc::clone(text), header, question, options, multi_select, extras }
     }
 
     pub(crate) fn extras_mut(&mut self) -> Option<&mut Extras> {
@@ -596,8 +587,7 @@ impl<'a> IntoIterator for &'a Questions {
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena { text: &mut text, extended: false })
-            .deserialize(d)?;
+        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
         validate::args(raw, &text.into()).map_err(serde::de::Error::custom)
     }
 }
@@ -605,8 +595,7 @@ impl<'de> Deserialize<'de> for Questions {
 impl<'de> Deserialize<'de> for Question {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw =
-            SlotSeed::<RawQuestion>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
+        let raw = SlotSeed::<RawQuestion>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::question_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)
@@ -616,8 +605,7 @@ impl<'de> Deserialize<'de> for Question {
 impl<'de> Deserialize<'de> for QuestionOption {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
-        let raw =
-            SlotSeed::<RawOption>::new(&mut Arena { text: &mut text, extended: false }).deserialize(d)?;
+        let raw = SlotSeed::<RawOption>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
         let text = text.into();
         finish(|problems| validate::option_slot(raw, &text, &Path::Root, problems))
             .map_err(serde::de::Error::custom)

@@ -52,10 +52,18 @@ pub(crate) trait Raw: Sized {
     }
 }
 
-/// The text arena strings are appended to, and whether the extended profile's keys are known.
+/// The text arena strings are appended to, whether the extended profile's keys are known, and
+/// the extended keys read so far.
 pub(crate) struct Arena<'t> {
     pub(crate) text: &'t mut String,
     pub(crate) extended: bool,
+    pub(crate) exts: Vec<RawQuestionExt>,
+}
+
+impl<'t> Arena<'t> {
+    pub(crate) fn new(text: &'t mut String, extended: bool) -> Self {
+        Self { text, extended, exts: Vec::new() }
+    }
 }
 
 /// Reads one value into a [`Slot`], appending its strings to the arena.
@@ -332,14 +340,20 @@ pub(crate) struct RawQuestion {
     pub(crate) options: Slot<Vec<Slot<RawOption>>>,
     pub(crate) multi_select: Slot<LaxBool>,
     pub(crate) unknown: Vec<String>,
-    /// The extended profile's keys, read only when the arena says so; boxed, and only once one
-    /// is present, so that the reference profile's mirror stays as small as it was.
-    pub(crate) ext: Option<Box<RawQuestionExt>>,
+    /// Where the extended profile's keys are in [`RawArgs::exts`], once one is read: one list for
+    /// the whole call rather than an allocation per question, and the reference profile's mirror
+    /// stays as small as it was.
+    pub(crate) ext: Option<usize>,
 }
 
 impl RawQuestion {
-    pub(crate) fn ext(&mut self) -> &mut RawQuestionExt {
-        self.ext.get_or_insert_default()
+    /// This question's extended keys, added to `exts` when the first one is read.
+    pub(crate) fn ext<'e>(&mut self, exts: &'e mut Vec<RawQuestionExt>) -> &'e mut RawQuestionExt {
+        let index = *self.ext.get_or_insert_with(|| {
+            exts.push(RawQuestionExt::default());
+            exts.len() - 1
+        });
+        &mut exts[index]
     }
 }
 
@@ -350,6 +364,17 @@ pub(crate) struct RawQuestionExt {
     pub(crate) allow_other: Slot<bool>,
     pub(crate) secret_name: Slot<Span>,
     pub(crate) purpose: Slot<Span>,
+}
+
+impl RawQuestionExt {
+    /// None of the keys sent.
+    pub(crate) const NONE: Self = Self {
+        kind: Slot::Missing,
+        id: Slot::Missing,
+        allow_other: Slot::Missing,
+        secret_name: Slot::Missing,
+        purpose: Slot::Missing,
+    };
 }
 
 #[derive(Clone, Copy)]
@@ -396,15 +421,26 @@ impl Raw for RawQuestion {
                 QuestionField::Question => raw.question = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::Options => raw.options = map.next_value_seed(SlotSeed::new(text))?,
                 QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Kind => raw.ext().kind = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Id => raw.ext().id = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Kind => {
+                    let kind = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext(&mut text.exts).kind = kind;
+                }
+                QuestionField::Id => {
+                    let id = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext(&mut text.exts).id = id;
+                }
                 QuestionField::AllowOther => {
-                    raw.ext().allow_other = map.next_value_seed(SlotSeed::new(text))?;
+                    let allow_other = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext(&mut text.exts).allow_other = allow_other;
                 }
                 QuestionField::SecretName => {
-                    raw.ext().secret_name = map.next_value_seed(SlotSeed::new(text))?;
+                    let secret_name = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext(&mut text.exts).secret_name = secret_name;
                 }
-                QuestionField::Purpose => raw.ext().purpose = map.next_value_seed(SlotSeed::new(text))?,
+                QuestionField::Purpose => {
+                    let purpose = map.next_value_seed(SlotSeed::new(text))?;
+                    raw.ext(&mut text.exts).purpose = purpose;
+                }
             }
             Ok(())
         })?;
@@ -417,6 +453,8 @@ pub(crate) struct RawArgs {
     pub(crate) questions: Slot<Vec<Slot<RawQuestion>>>,
     pub(crate) timeout_seconds: Slot<RawNumber>,
     pub(crate) unknown: Vec<String>,
+    /// The extended keys of every question, which [`RawQuestion::ext`] indexes.
+    pub(crate) exts: Vec<RawQuestionExt>,
 }
 
 #[derive(Clone, Copy)]
@@ -446,6 +484,7 @@ impl Raw for RawArgs {
             }
             Ok(())
         })?;
+        raw.exts = std::mem::take(&mut text.exts);
         Ok(Some(raw))
     }
 }

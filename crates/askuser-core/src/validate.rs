@@ -143,7 +143,7 @@ impl Validator {
     pub fn validate_value(&self, value: &serde_json::Value) -> Result<Questions, ValidationError> {
         let mut text = String::new();
         let extended = self.profile == Profile::Extended;
-        let mut arena = Arena { text: &mut text, extended };
+        let mut arena = Arena::new(&mut text, extended);
         match SlotSeed::<RawArgs>::new(&mut arena).deserialize(value) {
             Ok(raw) if extended => crate::extended::args(raw, &text.into(), self.max_timeout_seconds),
             Ok(raw) => args(raw, &text.into()),
@@ -404,24 +404,23 @@ fn question(
     if problems.len() != before {
         return None;
     }
-    labels_unique(arena, header?, question?, options?, multi_select?, path, problems)
+    let options = options?;
+    labels_unique(&options, path, problems)?;
+    Some(Question::from_parts(arena, header?, question?, options, multi_select?, None))
 }
 
+/// `Some(())` if the options' labels are unique once folded, else the problem is recorded.
 pub(crate) fn labels_unique(
-    arena: &Arc<str>,
-    header: Span,
-    question: Span,
-    options: Vec<QuestionOption>,
-    multi_select: bool,
+    options: &[QuestionOption],
     path: &Path<'_>,
     problems: &mut Problems,
-) -> Option<Question> {
-    if let Some((first, second)) = text::first_duplicate(&options, QuestionOption::label) {
+) -> Option<()> {
+    if let Some((first, second)) = text::first_duplicate(options, QuestionOption::label) {
         let label = options[second].label().to_owned();
         problem(problems, path, ProblemKind::DuplicateLabel { first, second, label });
         return None;
     }
-    Some(Question::from_parts(arena, header, question, options, multi_select))
+    Some(())
 }
 
 pub(crate) fn question_from_parts(
@@ -440,7 +439,8 @@ pub(crate) fn question_from_parts(
     if problems.len() != before {
         return None;
     }
-    labels_unique(arena, header?, question?, options, multi_select, &path, problems)
+    labels_unique(&options, &path, problems)?;
+    Some(Question::from_parts(arena, header?, question?, options, multi_select, None))
 }
 
 pub(crate) fn option_count(count: usize, path: &Path<'_>, problems: &mut Problems) -> bool {
@@ -539,5 +539,5 @@ pub(crate) fn option(
     if problems.len() != before {
         return None;
     }
-    Some(QuestionOption::from_parts(arena, label?, description?))
+    Some(QuestionOption::from_parts(arena, label?, description?, false))
 }
