@@ -5,7 +5,6 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::BufReader;
-use tokio::process::Command;
 
 use crate::support::{self, ARGS, TempDir, field, line_after, serve};
 
@@ -220,16 +219,9 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
 /// `serve --profile extended` on `store` with the token file in `dir`; returns it and its URL, and
 /// keeps reading its log so that it never blocks on a full pipe.
 async fn serve_extended(store: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
-    let mut server = Command::new(support::BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--profile", "extended", "--store", store, "--token-file"])
-        .arg(dir.join("token"))
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let token_file = dir.join("token");
+    let token_file = token_file.to_str().expect("a UTF-8 temporary path");
+    let mut server = support::serve_on(store, &["--profile", "extended", "--token-file", token_file]);
     let mut stderr = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut stderr, "askuser serve: listening on ").await;
     tokio::spawn(async move {

@@ -45,10 +45,16 @@ pub(crate) async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str
     }
 }
 
+/// `askuser-server serve` on loopback with a SQLite store in `dir`, and `extra` options.
 pub(crate) fn serve(dir: &Path, extra: &[&str]) -> Child {
+    serve_on(&format!("sqlite:{}", dir.join("pending.db").display()), extra)
+}
+
+/// `askuser-server serve` on loopback with `store` and `extra` options: no `ASKUSER_TOKEN`,
+/// stderr piped, killed when dropped.
+pub(crate) fn serve_on(store: &str, extra: &[&str]) -> Child {
     Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--store"])
-        .arg(format!("sqlite:{}", dir.join("pending.db").display()))
+        .args(["serve", "--bind", "127.0.0.1:0", "--store", store])
         .args(extra)
         .env_remove("ASKUSER_TOKEN")
         .stdin(Stdio::null())
