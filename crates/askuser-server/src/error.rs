@@ -178,17 +178,8 @@ impl ApiError {
     }
 }
 
-/// `error` followed by its causes.
-pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
-}
+/// `error` followed by its causes: the one spelling the CLIs use too.
+pub(crate) use askuser_tool::exit::with_causes;
 
 /// The body of every `/v1` error.
 #[derive(Serialize, utoipa::ToSchema)]

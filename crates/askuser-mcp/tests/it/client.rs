@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use askuser_core::{
-    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, QuestionKind,
+    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Profile, Question,
+    QuestionKind,
 };
 use askuser_mcp::testing::{FormAsker, connect_to, serve_client};
 use askuser_mcp::{AskUserServer, ElicitationHandler, LEAVE_EMPTY};
@@ -21,17 +22,18 @@ type Seen = Arc<Mutex<Vec<(AskUserRequest, AskContext)>>>;
 
 /// A person who types "Zig" for the language and takes the first option everywhere else.
 fn person(seen: Seen) -> impl askuser_core::Answerer {
+    answering(seen, |q| match q.header() {
+        "Lang" => AskUserAnswer::custom("Lang", "Zig"),
+        header => AskUserAnswer::picked(header, [q.options()[0].label()]),
+    })
+}
+
+/// A person who answers each question with `answer`, recording what was asked in `seen`.
+fn answering(seen: Seen, answer: fn(&Question) -> AskUserAnswer) -> impl askuser_core::Answerer {
     move |request: AskUserRequest, context: AskContext| {
         seen.lock().unwrap().push((request.clone(), context));
         async move {
-            let answers = request
-                .questions()
-                .iter()
-                .map(|q| match q.header() {
-                    "Lang" => AskUserAnswer::custom("Lang", "Zig"),
-                    header => AskUserAnswer::picked(header, [q.options()[0].label()]),
-                })
-                .collect();
+            let answers = request.questions().iter().map(answer).collect();
             Ok::<_, AnswerError>(AskUserResponse::answered(answers))
         }
     }
@@ -270,24 +272,11 @@ async fn the_extended_handler_answers_askusers_extended_form() {
         {"kind": "text", "header": "Branch", "question": "Which branch?"}]});
     for version in &REVISIONS {
         let seen = Seen::default();
-        let person = {
-            let seen = Arc::clone(&seen);
-            move |request: AskUserRequest, context: AskContext| {
-                seen.lock().unwrap().push((request.clone(), context));
-                async move {
-                    let answers = request
-                        .questions()
-                        .iter()
-                        .map(|q| match q.header() {
-                            "Lang" => AskUserAnswer::custom("Lang", "Zig"),
-                            "Size" => AskUserAnswer::picked("Size", ["L"]),
-                            header => AskUserAnswer::custom(header, "feature/x"),
-                        })
-                        .collect();
-                    Ok::<_, AnswerError>(AskUserResponse::answered(answers))
-                }
-            }
-        };
+        let person = answering(Arc::clone(&seen), |q| match q.header() {
+            "Lang" => AskUserAnswer::custom("Lang", "Zig"),
+            "Size" => AskUserAnswer::picked("Size", ["L"]),
+            header => AskUserAnswer::custom(header, "feature/x"),
+        });
         let handler = ElicitationHandler::new(person).with_profile(Profile::Extended);
         let handler =
             if version.has_initialize() { handler.with_protocol_version(version.clone()) } else { handler };
