@@ -5,13 +5,21 @@
 //! Strings are trimmed and appended to one text arena as they are parsed, and recorded as spans:
 //! a validated call then owns one string instead of one allocation per field, which is most of the
 //! difference between validating and merely parsing (see `docs/performance.md`).
+//!
+//! Two ways in: any serde `Deserializer` (the `Deserialize` impls of the model), and a
+//! `serde_json::Value` already parsed ([`value_slot`]), which is what an MCP server or an agent
+//! framework is handed. The second walks the value directly instead of through serde's visitors,
+//! at about half the cost. Each object's fields are assigned in one place for both
+//! ([`FieldValue`]).
 
+use std::convert::Infallible;
 use std::fmt;
 use std::marker::PhantomData;
 
 use std::ops::Range;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use crate::error::JsonType;
 use crate::model::QuestionKind;
@@ -50,6 +58,110 @@ pub(crate) trait Raw: Sized {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
+    /// [`from_seq`](Self::from_seq) for an array already parsed.
+    fn from_values(_items: &[Value], _text: &mut Arena<'_>) -> Option<Self> {
+        None
+    }
+    /// [`from_map`](Self::from_map) for an object already parsed.
+    fn from_object(_fields: &Map<String, Value>, _text: &mut Arena<'_>) -> Option<Self> {
+        None
+    }
+}
+
+/// Reads a parsed value into a [`Slot`], as [`SlotSeed`] does through serde: the same shapes, the
+/// same numbers (`serde_json` hands an integer over as `u64`, else `i64`, else `f64`).
+pub(crate) fn value_slot<T: Raw>(value: &Value, arena: &mut Arena<'_>) -> Slot<T> {
+    match value {
+        Value::Null => Slot::Wrong(JsonType::Null),
+        Value::Bool(b) => slot(T::from_bool(*b), JsonType::Boolean),
+        Value::Number(n) => {
+            let raw = match (n.as_u64(), n.as_i64()) {
+                (Some(n), _) => T::from_u64(n),
+                (None, Some(n)) => T::from_i64(n),
+                (None, None) => T::from_f64(n.as_f64().unwrap_or(f64::NAN)),
+            };
+            slot(raw, JsonType::Number)
+        }
+        Value::String(s) => slot(T::from_str(s, arena.text), JsonType::String),
+        Value::Array(items) => slot(T::from_values(items, arena), JsonType::Array),
+        Value::Object(fields) => slot(T::from_object(fields, arena), JsonType::Object),
+    }
+}
+
+/// Where a field's value comes from: serde's map access ([`Next`]) or a parsed [`Value`].
+pub(crate) trait FieldValue {
+    type Error;
+    fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, Self::Error>;
+}
+
+/// The value of the key a [`MapAccess`] just gave.
+struct Next<'m, 'de, A>(&'m mut A, PhantomData<&'de ()>);
+
+impl<'de, A: MapAccess<'de>> FieldValue for Next<'_, 'de, A> {
+    type Error = A::Error;
+    fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, A::Error> {
+        self.0.next_value_seed(SlotSeed::new(arena))
+    }
+}
+
+impl FieldValue for &Value {
+    type Error = Infallible;
+    fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, Infallible> {
+        Ok(value_slot(self, arena))
+    }
+}
+
+/// An object of the arguments: which keys it knows, and where each one's value goes.
+trait Fields: Default {
+    type Field: Copy;
+    /// The known keys (the extended profile knows more).
+    fn field(extended: bool) -> fn(&str) -> Option<Self::Field>;
+    fn set<V: FieldValue>(
+        &mut self,
+        field: Self::Field,
+        value: V,
+        arena: &mut Arena<'_>,
+    ) -> Result<(), V::Error>;
+    fn unknown(&mut self) -> &mut Vec<String>;
+    /// Called once every key is read.
+    fn finish(&mut self, _arena: &mut Arena<'_>) {}
+}
+
+/// Reads an object through serde: each known key's value to its field, unknown keys collected
+/// in order.
+fn fields_from_map<'de, A: MapAccess<'de>, F: Fields>(
+    mut map: A,
+    arena: &mut Arena<'_>,
+) -> Result<F, A::Error> {
+    let mut raw = F::default();
+    let field = F::field(arena.extended);
+    while let Some(key) = map.next_key_seed(KeySeed(field))? {
+        match key {
+            Key::Known(f) => raw.set(f, Next(&mut map, PhantomData), arena)?,
+            Key::Unknown(name) => {
+                map.next_value::<IgnoredAny>()?;
+                raw.unknown().push(name);
+            }
+        }
+    }
+    raw.finish(arena);
+    Ok(raw)
+}
+
+/// [`fields_from_map`] for an object already parsed.
+fn fields_from_object<F: Fields>(fields: &Map<String, Value>, arena: &mut Arena<'_>) -> F {
+    let mut raw = F::default();
+    let field = F::field(arena.extended);
+    for (key, value) in fields {
+        match field(key) {
+            Some(f) => {
+                let Ok(()) = raw.set(f, value, arena);
+            }
+            None => raw.unknown().push(key.clone()),
+        }
+    }
+    raw.finish(arena);
+    raw
 }
 
 /// The text arena strings are appended to, whether the extended profile's keys are known, and
@@ -165,6 +277,9 @@ impl<T: Raw> Raw for Vec<Slot<T>> {
         }
         Ok(Some(items))
     }
+    fn from_values(items: &[Value], text: &mut Arena<'_>) -> Option<Self> {
+        Some(items.iter().map(|item| value_slot(item, text)).collect())
+    }
 }
 
 /// `multi_select` after the lax coercion of SPEC §2.4: `Ok(value)` or `Err(the JSON sent)`.
@@ -241,28 +356,6 @@ impl<'de, F> de::DeserializeSeed<'de> for KeySeed<F> {
     }
 }
 
-/// Reads an object, handing each known key's value to `known` and collecting unknown keys in order.
-fn read_object<'de, A, F>(
-    mut map: A,
-    field: fn(&str) -> Option<F>,
-    mut known: impl FnMut(F, &mut A) -> Result<(), A::Error>,
-) -> Result<Vec<String>, A::Error>
-where
-    A: MapAccess<'de>,
-{
-    let mut unknown = Vec::new();
-    while let Some(key) = map.next_key_seed(KeySeed(field))? {
-        match key {
-            Key::Known(f) => known(f, &mut map)?,
-            Key::Unknown(name) => {
-                map.next_value::<IgnoredAny>()?;
-                unknown.push(name);
-            }
-        }
-    }
-    Ok(unknown)
-}
-
 #[derive(Debug, Default)]
 pub(crate) struct RawOption {
     pub(crate) label: Slot<Span>,
@@ -278,10 +371,10 @@ enum OptionField {
     Default,
 }
 
-impl Raw for RawOption {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
-        let mut raw = Self::default();
-        let field: fn(&str) -> Option<OptionField> = if text.extended {
+impl Fields for RawOption {
+    type Field = OptionField;
+    fn field(extended: bool) -> fn(&str) -> Option<OptionField> {
+        if extended {
             |k| match k {
                 "label" => Some(OptionField::Label),
                 "description" => Some(OptionField::Description),
@@ -294,16 +387,32 @@ impl Raw for RawOption {
                 "description" => Some(OptionField::Description),
                 _ => None,
             }
-        };
-        raw.unknown = read_object(map, field, |f, map| {
-            match f {
-                OptionField::Label => raw.label = map.next_value_seed(SlotSeed::new(text))?,
-                OptionField::Description => raw.description = map.next_value_seed(SlotSeed::new(text))?,
-                OptionField::Default => raw.default = map.next_value_seed(SlotSeed::new(text))?,
-            }
-            Ok(())
-        })?;
-        Ok(Some(raw))
+        }
+    }
+    fn set<V: FieldValue>(
+        &mut self,
+        field: OptionField,
+        value: V,
+        arena: &mut Arena<'_>,
+    ) -> Result<(), V::Error> {
+        match field {
+            OptionField::Label => self.label = value.slot(arena)?,
+            OptionField::Description => self.description = value.slot(arena)?,
+            OptionField::Default => self.default = value.slot(arena)?,
+        }
+        Ok(())
+    }
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+}
+
+impl Raw for RawOption {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
+        fields_from_map(map, text).map(Some)
+    }
+    fn from_object(fields: &Map<String, Value>, text: &mut Arena<'_>) -> Option<Self> {
+        Some(fields_from_object(fields, text))
     }
 }
 
@@ -390,10 +499,10 @@ enum QuestionField {
     Purpose,
 }
 
-impl Raw for RawQuestion {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
-        let mut raw = Self::default();
-        let field: fn(&str) -> Option<QuestionField> = if text.extended {
+impl Fields for RawQuestion {
+    type Field = QuestionField;
+    fn field(extended: bool) -> fn(&str) -> Option<QuestionField> {
+        if extended {
             |k| match k {
                 "header" => Some(QuestionField::Header),
                 "question" => Some(QuestionField::Question),
@@ -414,37 +523,53 @@ impl Raw for RawQuestion {
                 "multi_select" => Some(QuestionField::MultiSelect),
                 _ => None,
             }
-        };
-        raw.unknown = read_object(map, field, |f, map| {
-            match f {
-                QuestionField::Header => raw.header = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Question => raw.question = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Options => raw.options = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::MultiSelect => raw.multi_select = map.next_value_seed(SlotSeed::new(text))?,
-                QuestionField::Kind => {
-                    let kind = map.next_value_seed(SlotSeed::new(text))?;
-                    raw.ext(&mut text.exts).kind = kind;
-                }
-                QuestionField::Id => {
-                    let id = map.next_value_seed(SlotSeed::new(text))?;
-                    raw.ext(&mut text.exts).id = id;
-                }
-                QuestionField::AllowOther => {
-                    let allow_other = map.next_value_seed(SlotSeed::new(text))?;
-                    raw.ext(&mut text.exts).allow_other = allow_other;
-                }
-                QuestionField::SecretName => {
-                    let secret_name = map.next_value_seed(SlotSeed::new(text))?;
-                    raw.ext(&mut text.exts).secret_name = secret_name;
-                }
-                QuestionField::Purpose => {
-                    let purpose = map.next_value_seed(SlotSeed::new(text))?;
-                    raw.ext(&mut text.exts).purpose = purpose;
-                }
+        }
+    }
+    fn set<V: FieldValue>(
+        &mut self,
+        field: QuestionField,
+        value: V,
+        arena: &mut Arena<'_>,
+    ) -> Result<(), V::Error> {
+        match field {
+            QuestionField::Header => self.header = value.slot(arena)?,
+            QuestionField::Question => self.question = value.slot(arena)?,
+            QuestionField::Options => self.options = value.slot(arena)?,
+            QuestionField::MultiSelect => self.multi_select = value.slot(arena)?,
+            QuestionField::Kind => {
+                let kind = value.slot(arena)?;
+                self.ext(&mut arena.exts).kind = kind;
             }
-            Ok(())
-        })?;
-        Ok(Some(raw))
+            QuestionField::Id => {
+                let id = value.slot(arena)?;
+                self.ext(&mut arena.exts).id = id;
+            }
+            QuestionField::AllowOther => {
+                let allow_other = value.slot(arena)?;
+                self.ext(&mut arena.exts).allow_other = allow_other;
+            }
+            QuestionField::SecretName => {
+                let secret_name = value.slot(arena)?;
+                self.ext(&mut arena.exts).secret_name = secret_name;
+            }
+            QuestionField::Purpose => {
+                let purpose = value.slot(arena)?;
+                self.ext(&mut arena.exts).purpose = purpose;
+            }
+        }
+        Ok(())
+    }
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+}
+
+impl Raw for RawQuestion {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
+        fields_from_map(map, text).map(Some)
+    }
+    fn from_object(fields: &Map<String, Value>, text: &mut Arena<'_>) -> Option<Self> {
+        Some(fields_from_object(fields, text))
     }
 }
 
@@ -463,10 +588,10 @@ enum ArgsField {
     TimeoutSeconds,
 }
 
-impl Raw for RawArgs {
-    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
-        let mut raw = Self::default();
-        let field: fn(&str) -> Option<ArgsField> = if text.extended {
+impl Fields for RawArgs {
+    type Field = ArgsField;
+    fn field(extended: bool) -> fn(&str) -> Option<ArgsField> {
+        if extended {
             |k| match k {
                 "questions" => Some(ArgsField::Questions),
                 "timeout_seconds" => Some(ArgsField::TimeoutSeconds),
@@ -474,17 +599,33 @@ impl Raw for RawArgs {
             }
         } else {
             |k| (k == "questions").then_some(ArgsField::Questions)
-        };
-        raw.unknown = read_object(map, field, |f, map| {
-            match f {
-                ArgsField::Questions => raw.questions = map.next_value_seed(SlotSeed::new(text))?,
-                ArgsField::TimeoutSeconds => {
-                    raw.timeout_seconds = map.next_value_seed(SlotSeed::new(text))?;
-                }
-            }
-            Ok(())
-        })?;
-        raw.exts = std::mem::take(&mut text.exts);
-        Ok(Some(raw))
+        }
+    }
+    fn set<V: FieldValue>(
+        &mut self,
+        field: ArgsField,
+        value: V,
+        arena: &mut Arena<'_>,
+    ) -> Result<(), V::Error> {
+        match field {
+            ArgsField::Questions => self.questions = value.slot(arena)?,
+            ArgsField::TimeoutSeconds => self.timeout_seconds = value.slot(arena)?,
+        }
+        Ok(())
+    }
+    fn unknown(&mut self) -> &mut Vec<String> {
+        &mut self.unknown
+    }
+    fn finish(&mut self, arena: &mut Arena<'_>) {
+        self.exts = std::mem::take(&mut arena.exts);
+    }
+}
+
+impl Raw for RawArgs {
+    fn from_map<'de, A: MapAccess<'de>>(map: A, text: &mut Arena<'_>) -> Result<Option<Self>, A::Error> {
+        fields_from_map(map, text).map(Some)
+    }
+    fn from_object(fields: &Map<String, Value>, text: &mut Arena<'_>) -> Option<Self> {
+        Some(fields_from_object(fields, text))
     }
 }

@@ -4,15 +4,13 @@
 
 use std::sync::Arc;
 
-use serde::de::DeserializeSeed;
-
 use crate::error::{JsonType, Location, Problem, ProblemKind, Problems, ValidationError};
 use crate::model::Profile;
 use crate::model::{
     MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
     MIN_OPTIONS, Question, QuestionOption, Questions,
 };
-use crate::raw::{Arena, LaxBool, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, Span};
+use crate::raw::{Arena, LaxBool, RawArgs, RawOption, RawQuestion, Slot, Span, value_slot};
 use crate::text;
 
 /// Validates tool-call arguments, with a configurable cap on the argument text.
@@ -141,16 +139,14 @@ impl Validator {
     ///
     /// Every rule broken.
     pub fn validate_value(&self, value: &serde_json::Value) -> Result<Questions, ValidationError> {
-        let mut text = String::new();
+        let mut text = String::with_capacity(1024);
         let extended = self.profile == Profile::Extended;
         let mut arena = Arena::new(&mut text, extended);
-        match SlotSeed::<RawArgs>::new(&mut arena).deserialize(value) {
-            Ok(raw) if extended => crate::extended::args(raw, &text.into(), self.max_timeout_seconds),
-            Ok(raw) => args(raw, &text.into()),
-            Err(e) => Err(ValidationError::single(
-                Location::root(),
-                ProblemKind::InvalidJson { message: e.to_string() },
-            )),
+        let raw = value_slot::<RawArgs>(value, &mut arena);
+        if extended {
+            crate::extended::args(raw, &text.into(), self.max_timeout_seconds)
+        } else {
+            args(raw, &text.into())
         }
     }
 }
