@@ -63,14 +63,20 @@ where
     }
 }
 
-#[async_trait::async_trait]
+/// A shared answerer answers as the one it shares. Written out rather than through
+/// `#[async_trait]`, which would box a second future around the inner answerer's boxed one on
+/// every call (a capability holds its answerer as an `Arc<dyn Answerer>`).
 impl<T: Answerer + ?Sized> Answerer for std::sync::Arc<T> {
-    async fn answer(
-        &self,
+    fn answer<'s, 'f>(
+        &'s self,
         request: AskUserRequest,
         context: AskContext,
-    ) -> Result<AskUserResponse, AnswerError> {
-        (**self).answer(request, context).await
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<AskUserResponse, AnswerError>> + Send + 'f>>
+    where
+        's: 'f,
+        Self: 'f,
+    {
+        (**self).answer(request, context)
     }
 }
 

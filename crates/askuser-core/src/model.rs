@@ -624,16 +624,39 @@ fn finish<T>(step: impl FnOnce(&mut Problems) -> Option<T>) -> Result<T, Validat
 /// 32 lowercase hex digits that differ between calls and between processes.
 ///
 /// The id only tells concurrent or repeated calls apart; it guards nothing, so it needs no
-/// cryptographic randomness. `RandomState` is seeded from the operating system once per thread;
-/// a process-wide counter makes every id's input distinct. No system call per id: the `uuid` crate
-/// asked the OS for entropy on every call, which cost about a microsecond per tool call.
+/// cryptographic randomness. Two 64-bit seeds come from `RandomState` (seeded from the operating
+/// system) once per process; each id mixes a process-wide counter into them with `splitmix64`'s
+/// finaliser, a bijection, so no two ids of one process are equal. No system call per id (the
+/// `uuid` crate asked the OS for entropy on every call, about a microsecond per tool call), and no
+/// hashing or formatting machinery either: an MCP call runs this code cold, where every line of
+/// code it touches costs (docs/performance.md).
 fn random_id() -> String {
     use std::hash::{BuildHasher, RandomState};
+    use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
+    static SEEDS: OnceLock<[u64; 2]> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let seeds = SEEDS.get_or_init(|| {
+        let state = RandomState::new();
+        [state.hash_one(0_u8), state.hash_one(1_u8)]
+    });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let state = RandomState::new();
-    format!("{:016x}{:016x}", state.hash_one((n, 0_u8)), state.hash_one((n, 1_u8)))
+    let mut id = String::with_capacity(32);
+    for seed in seeds {
+        let word = splitmix64(seed.wrapping_add(n));
+        for nibble in (0..16).rev() {
+            id.push(char::from(HEX[usize::try_from((word >> (nibble * 4)) & 15).unwrap_or(0)]));
+        }
+    }
+    id
+}
+
+/// `splitmix64`'s output function: a bijection on `u64` that spreads every input bit.
+fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// One validated call as the answerer sees it: the questions plus an id that distinguishes
