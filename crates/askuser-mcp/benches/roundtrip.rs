@@ -109,16 +109,17 @@ fn side_by_side<'a>(
     clients.iter().map(|(name, _)| *name).zip(best).collect()
 }
 
-/// askuser's overhead per call over a baseline client, robustly: `rounds` short batches of each,
-/// alternately, and the median over the rounds of (askuser's batch − the baseline's batch). Two
-/// batches a few milliseconds apart see the same machine, and the median ignores the rounds where
-/// a busy moment hit only one of them, which a best-of-rounds difference does not.
-fn paired_overhead(
+/// What each candidate client costs per call over its baseline client, robustly: `ROUNDS` short
+/// batches of every client, all pairs in every round (baseline then candidate), and per pair the
+/// median over the rounds of (candidate's batch − baseline's batch). Batches a few milliseconds
+/// apart see the same machine, so the pairs are compared under the same conditions, and the median
+/// ignores the rounds where a busy moment hit only one batch, which a best-of-rounds difference
+/// does not.
+fn paired_overheads(
     runtime: &tokio::runtime::Runtime,
-    baseline: &Client,
-    askuser: &Client,
+    pairs: &[(&Client, &Client)],
     params: &CallToolRequestParams,
-) -> Duration {
+) -> Vec<Duration> {
     const ROUNDS: usize = 300;
     const CALLS: u32 = 40;
     let batch = |client: &Client| {
@@ -130,9 +131,19 @@ fn paired_overhead(
         });
         start.elapsed().as_secs_f64() / f64::from(CALLS)
     };
-    let mut differences: Vec<f64> = (0..ROUNDS).map(|_| -batch(baseline) + batch(askuser)).collect();
-    differences.sort_by(f64::total_cmp);
-    Duration::from_secs_f64(differences[ROUNDS / 2].max(0.0))
+    let mut differences = vec![Vec::with_capacity(ROUNDS); pairs.len()];
+    for _ in 0..ROUNDS {
+        for ((baseline, candidate), differences) in pairs.iter().zip(&mut differences) {
+            differences.push(-batch(baseline) + batch(candidate));
+        }
+    }
+    differences
+        .into_iter()
+        .map(|mut differences| {
+            differences.sort_by(f64::total_cmp);
+            Duration::from_secs_f64(differences[ROUNDS / 2].max(0.0))
+        })
+        .collect()
 }
 
 /// How many calls a profiled setup makes (`ROUNDTRIP_CALLS`, default 1,000).
@@ -312,8 +323,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let rows = side_by_side(&runtime, &clients, &params);
-    let paired = paired_overhead(&runtime, &clients[1].1, &clients[3].1, &params);
-    let bare_inside = paired_overhead(&runtime, &clients[5].1, &clients[6].1, &params);
+    let pairs = [(&clients[1].1, &clients[3].1), (&clients[5].1, &clients[6].1)];
+    let medians = paired_overheads(&runtime, &pairs, &params);
+    let (paired, bare_inside) = (medians[0], medians[1]);
     for (_, client) in clients {
         runtime.block_on(client.cancel())?;
     }

@@ -343,7 +343,12 @@ fn choice_answer(
 /// Whether the form for `questions` in `style` has a field called `name` (without building the
 /// list of names).
 fn has_field(questions: &[Question], style: FormStyle, name: &str) -> bool {
-    let Some(index) = KEYS.iter().position(|k| name.get(..3) == Some(*k)) else { return false };
+    // `q01` … `q10` read as a number rather than looked up among the keys.
+    let number = match name.as_bytes() {
+        [b'q', tens @ b'0'..=b'9', ones @ b'0'..=b'9', ..] => usize::from((tens - b'0') * 10 + (ones - b'0')),
+        _ => return false,
+    };
+    let Some(index) = number.checked_sub(1) else { return false };
     let Some(question) = questions.get(index) else { return false };
     let rest = &name[3..];
     match question.kind() {

@@ -479,7 +479,9 @@ impl AskUserServer {
                         let note = ProgressNotificationParam::new(token.clone(), f64::from(beats))
                             .with_message("waiting for the person to answer");
                         // A lost heartbeat only costs the client's patience, never the answer.
-                        let _ = context.peer.notify_progress(note).await;
+                        // Boxed: inline, the sending future's room would make every call's future
+                        // kilobytes larger, copied on every call, for a beat every 15 s.
+                        let _ = Box::pin(context.peer.notify_progress(note)).await;
                     }
                 }
             }
