@@ -18,9 +18,9 @@
 //! askuser's own overhead on an elicitation call is (askuser's call − the plain tool's call with
 //! the same form); SPEC §15's "≤ 2× plus the transport" compares it with the bare call. The bare
 //! call is timed two ways: alone in a loop, where its code and data stay in the CPU's caches, and
-//! inside an rmcp tool (the last two rows, paired), where rmcp's round trip runs about half a megabyte of
-//! other code between two calls and the bare call, like askuser's work on an elicitation call,
-//! starts cold. The last line of the output compares like with like.
+//! inside an rmcp tool (the last two rows, paired), where rmcp's round trip runs about half a
+//! megabyte of other code between two calls and the bare call, like askuser's work on an
+//! elicitation call, starts cold. The last line of the output compares like with like.
 //!
 //! A hand-written loop like the other benches (best of several rounds). Run with
 //! `cargo bench -p askuser-mcp --bench roundtrip`.
