@@ -64,26 +64,11 @@ fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Resu
         "question" => q.question = r.string_slot()?,
         "options" => q.options = r.list(|r| r.object(read_option))?,
         "multi_select" => q.multi_select = r.lax_bool()?,
-        "kind" if r.extended => {
-            let kind = r.string_slot()?;
-            q.ext(&mut r.exts).kind = kind;
-        }
-        "id" if r.extended => {
-            let id = r.string_slot()?;
-            q.ext(&mut r.exts).id = id;
-        }
-        "allow_other" if r.extended => {
-            let allow_other = r.bool_slot()?;
-            q.ext(&mut r.exts).allow_other = allow_other;
-        }
-        "secret_name" if r.extended => {
-            let secret_name = r.string_slot()?;
-            q.ext(&mut r.exts).secret_name = secret_name;
-        }
-        "purpose" if r.extended => {
-            let purpose = r.string_slot()?;
-            q.ext(&mut r.exts).purpose = purpose;
-        }
+        "kind" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.kind),
+        "id" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.id),
+        "allow_other" if r.extended => q.put_ext(r.bool_slot()?, &mut r.exts, |e| &mut e.allow_other),
+        "secret_name" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.secret_name),
+        "purpose" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.purpose),
         _ => return Ok(false),
     }
     Ok(true)

@@ -447,13 +447,20 @@ pub(crate) struct RawQuestion {
 }
 
 impl RawQuestion {
-    /// This question's extended keys, added to `exts` when the first one is read.
-    pub(crate) fn ext<'e>(&mut self, exts: &'e mut Vec<RawQuestionExt>) -> &'e mut RawQuestionExt {
+    /// Stores `slot` as this question's extended key `field`, adding the question's entry to
+    /// `exts` when it is the first such key read. The slot comes first so that a reader can pass
+    /// what it just read and its own `exts` in one call.
+    pub(crate) fn put_ext<T>(
+        &mut self,
+        slot: Slot<T>,
+        exts: &mut Vec<RawQuestionExt>,
+        field: impl FnOnce(&mut RawQuestionExt) -> &mut Slot<T>,
+    ) {
         let index = *self.ext.get_or_insert_with(|| {
             exts.push(RawQuestionExt::default());
             exts.len() - 1
         });
-        &mut exts[index]
+        *field(&mut exts[index]) = slot;
     }
 }
 
@@ -527,26 +534,15 @@ impl Fields for RawQuestion {
             QuestionField::Question => self.question = value.slot(arena)?,
             QuestionField::Options => self.options = value.slot(arena)?,
             QuestionField::MultiSelect => self.multi_select = value.slot(arena)?,
-            QuestionField::Kind => {
-                let kind = value.slot(arena)?;
-                self.ext(&mut arena.exts).kind = kind;
-            }
-            QuestionField::Id => {
-                let id = value.slot(arena)?;
-                self.ext(&mut arena.exts).id = id;
-            }
+            QuestionField::Kind => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.kind),
+            QuestionField::Id => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.id),
             QuestionField::AllowOther => {
-                let allow_other = value.slot(arena)?;
-                self.ext(&mut arena.exts).allow_other = allow_other;
+                self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.allow_other);
             }
             QuestionField::SecretName => {
-                let secret_name = value.slot(arena)?;
-                self.ext(&mut arena.exts).secret_name = secret_name;
+                self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.secret_name);
             }
-            QuestionField::Purpose => {
-                let purpose = value.slot(arena)?;
-                self.ext(&mut arena.exts).purpose = purpose;
-            }
+            QuestionField::Purpose => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.purpose),
         }
         Ok(())
     }

@@ -491,8 +491,8 @@ impl AskUserServer {
 
     /// A receiver of the server's progress ticker, started on first use: one timer per server,
     /// ticking every [`PROGRESS_EVERY`], instead of one per call. Arming a timer on every call
-    /// costs a wake-up of the runtime's timer each time, which the round-trip bench measured as
-    /// most of askuser's own time on an MCP call. A call hears its first beat 0–15 s after it
+    /// costs a wake-up of the runtime's timer each time, which the round-trip bench measured at
+    /// about 4.5 µs per MCP call. A call hears its first beat 0–15 s after it
     /// starts, then every 15 s. A ticker whose runtime has gone is started again.
     fn heartbeat(&self) -> watch::Receiver<u64> {
         let mut slot = self.inner.heartbeat.lock().unwrap_or_else(PoisonError::into_inner);
