@@ -66,6 +66,45 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
+impl StoreError {
+    /// Whether the database could not be reached or could not write (a connection refused or
+    /// lost, a pool timed out, a full disk, a read-only or locked file, an I/O error): the
+    /// operation may succeed if tried again later, and nothing of it was stored.
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Database(error) | Self::Migrate(sqlx::migrate::MigrateError::Execute(error)) => {
+                database_unavailable(error)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn database_unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| unavailable_code(&code)),
+        _ => false,
+    }
+}
+
+/// SQLite's primary result codes (the low byte of an extended code) and PostgreSQL's SQLSTATE
+/// classes that mean "not now" rather than "never": full, busy, locked, read-only, I/O, cannot
+/// open; PostgreSQL's connection exceptions (08), insufficient resources (53), operator
+/// intervention (57: shutdown, cancel) and system errors (58).
+fn unavailable_code(code: &str) -> bool {
+    if let Ok(extended) = code.parse::<u32>() {
+        // SQLITE_BUSY 5, LOCKED 6, NOMEM 7, READONLY 8, IOERR 10, FULL 13, CANTOPEN 14, PROTOCOL 15.
+        return matches!(extended & 0xff, 5 | 6 | 7 | 8 | 10 | 13 | 14 | 15);
+    }
+    ["08", "53", "57", "58"].iter().any(|class| code.starts_with(class))
+}
+
 fn closed_at(record: &PendingRecord) -> String {
     record.closed_at().map_or_else(|| "an unknown time".to_owned(), |t| t.to_string())
 }

@@ -80,6 +80,9 @@ const POLL: &str =
 
 const LAST_CHANGE: &str = "SELECT coalesce(max(change_seq), 0) FROM askuser_pending";
 
+/// SQLite's default page size, which the store keeps.
+const PAGE_SIZE: u64 = 4096;
+
 /// A store in one SQLite file (WAL mode), shared by every process that opens the same path.
 ///
 /// Watchers in this process wake as soon as a change commits here; changes made by another
@@ -136,6 +139,7 @@ pub struct SqliteStoreBuilder {
     poll_interval: Duration,
     max_connections: u32,
     synchronous_full: bool,
+    max_pages: Option<u64>,
 }
 
 impl SqliteStoreBuilder {
@@ -165,6 +169,14 @@ impl SqliteStoreBuilder {
         self
     }
 
+    /// Caps the file at about `bytes` (whole pages of 4 KiB): a write that would grow it further
+    /// fails as [`StoreError::is_unavailable`], exactly as on a full disk, and nothing of it is
+    /// stored. Default: no cap but the disk's.
+    pub fn max_size(mut self, bytes: u64) -> Self {
+        self.max_pages = Some((bytes / PAGE_SIZE).max(1));
+        self
+    }
+
     /// Opens (creating it when missing) the file and brings its schema up to date.
     ///
     /// # Errors
@@ -181,6 +193,10 @@ impl SqliteStoreBuilder {
                 SqliteSynchronous::Normal
             })
             .busy_timeout(Duration::from_secs(10));
+        let options = match self.max_pages {
+            Some(pages) => options.pragma("max_page_count", pages.to_string()),
+            None => options,
+        };
         let writer = open_writer(&options).await?;
         let pool =
             SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
@@ -251,6 +267,7 @@ impl SqliteStore {
             poll_interval: Duration::from_millis(50),
             max_connections: 4,
             synchronous_full: false,
+            max_pages: None,
         }
     }
 
@@ -264,6 +281,16 @@ impl SqliteStore {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// A write transaction on the writer connection, holding the file's write lock from its start.
+    ///
+    /// Every write runs in one and is committed explicitly, so that a failed commit (a full disk,
+    /// an I/O error) is an error the caller sees: run alone, a statement with `RETURNING` hands
+    /// its rows back before SQLite commits it, and sqlx drops the commit's error (sqlx issue
+    /// 3430), so a write that was never stored would be reported as done.
+    async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+        Ok(self.inner.writer.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Closes the connections (after the current operations). Dropping the last clone also does.
@@ -285,6 +312,7 @@ impl Backend for SqliteStore {
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
+        let mut tx = self.write().await?;
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
@@ -294,8 +322,9 @@ impl Backend for SqliteStore {
             .bind(record.asked_at().unix_millis())
             .bind(record.nudge_at().unix_millis())
             .bind(record.expires_at().unix_millis())
-            .fetch_optional(&self.inner.writer)
+            .fetch_optional(&mut *tx)
             .await?;
+        tx.commit().await?;
         if inserted.is_some() {
             return Ok(record.clone());
         }
@@ -327,13 +356,15 @@ impl Backend for SqliteStore {
         due: Due,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.write().await?;
         let row: Option<Row> = sqlx::query_as(CLOSE)
             .bind(id)
             .bind(state.as_str())
             .bind(now.unix_millis())
             .bind(due.code())
-            .fetch_optional(&self.inner.writer)
+            .fetch_optional(&mut *tx)
             .await?;
+        tx.commit().await?;
         row.map(Row::into_record).transpose()
     }
 
@@ -344,23 +375,27 @@ impl Backend for SqliteStore {
         response: &AskUserResponse,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.write().await?;
         let version: Option<i64> = sqlx::query_scalar(ANSWER)
             .bind(record.id())
             .bind(state.as_str())
             .bind(store::response_json(response))
             .bind(response.answered_by.as_str())
             .bind(now.unix_millis())
-            .fetch_optional(&self.inner.writer)
+            .fetch_optional(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
     }
 
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let mut tx = self.write().await?;
         let rows: Vec<Row> = sqlx::query_as(SWEEP)
             .bind(now.unix_millis())
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.inner.writer)
+            .fetch_all(&mut *tx)
             .await?;
+        tx.commit().await?;
         rows.into_iter().map(Row::into_record).collect()
     }
 }

@@ -142,3 +142,87 @@ async fn postgres_processes() {
     kill_the_answerer(&store, &target).await;
     drop_schema(&store, &schema).await;
 }
+
+/// The disk fills up under a writing process (its file-size limit, `ulimit -f`, stands in for a
+/// full disk: writes past it fail with `EFBIG`, as they would with `ENOSPC`, and need no root).
+/// Every put, answer and cancel that process acknowledged is in the file afterwards; every one it
+/// did not store failed with an error that says so (exit 1), none exited 0.
+#[tokio::test]
+async fn a_full_disk_loses_no_acknowledged_write() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::open(&path).await.expect("open");
+    // Large questions fill the 300 KiB quickly: four of about 900 bytes each.
+    let big = format!(
+        r#"{{"questions":[{}]}}"#,
+        (0..4)
+            .map(|n| format!(
+                r#"{{"header":"H{n}","question":"Q {q}","options":[{{"label":"A","description":"{d}"}},{{"label":"B","description":"{d}"}}]}}"#,
+                q = "x".repeat(450),
+                d = "d".repeat(190)
+            ))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let answer = r#"{"answers":[{"header":"H0","selected":["A"]},{"header":"H1","selected":["B"]},{"header":"H2","selected":["A"]},{"header":"H3","selected":["A"]}]}"#;
+    let limited = |command: &[&str], stdin: &str| {
+        let mut child = Command::new("bash");
+        // SIGXFSZ ignored, so that a write past the limit fails instead of killing the process.
+        child
+            .arg("-c")
+            .arg(r#"trap '' XFSZ; ulimit -f 300; exec "$@""#)
+            .arg("limited")
+            .arg(env!("CARGO_BIN_EXE_askuser-pending"))
+            .arg("--store")
+            .arg(format!("sqlite:{}", path.display()))
+            .args(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let stdin = stdin.to_owned();
+        async move {
+            let mut child = child.spawn().expect("spawn bash");
+            let mut input = child.stdin.take().expect("piped stdin");
+            input.write_all(stdin.as_bytes()).await.expect("write stdin");
+            drop(input);
+            let out = tokio::time::timeout(PATIENCE, child.wait_with_output())
+                .await
+                .expect("in time")
+                .expect("ran");
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            match out.status.code() {
+                Some(0) => true,
+                Some(1) => {
+                    assert!(stderr.contains("error"), "a failed write says why: {stderr}");
+                    false
+                }
+                _ => panic!("askuser-pending ended with {}: {stderr}", out.status),
+            }
+        }
+    };
+    let (mut acknowledged, mut refused) = (Vec::new(), 0);
+    for n in 0..120 {
+        let id = format!("disk-{n}");
+        if !limited(&["put", "--id", &id, "--timeout", "600"], &big).await {
+            refused += 1;
+            continue;
+        }
+        acknowledged.push((id.clone(), State::Pending));
+        let (command, state) =
+            if n % 2 == 0 { ("answer", State::Answered) } else { ("cancel", State::Cancelled) };
+        if limited(&[command, &id], answer).await {
+            acknowledged.last_mut().expect("just pushed").1 = state;
+        } else {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "the disk filled up ({} writes acknowledged)", acknowledged.len());
+    let mut lost = 0;
+    for (id, state) in &acknowledged {
+        if store.get(id).await.expect("get").map(|r| r.state()) != Some(*state) {
+            lost += 1;
+        }
+    }
+    assert_eq!(lost, 0, "acknowledged but not stored, of {} acknowledged writes", acknowledged.len());
+}

@@ -101,3 +101,62 @@ async fn open_by_url() {
         other => panic!("expected an unsupported URL, got {other:?}"),
     }
 }
+
+/// A full database (here: the file capped at a size, as a full disk would) never acknowledges a
+/// write it did not store. Every put, answer and cancel that returned `Ok` is in the file when it
+/// is opened again without the cap, and every write that was not stored failed as unavailable.
+#[tokio::test]
+async fn a_full_database_acknowledges_only_what_it_stored() {
+    use std::time::Duration;
+
+    use askuser_store::NewQuestion;
+
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    // Create the schema first, then reopen with a cap a few pages above its size.
+    SqliteStore::open(&path).await.expect("open").close().await;
+    let store = SqliteStore::builder(&path).max_size(96 * 1024).open().await.expect("open capped");
+    let (mut put_ok, mut answered_ok, mut cancelled_ok, mut failed) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    for n in 0..2_000 {
+        let id = format!("full-{n}");
+        match store.put(NewQuestion::new(crate::support::request(&id), Duration::from_mins(5))).await {
+            Ok(_) => put_ok.push(id.clone()),
+            Err(error) => {
+                assert!(error.is_unavailable(), "a failed put is reported as unavailable: {error:?}");
+                failed += 1;
+                continue;
+            }
+        }
+        let written = if n % 2 == 0 {
+            store.answer(&id, &answer_large()).await.map(|_| answered_ok.push(id.clone()))
+        } else {
+            store.cancel(&id).await.map(|_| cancelled_ok.push(id.clone()))
+        };
+        if let Err(error) = written {
+            assert!(error.is_unavailable(), "a failed write is reported as unavailable: {error:?}");
+            failed += 1;
+        }
+        if failed > 20 {
+            break;
+        }
+    }
+    assert!(failed > 0, "the cap was reached (put {} questions)", put_ok.len());
+    store.close().await;
+    drop(store);
+
+    let store = SqliteStore::open(&path).await.expect("reopen without the cap");
+    let mut lost = 0;
+    for id in &put_ok {
+        if store.get(id).await.expect("get").is_none() {
+            lost += 1;
+        }
+    }
+    for (ids, state) in [(&answered_ok, State::Answered), (&cancelled_ok, State::Cancelled)] {
+        for id in ids {
+            if store.get(id).await.expect("get").map(|r| r.state()) != Some(state) {
+                lost += 1;
+            }
+        }
+    }
+    assert_eq!(lost, 0, "acknowledged but not stored, of {} puts", put_ok.len());
+}
