@@ -66,7 +66,9 @@
 
 mod answerer;
 mod error;
+mod feed;
 mod memory;
+mod migrate;
 mod postgres;
 mod record;
 mod sqlite;
@@ -84,6 +86,7 @@ pub struct StoreGuideDoctests;
 
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
 pub use error::StoreError;
+pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, State, UnknownState};

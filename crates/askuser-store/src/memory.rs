@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
+use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{Backend, Due};
 use crate::time::{Clock, SystemClock};
@@ -44,6 +45,7 @@ pub struct MemoryStore {
 struct Inner {
     records: Mutex<HashMap<String, PendingRecord>>,
     wakers: Arc<Wakers>,
+    feed: Feed,
     clock: Arc<dyn Clock>,
 }
 
@@ -63,7 +65,14 @@ impl MemoryStore {
     /// An empty store reading `clock`.
     #[must_use]
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
-        Self { inner: Arc::new(Inner { records: Mutex::new(HashMap::new()), wakers: Arc::default(), clock }) }
+        Self {
+            inner: Arc::new(Inner {
+                records: Mutex::new(HashMap::new()),
+                wakers: Arc::default(),
+                feed: Feed::default(),
+                clock,
+            }),
+        }
     }
 
     fn records(&self) -> MutexGuard<'_, HashMap<String, PendingRecord>> {
@@ -82,8 +91,19 @@ impl Backend for MemoryStore {
         &self.inner.wakers
     }
 
+    fn feed(&self) -> &Feed {
+        &self.inner.feed
+    }
+
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
-        Ok(self.records().entry(record.id().to_owned()).or_insert_with(|| record.clone()).clone())
+        let mut records = self.records();
+        if let Some(stored) = records.get(record.id()) {
+            return Ok(stored.clone());
+        }
+        records.insert(record.id().to_owned(), record.clone());
+        // Told under the lock, so that subscribers see the changes in the order they were made.
+        self.inner.feed.send(Change::of(record));
+        Ok(record.clone())
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {
@@ -111,6 +131,7 @@ impl Backend for MemoryStore {
             return Ok(None);
         }
         *record = record.closed(state, now, None);
+        self.inner.feed.send(Change::of(record));
         Ok(Some(record.clone()))
     }
 
@@ -127,6 +148,7 @@ impl Backend for MemoryStore {
             return Ok(None);
         }
         *stored = stored.closed(state, now, Some(response.clone()));
+        self.inner.feed.send(Change::of(stored));
         Ok(Some(stored.clone()))
     }
 
@@ -139,6 +161,7 @@ impl Backend for MemoryStore {
             .take(limit)
             .map(|record| {
                 *record = record.closed(State::TimedOut, now, None);
+                self.inner.feed.send(Change::of(record));
                 record.clone()
             })
             .collect())

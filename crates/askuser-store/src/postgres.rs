@@ -8,6 +8,7 @@ use askuser_core::{AskUserResponse, Timestamp};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 
 use crate::error::StoreError;
+use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row};
 use crate::time::{Clock, SystemClock};
@@ -20,7 +21,10 @@ macro_rules! columns {
     };
 }
 
-/// The channel the `askuser_pending_closed` trigger notifies (see the migration).
+/// How long a request waits for a pooled connection before it fails as unavailable.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The channel the `askuser_pending_asked` and `_changed` triggers notify (see the migrations).
 const CHANNEL: &str = "askuser_pending";
 
 /// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
@@ -76,6 +80,32 @@ const SWEEP: &str = concat!(
     columns!()
 );
 
+/// The changes since the last one read, and the ones that were missing then (numbers taken by
+/// transactions that had not committed yet), in number order, a page at a time.
+const CHANGES: &str = "SELECT id, session_id, state, version, change_seq FROM askuser_pending \
+     WHERE change_seq > $1 OR change_seq = ANY($2) ORDER BY change_seq LIMIT 1000";
+
+const LAST_CHANGE: &str = "SELECT coalesce(max(change_seq), 0) FROM askuser_pending";
+
+/// Without a notification for this long, the listener checks its connection and reads the
+/// changes anyway: no change waits longer than about this for a reader whose `LISTEN` went dead.
+const TICK: Duration = Duration::from_secs(1);
+
+/// How long the listening connection may take to answer the check before it is replaced.
+const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// The check, named so that an operator (or a test) can tell the listening connection in
+/// `pg_stat_activity` from the others.
+const HEARTBEAT_QUERY: &str = "SELECT 'askuser-store listener heartbeat'";
+
+/// How long a missing change number is looked for: a number is taken inside the one statement
+/// that commits it, so a transaction that had not committed then does within milliseconds; a
+/// number that never shows (a row changed again, an insert that found the id taken) is dropped.
+const GAP_PATIENCE: Duration = Duration::from_secs(10);
+
+/// The most missing numbers looked for at once.
+const MAX_GAPS: usize = 10_000;
+
 /// A store in a PostgreSQL database, shared by every process that connects to it.
 ///
 /// Watchers wake through `LISTEN`/`NOTIFY` (a trigger notifies when a row leaves `pending`): one
@@ -89,6 +119,7 @@ pub struct PostgresStore {
 struct Inner {
     pool: PgPool,
     wakers: Arc<Wakers>,
+    feed: Arc<Feed>,
     clock: Arc<dyn Clock>,
     listener: tokio::task::JoinHandle<()>,
 }
@@ -154,13 +185,29 @@ impl PostgresStoreBuilder {
             setup.close().await;
             options = options.options([("search_path", quoted)]);
         }
-        let pool = PgPoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
+        // A request never waits long for a connection: with the database down, it fails as
+        // unavailable within seconds.
+        let pool = PgPoolOptions::new()
+            .max_connections(self.max_connections)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await?;
         // The migrator holds an advisory lock, so concurrent opens apply each migration once.
-        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        crate::migrate::postgres(&pool, &crate::migrate::own_table(sqlx::migrate!("migrations/postgres")))
+            .await?;
         let listening = start_listening(&pool).await?;
+        let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
         let wakers = Arc::<Wakers>::default();
-        let listener = tokio::spawn(listen(pool.clone(), listening, Arc::clone(&wakers)));
-        Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, clock: self.clock, listener }) })
+        let feed = Arc::<Feed>::default();
+        let reader = Reader {
+            pool: pool.clone(),
+            wakers: Arc::clone(&wakers),
+            feed: Arc::clone(&feed),
+            cursor,
+            gaps: Vec::new(),
+        };
+        let listener = tokio::spawn(listen(listening, reader));
+        Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock: self.clock, listener }) })
     }
 }
 
@@ -170,23 +217,98 @@ async fn start_listening(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     Ok(listener)
 }
 
-/// Wakes this process's watchers of the ids notified. When the connection drops, notifications
-/// sent meanwhile are lost: listen again on a new connection first, and only then wake every
-/// watcher to read its record again, so that a change is either seen by that read or notified
-/// on the new connection.
-async fn listen(pool: PgPool, mut listener: PgListener, wakers: Arc<Wakers>) {
-    loop {
-        if let Ok(Some(notification)) = listener.try_recv().await {
-            wakers.wake(notification.payload());
-            continue;
+/// Reads the changes past the last one it saw and hands them on: watchers of rows that left
+/// `pending` are woken, every change goes to the feed.
+struct Reader {
+    pool: PgPool,
+    wakers: Arc<Wakers>,
+    feed: Arc<Feed>,
+    cursor: i64,
+    /// Numbers below the cursor not seen yet, with when they were first missed.
+    gaps: Vec<(i64, tokio::time::Instant)>,
+}
+
+impl Reader {
+    /// Reads every change since the last read. Sequence numbers are taken in one order and
+    /// committed in another, so a number skipped over is looked for again for a while.
+    async fn read(&mut self) -> Result<(), sqlx::Error> {
+        loop {
+            let now = tokio::time::Instant::now();
+            self.gaps.retain(|(_, since)| now.duration_since(*since) < GAP_PATIENCE);
+            let gaps: Vec<i64> = self.gaps.iter().map(|(seq, _)| *seq).collect();
+            let rows: Vec<(String, Option<String>, String, i64, i64)> =
+                sqlx::query_as(CHANGES).bind(self.cursor).bind(&gaps).fetch_all(&self.pool).await?;
+            let full = rows.len() == 1000;
+            for (id, session_id, state, version, seq) in rows {
+                if seq > self.cursor {
+                    let room = MAX_GAPS.saturating_sub(self.gaps.len());
+                    let missing = (self.cursor + 1..seq).take(room).map(|n| (n, now));
+                    self.gaps.extend(missing);
+                    self.cursor = seq;
+                } else {
+                    self.gaps.retain(|(n, _)| *n != seq);
+                }
+                let Ok(state) = state.parse::<State>() else { continue };
+                if state != State::Pending {
+                    self.wakers.wake(&id);
+                }
+                self.feed.send(Change { id, session_id, state, version });
+            }
+            if !full {
+                return Ok(());
+            }
         }
-        listener = loop {
-            match start_listening(&pool).await {
-                Ok(listener) => break listener,
-                Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+    }
+}
+
+/// Follows the table's changes: a notification (only a hint: its payload is not trusted beyond
+/// waking that id's watchers to read their record again) makes the reader read now; without one
+/// for a [`TICK`], the reader reads anyway and the listening connection is checked, and replaced
+/// when it does not answer within [`HEARTBEAT`] (a connection that died silently: a failover, a
+/// NAT that forgot it). Replacing it wakes every watcher and tells the feed that changes may have
+/// been missed in between.
+async fn listen(mut listener: PgListener, mut reader: Reader) {
+    loop {
+        let healthy = match tokio::time::timeout(TICK, listener.try_recv()).await {
+            Ok(Ok(Some(notification))) => {
+                reader.wakers.wake(notification.payload());
+                while let Some(notification) = listener.next_buffered() {
+                    reader.wakers.wake(notification.payload());
+                }
+                true
+            }
+            // The connection dropped; sqlx has connected again (or will on the next call).
+            Ok(Ok(None)) => false,
+            Ok(Err(error)) => {
+                tracing::warn!(error = %error, "askuser-store: listening for changes failed");
+                false
+            }
+            Err(_quiet) => {
+                if let Err(error) = reader.read().await {
+                    tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying");
+                }
+                let check =
+                    tokio::time::timeout(HEARTBEAT, sqlx::query(HEARTBEAT_QUERY).execute(&mut listener))
+                        .await;
+                matches!(check, Ok(Ok(_)))
             }
         };
-        wakers.wake_all();
+        if !healthy {
+            tracing::warn!(
+                "askuser-store: the listening connection was lost or stopped answering; replacing it"
+            );
+            listener = loop {
+                match start_listening(&reader.pool).await {
+                    Ok(listener) => break listener,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                }
+            };
+            reader.wakers.wake_all();
+            reader.feed.missed();
+        }
+        if let Err(error) = reader.read().await {
+            tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying");
+        }
     }
 }
 
@@ -233,6 +355,10 @@ impl Backend for PostgresStore {
 
     fn wakers(&self) -> &Arc<Wakers> {
         &self.inner.wakers
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.inner.feed
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {

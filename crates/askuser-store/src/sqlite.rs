@@ -6,11 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{AskUserResponse, Timestamp};
+use sqlx::Connection as _;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 
 use crate::error::StoreError;
+use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row};
 use crate::time::{Clock, SystemClock};
@@ -26,8 +29,10 @@ macro_rules! columns {
 /// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
 /// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
-     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version) \
-     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
+     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version, change_seq) \
+     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1, \
+         (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending)) \
+     ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = ?1");
 
@@ -63,22 +68,26 @@ const CLOSE: &str = concat!(
 );
 
 /// The sweep never double-expires: one statement, one writer at a time, and only 'pending' rows.
+/// Each row it expires takes a `change_seq` of its own, in deadline order.
 const SWEEP: &str = concat!(
     "UPDATE askuser_pending \
-     SET state = 'timed_out', closed_at = ?1, version = version + 1, \
-         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
-     WHERE state = 'pending' AND id IN \
-         (SELECT id FROM askuser_pending WHERE state = 'pending' AND expires_at <= ?1 \
-          ORDER BY expires_at LIMIT ?2) \
+     SET state = 'timed_out', closed_at = ?1, version = version + 1, change_seq = last.seq + due.n \
+     FROM (SELECT coalesce(max(change_seq), 0) AS seq FROM askuser_pending) AS last, \
+          (SELECT id AS due_id, row_number() OVER (ORDER BY expires_at, id) AS n FROM askuser_pending \
+           WHERE state = 'pending' AND expires_at <= ?1 ORDER BY expires_at, id LIMIT ?2) AS due \
+     WHERE id = due.due_id AND state = 'pending' \
      RETURNING ",
     columns!()
 );
 
-/// Rows that left 'pending' since the last poll, in order.
-const POLL: &str =
-    "SELECT id, change_seq FROM askuser_pending WHERE change_seq > ?1 ORDER BY change_seq LIMIT 1000";
+/// The changes since the last one read, in commit order (a page at a time).
+const CHANGES: &str = "SELECT id, session_id, state, version, change_seq FROM askuser_pending \
+     WHERE change_seq > ?1 ORDER BY change_seq LIMIT 1000";
 
 const LAST_CHANGE: &str = "SELECT coalesce(max(change_seq), 0) FROM askuser_pending";
+
+/// However still the file's `data_version` stays, the changes are read at least this often.
+const BACKSTOP: Duration = Duration::from_secs(1);
 
 /// SQLite's default page size, which the store keeps.
 const PAGE_SIZE: u64 = 4096;
@@ -120,13 +129,14 @@ struct Inner {
     writer: SqlitePool,
     path: PathBuf,
     wakers: Arc<Wakers>,
+    feed: Arc<Feed>,
     clock: Arc<dyn Clock>,
-    poller: tokio::task::JoinHandle<()>,
+    follower: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        self.poller.abort();
+        self.follower.abort();
     }
 }
 
@@ -149,7 +159,8 @@ impl SqliteStoreBuilder {
         self
     }
 
-    /// How often to look for changes made by other processes. Default: 50 ms.
+    /// How often to check whether another connection (another process) committed a change
+    /// (`PRAGMA data_version`, which costs no read of the tables). Default: 5 ms.
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval.max(Duration::from_millis(1));
         self
@@ -198,13 +209,26 @@ impl SqliteStoreBuilder {
             None => options,
         };
         let writer = open_writer(&options).await?;
-        let pool =
-            SqlitePoolOptions::new().max_connections(self.max_connections).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(self.max_connections)
+            .connect_with(options.clone())
+            .await?;
         let wakers = Arc::<Wakers>::default();
-        let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
-        let poller = tokio::spawn(poll(pool.clone(), Arc::clone(&wakers), cursor, self.poll_interval));
+        let feed = Arc::<Feed>::default();
+        let mut reader = SqliteConnection::connect_with(&options).await?;
+        let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&mut reader).await?;
+        let follower =
+            tokio::spawn(follow(reader, Arc::clone(&wakers), Arc::clone(&feed), cursor, self.poll_interval));
         Ok(SqliteStore {
-            inner: Arc::new(Inner { pool, writer, path: self.path, wakers, clock: self.clock, poller }),
+            inner: Arc::new(Inner {
+                pool,
+                writer,
+                path: self.path,
+                wakers,
+                feed,
+                clock: self.clock,
+                follower,
+            }),
         })
     }
 }
@@ -218,7 +242,8 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
     loop {
         let opened = async {
             let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
-            sqlx::migrate!("migrations/sqlite").run(&writer).await?;
+            crate::migrate::sqlite(&writer, &crate::migrate::own_table(sqlx::migrate!("migrations/sqlite")))
+                .await?;
             Ok::<_, StoreError>(writer)
         };
         match opened.await {
@@ -232,19 +257,52 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
     }
 }
 
-/// Wakes this process's watchers of rows that other processes closed.
-async fn poll(pool: SqlitePool, wakers: Arc<Wakers>, mut cursor: i64, interval: Duration) {
-    let mut ticks = tokio::time::interval(interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+/// Follows the file's changes, on a connection of its own: whenever its `data_version` moved
+/// (any other connection, in this process or another, committed), when this process kicks the
+/// feed, and at least every [`BACKSTOP`], reads the rows past `cursor`, wakes the watchers of those
+/// that left `pending` and tells the feed.
+async fn follow(
+    mut reader: SqliteConnection,
+    wakers: Arc<Wakers>,
+    feed: Arc<Feed>,
+    mut cursor: i64,
+    interval: Duration,
+) {
+    let mut data_version = None;
+    let mut last_read = tokio::time::Instant::now();
     loop {
-        ticks.tick().await;
-        // A failed poll (the file busy for longer than the timeout) is retried on the next tick.
-        let Ok(changed) = sqlx::query_as::<_, (String, i64)>(POLL).bind(cursor).fetch_all(&pool).await else {
-            continue;
-        };
-        for (id, seq) in changed {
-            wakers.wake(&id);
-            cursor = cursor.max(seq);
+        tokio::select! {
+            () = feed.kicked() => {}
+            () = tokio::time::sleep(interval) => {
+                let now = sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut reader).await.ok();
+                if now.is_some() && now == data_version && last_read.elapsed() < BACKSTOP {
+                    continue;
+                }
+                data_version = now;
+            }
+        }
+        last_read = tokio::time::Instant::now();
+        loop {
+            // A failed read (the file busy for longer than the timeout) is tried again next time.
+            let Ok(rows) = sqlx::query_as::<_, (String, Option<String>, String, i64, i64)>(CHANGES)
+                .bind(cursor)
+                .fetch_all(&mut reader)
+                .await
+            else {
+                break;
+            };
+            let full = rows.len() == 1000;
+            for (id, session_id, state, version, seq) in rows {
+                cursor = cursor.max(seq);
+                let Ok(state) = state.parse::<State>() else { continue };
+                if state != State::Pending {
+                    wakers.wake(&id);
+                }
+                feed.send(Change { id, session_id, state, version });
+            }
+            if !full {
+                break;
+            }
         }
     }
 }
@@ -264,7 +322,7 @@ impl SqliteStore {
         SqliteStoreBuilder {
             path: path.as_ref().to_owned(),
             clock: Arc::new(SystemClock),
-            poll_interval: Duration::from_millis(50),
+            poll_interval: Duration::from_millis(5),
             max_connections: 4,
             synchronous_full: false,
             max_pages: None,
@@ -295,7 +353,7 @@ impl SqliteStore {
 
     /// Closes the connections (after the current operations). Dropping the last clone also does.
     pub async fn close(&self) {
-        self.inner.poller.abort();
+        self.inner.follower.abort();
         self.inner.pool.close().await;
         self.inner.writer.close().await;
     }
@@ -309,6 +367,10 @@ impl Backend for SqliteStore {
 
     fn wakers(&self) -> &Arc<Wakers> {
         &self.inner.wakers
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.inner.feed
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
@@ -325,6 +387,7 @@ impl Backend for SqliteStore {
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.inner.feed.kick();
         if inserted.is_some() {
             return Ok(record.clone());
         }
@@ -365,6 +428,7 @@ impl Backend for SqliteStore {
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.inner.feed.kick();
         row.map(Row::into_record).transpose()
     }
 
@@ -385,6 +449,7 @@ impl Backend for SqliteStore {
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.inner.feed.kick();
         Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
     }
 
@@ -396,6 +461,7 @@ impl Backend for SqliteStore {
             .fetch_all(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.inner.feed.kick();
         rows.into_iter().map(Row::into_record).collect()
     }
 }

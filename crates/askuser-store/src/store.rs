@@ -8,6 +8,7 @@ use std::sync::Arc;
 use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, Deadline, Profile, Timestamp};
 
 use crate::error::StoreError;
+use crate::feed::{Changes, Feed};
 use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
@@ -88,6 +89,11 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     ///
     /// [`StoreError::NotFound`]; a database error.
     async fn watch(&self, id: &str) -> Result<PendingRecord, StoreError>;
+
+    /// The change feed from now on: every question asked and every one leaving `pending`, by any
+    /// process sharing the store (the in-memory store: by this store). Each change arrives within
+    /// a second of its commit, normally within milliseconds.
+    fn changes(&self) -> Changes;
 }
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
@@ -121,6 +127,8 @@ pub(crate) trait Backend: Send + Sync {
     fn clock(&self) -> &dyn Clock;
 
     fn wakers(&self) -> &Arc<Wakers>;
+
+    fn feed(&self) -> &Feed;
 
     /// Inserts the record unless its id exists; returns what is stored under the id.
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError>;
@@ -397,6 +405,10 @@ macro_rules! pending_store_via_backend {
                 id: &str,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
                 $crate::store::watch(self, id).await
+            }
+
+            fn changes(&self) -> $crate::feed::Changes {
+                $crate::store::Backend::feed(self).subscribe()
             }
         }
     };

@@ -3,6 +3,7 @@
 
 mod answerer;
 mod memory;
+mod migrations;
 mod model;
 mod postgres;
 mod processes;

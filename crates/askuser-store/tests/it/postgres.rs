@@ -37,7 +37,7 @@ async fn a_lost_listener_is_replaced() {
         watching.put(NewQuestion::new(request(&id), Duration::from_mins(1))).await.expect("put");
         let terminated: Vec<bool> = sqlx::query_scalar(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE application_name = $1 AND query ILIKE 'listen%'",
+             WHERE application_name = $1 AND (query ILIKE 'listen%' OR query LIKE '%listener heartbeat%')",
         )
         .bind(&schema)
         .fetch_all(answering.pool())
