@@ -28,6 +28,10 @@ const BACKOFF_CAP: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` honoured: a larger one (a proxy's idea) is cut to this.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 
+/// How long past the deadline a call that ran out of time waits before it fails as timed out
+/// itself: the caller's own timer, due at the deadline, goes first and its timeout policy applies.
+const PAST_DEADLINE: Duration = Duration::from_secs(1);
+
 /// The most characters of the caller's id kept in the question's id (the server takes 256).
 const MAX_BASE_ID_CHARS: usize = 200;
 
@@ -404,14 +408,17 @@ impl Answerer for HttpAnswerer {
         guard.answerer = None;
         let mut reply = match settled {
             Ok(Some(reply)) => reply,
-            Ok(None) => return Err(AnswerError::retry(askuser_core::TIMED_OUT)),
+            Ok(None) => {
+                tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
+                return Err(AnswerError::retry(askuser_core::TIMED_OUT));
+            }
             Err(error) => return Err(self.gave_up(error, deadline).await),
         };
         let response = match Self::outcome(&reply["record"]) {
             // Timed out on the server: the caller's own timer (due at the same deadline) decides
             // what the model is told, as for any other answerer.
             Err(timed_out) if reply["record"]["state"] == "timed_out" => {
-                tokio::time::sleep_until(deadline).await;
+                tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
                 return Err(timed_out);
             }
             other => other?,
@@ -429,7 +436,7 @@ impl HttpAnswerer {
         if !transient(&error) {
             return failure(error);
         }
-        tokio::time::sleep_until(deadline).await;
+        tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
         AnswerError::retry(askuser_core::TIMED_OUT).with_source(error)
     }
 
