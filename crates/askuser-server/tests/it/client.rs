@@ -296,3 +296,143 @@ async fn repeated_call_ids_get_their_own_questions_and_answers() {
     server.stop.send(()).unwrap();
     server.served.await.unwrap().unwrap();
 }
+
+/// A PostgreSQL cluster of the test's own (`initdb` and `pg_ctl` as `postgres`, a free port, a
+/// temporary directory), stopped and started by the test, removed when dropped. `None` (the
+/// test skips, saying why) without the binaries or the user.
+struct Cluster {
+    dir: std::path::PathBuf,
+    port: u16,
+}
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+impl Cluster {
+    fn start() -> Option<Self> {
+        let usable = std::path::Path::new(PG_BIN).join("initdb").exists()
+            && std::process::Command::new("id").arg("postgres").output().is_ok_and(|o| o.status.success());
+        if !usable {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must provide PostgreSQL's initdb");
+            eprintln!("SKIPPED the PostgreSQL outage: no {PG_BIN}/initdb or no postgres user");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("askuser-server-pg-outage-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = Self { dir, port };
+        cluster.as_postgres("chown", &[]);
+        cluster.pg(&["initdb", "-D", "data", "--auth=trust", "--username=root", "--no-sync"]);
+        cluster.ctl("start");
+        Some(cluster)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://root@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// `chown` of the directory to postgres (as root), or a PostgreSQL program run as postgres.
+    fn as_postgres(&self, what: &str, args: &[&str]) -> std::process::Output {
+        let output = if what == "chown" {
+            std::process::Command::new("chown").args(["-R", "postgres:postgres"]).arg(&self.dir).output()
+        } else {
+            std::process::Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(std::path::Path::new(PG_BIN).join(what))
+                .args(args)
+                .current_dir(&self.dir)
+                .output()
+        }
+        .unwrap();
+        assert!(output.status.success(), "{what} {args:?}: {output:?}");
+        output
+    }
+
+    fn pg(&self, args: &[&str]) {
+        self.as_postgres(args[0], &args[1..]);
+    }
+
+    fn ctl(&self, action: &str) {
+        let options =
+            format!("-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off", self.port, self.dir.display());
+        let log = self.dir.join("log");
+        let log = log.to_str().unwrap();
+        match action {
+            "start" => self.pg(&["pg_ctl", "-D", "data", "-o", &options, "-l", log, "-w", "start"]),
+            _ => self.pg(&["pg_ctl", "-D", "data", "-m", "fast", "-w", "stop"]),
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(std::path::Path::new(PG_BIN).join("pg_ctl"))
+            .args(["-D", "data", "-m", "immediate", "stop"])
+            .current_dir(&self.dir)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Guards the same as [`store_outage_loses_no_answer`] on a real PostgreSQL, stopped while
+/// questions wait and while others are asked: every answer given after it is back is delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_outage_loses_no_answer() {
+    const WAITING: usize = 3;
+    const ASKED_DURING: usize = 2;
+    let Some(cluster) = Cluster::start() else { return };
+    let store = askuser_store::PostgresStore::open(&cluster.url()).await.unwrap();
+    let server = start_over(Arc::new(store.clone()), Profile::Reference).await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder()
+        .answerer(answerer(&server.url, links))
+        .timeout(Duration::from_mins(2))
+        .build()
+        .unwrap();
+    let call = |i: usize| {
+        let ask_user = ask_user.clone();
+        tokio::spawn(async move {
+            let call_id = format!("pg_{i}");
+            ask_user.call(ToolCall::new(&call_id, ARGS), AskContext::new()).await
+        })
+    };
+    let mut calls: Vec<_> = (0..WAITING).map(call).collect();
+    let mut ids = Vec::new();
+    for _ in 0..WAITING {
+        ids.push(id_of(&tokio::time::timeout(Duration::from_secs(20), link.recv()).await.unwrap().unwrap()));
+    }
+    cluster.ctl("stop");
+    calls.extend((WAITING..WAITING + ASKED_DURING).map(call));
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(link.try_recv().is_err(), "nothing could be asked while PostgreSQL was down");
+    cluster.ctl("start");
+    for _ in 0..ASKED_DURING {
+        ids.push(id_of(&tokio::time::timeout(Duration::from_secs(30), link.recv()).await.unwrap().unwrap()));
+    }
+    for id in &ids {
+        let answer = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Plan", ["Large"]),
+            AskUserAnswer::custom("Extras", id.as_str()),
+        ]);
+        tokio::time::timeout(Duration::from_secs(20), server.store.answer(id, &answer))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let mut delivered = Vec::new();
+    for call in calls {
+        let outcome = tokio::time::timeout(Duration::from_mins(1), call).await.unwrap().unwrap();
+        delivered.push(outcome.model_text().unwrap_or_else(|| panic!("{outcome:?}")).to_owned());
+    }
+    let expected: Vec<String> =
+        ids.iter().map(|id| format!(r#"{{"Plan":["Large"],"Extras":["{id}"]}}"#)).collect();
+    delivered.sort();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(delivered, expected, "all {} answers delivered, each to its asker", WAITING + ASKED_DURING);
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+    store.close().await;
+}
