@@ -162,7 +162,13 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
             let mut answerer = HttpAnswerer::new(url, token)
                 .map_err(|e| format!("--fallback server: {e}"))?
                 // stdout carries MCP: the link goes to stderr, which hosts keep in their logs.
-                .on_link(|link| eprintln!("askuser mcp: answer at {link}"));
+                .on_link(|link| eprintln!("askuser mcp: answer at {link}"))
+                .on_retry(|e| {
+                    eprintln!(
+                        "askuser mcp: {}; trying again until the call's deadline",
+                        askuser_tool::exit::with_causes(e)
+                    );
+                });
             if let Some(timeout) = options.timeout {
                 answerer = answerer.timeout(timeout);
             }

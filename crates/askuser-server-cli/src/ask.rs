@@ -28,10 +28,11 @@ the model receives on stdout.
                       the file created mode 0600. Without it, a secret question is declined.
 
 Exit status, as for `askuser ask` at the terminal: 0 answered, 1 declined, 2 bad usage or invalid
-arguments (the retry payload is printed), 3 nobody could be asked (the server unreachable or
-refusing), 4 the result could not be written to stdout, 124 timed out, 130 interrupted (Ctrl-C),
+arguments (the retry payload is printed), 3 nobody could be asked (the server refusing: a wrong
+token, a bad request), 4 the result could not be written to stdout, 124 timed out, 130 interrupted (Ctrl-C),
 129 or 143 ended by SIGHUP or SIGTERM (128 + the signal). The question is withdrawn from the
-server on every early end.
+server on every early end. A server that is unreachable or unavailable (its database down) is
+tried again, with backoff, until the timeout.
 ";
 
 #[derive(Debug)]
@@ -134,9 +135,12 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 
 async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> ExitCode {
     let mut answerer = match HttpAnswerer::new(&options.server, token) {
-        Ok(answerer) => {
-            answerer.timeout(options.timeout).on_link(|url| eprintln!("askuser: answer at {url}"))
-        }
+        Ok(answerer) => answerer
+            .timeout(options.timeout)
+            .on_link(|url| eprintln!("askuser: answer at {url}"))
+            .on_retry(|e| {
+                eprintln!("askuser: {}; trying again until the timeout", exit::with_causes(e));
+            }),
         Err(e) => return failure(&e),
     };
     match &options.secret_file {

@@ -1,13 +1,14 @@
 //! `askuser serve`: the answer server.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::Profile;
 use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
-use askuser_store::{PendingStore, PostgresStore};
+use askuser_store::{PendingStore, PostgresStore, StoreError};
+use askuser_tool::exit::with_causes;
 
 const USAGE: &str = "\
 usage: askuser serve [options]
@@ -122,6 +123,38 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
+/// The file of a `sqlite:` store URL.
+fn sqlite_path(url: &str) -> Option<&Path> {
+    url.strip_prefix("sqlite:").map(|p| Path::new(p.strip_prefix("//").unwrap_or(p)))
+}
+
+/// Creates the directory of a SQLite store's file when missing (SQLite creates only the file).
+fn prepare_sqlite(url: &str, path: &Path) -> Result<(), String> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("cannot open the store {url}: cannot create the directory {}: {e}", dir.display())
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Why the store at `url` did not open: the URL (without its password), what failed and every
+/// cause (the database's own words: connection refused, authentication failed, …). SQLite says
+/// only "unable to open database file": the file's own error says why (permission denied, a
+/// directory in the way).
+fn open_failed(url: &str, error: &StoreError) -> String {
+    let text = format!("cannot open the store {}: {}", askuser_store::redact_url(url), with_causes(error));
+    if let Some(path) = sqlite_path(url)
+        && let Err(why) =
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)
+    {
+        return format!("{text} ({}: {why})", path.display());
+    }
+    text
+}
+
 /// The store URL and the default token file beside it.
 fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), String> {
     let data_dir = askuser_server::default_data_dir();
@@ -163,13 +196,17 @@ async fn run(options: Options) -> Result<(), String> {
     };
     // On PostgreSQL the server is one replica of a fleet: it also talks to the others.
     let fleet = if store_url.starts_with("postgres://") || store_url.starts_with("postgresql://") {
-        Some(PostgresStore::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?)
+        Some(PostgresStore::open(&store_url).await.map_err(|e| open_failed(&store_url, &e))?)
     } else {
         None
     };
-    let store: std::sync::Arc<dyn PendingStore> = match &fleet {
-        Some(postgres) => std::sync::Arc::new(postgres.clone()),
-        None => askuser_store::open(&store_url).await.map_err(|e| format!("cannot open the store: {e}"))?,
+    let store: std::sync::Arc<dyn PendingStore> = if let Some(postgres) = &fleet {
+        std::sync::Arc::new(postgres.clone())
+    } else {
+        if let Some(path) = sqlite_path(&store_url) {
+            prepare_sqlite(&store_url, path)?;
+        }
+        askuser_store::open(&store_url).await.map_err(|e| open_failed(&store_url, &e))?
     };
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await

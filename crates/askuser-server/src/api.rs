@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, bounded};
 use crate::events::{self, ServerEvent};
 use crate::http::{ApiJson, ApiQuery};
 use crate::{AppState, MAX_TIMEOUT, pages};
@@ -31,8 +31,10 @@ pub(crate) struct AskBody {
     /// The session (conversation) the question belongs to.
     #[serde(default)]
     session_id: Option<String>,
-    /// The id to store it under (the tool-call id); a random one when absent. Asking again with
-    /// the same id and arguments returns the stored question.
+    /// The id to store it under; a random one when absent. Asking again with the same id,
+    /// arguments, session and tool name while the question waits returns the stored question (a
+    /// retry after a lost reply); once it has settled, the id is taken (`409 id_taken`). Make ids
+    /// that no other conversation can reuse (a tool-call id alone, such as `call_0`, repeats).
     #[serde(default)]
     id: Option<String>,
     /// How long to wait for an answer, in seconds; the server's default when absent.
@@ -91,10 +93,10 @@ fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError
 
 #[utoipa::path(post, path = "/v1/questions", request_body = AskBody, security(("bearer" = [])), responses(
     (status = 201, body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
-    (status = 400, description = "`malformed_body`", body = ErrorBody), (status = 409, description = "`id_taken`", body = ErrorBody),
+    (status = 400, description = "`malformed_body`", body = ErrorBody), (status = 409, description = "`id_taken` (a different question has the id, or the question with it is no longer pending)", body = ErrorBody),
     (status = 413, description = "`body_too_large`", body = ErrorBody), (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
     (status = 422, description = "`invalid_arguments` (with `retry_payload`) or `invalid_field`", body = ErrorBody),
-    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
+    (status = 503, description = "`shutting_down` or `store_unavailable` (with `Retry-After`; nothing was stored)", body = ErrorBody)))]
 pub(crate) async fn ask(
     State(state): State<Arc<AppState>>,
     ApiJson(body): ApiJson<AskBody>,
@@ -131,7 +133,12 @@ pub(crate) async fn ask(
     let request = match body.id {
         Some(id) => {
             check_id("id", &id)?;
-            repeated = state.store.get(&id).await.map_err(ApiError::from_store)?.is_some();
+            if let Some(existing) = bounded(state.store.get(&id)).await? {
+                if existing.state() != RecordState::Pending {
+                    return Err(ApiError::IdTaken { id, settled: Some(existing.state()) });
+                }
+                repeated = true;
+            }
             AskUserRequest::with_id(id, questions)
         }
         None => AskUserRequest::new(questions),
@@ -145,7 +152,13 @@ pub(crate) async fn ask(
         check_id("tool_name", &tool)?;
         question = question.tool_name(tool);
     }
-    let record = state.store.put(question).await.map_err(ApiError::from_store)?;
+    let record = bounded(state.store.put(question)).await?;
+    // A reused id delivers nothing of another conversation: only a retry of an ask that still
+    // waits gets the stored question (a question just stored is pending; this catches one that
+    // settled since the read above).
+    if record.state() != RecordState::Pending {
+        return Err(ApiError::IdTaken { id: record.id().to_owned(), settled: Some(record.state()) });
+    }
     let url = pages::page_url(&state, record.id());
     if !repeated {
         state.publish(ServerEvent::of(&record));
@@ -166,16 +179,12 @@ pub(crate) async fn ask(
 }
 
 async fn fetch(state: &AppState, id: &str) -> Result<PendingRecord, ApiError> {
-    state
-        .store
-        .get(id)
-        .await
-        .map_err(ApiError::from_store)?
-        .ok_or_else(|| ApiError::NotFound { id: id.to_owned() })
+    bounded(state.store.get(id)).await?.ok_or_else(|| ApiError::NotFound { id: id.to_owned() })
 }
 
 #[utoipa::path(get, path = "/v1/questions/{id}", params(("id" = String, Path)), security(("bearer" = [])), responses(
-    (status = 200, description = "The record", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
+    (status = 200, description = "The record", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 503, description = "`store_unavailable` (with `Retry-After`)", body = ErrorBody)))]
 pub(crate) async fn get(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -249,7 +258,7 @@ impl WaitReply {
 #[utoipa::path(get, path = "/v1/questions/{id}/wait", params(("id" = String, Path), WaitQuery), security(("bearer" = [])), responses(
     (status = 200, description = "`done` once the question left pending; `result` is the tool result", body = WaitReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
     (status = 400, description = "`invalid_query`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
-    (status = 503, description = "`shutting_down`", body = ErrorBody)))]
+    (status = 503, description = "`shutting_down` or `store_unavailable` (with `Retry-After`): wait again", body = ErrorBody)))]
 pub(crate) async fn wait(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -296,7 +305,8 @@ pub(crate) struct AnswerReply {
     (status = 200, body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
     (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
     (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
-    (status = 422, description = "`invalid_response`", body = ErrorBody)))]
+    (status = 422, description = "`invalid_response`", body = ErrorBody),
+    (status = 503, description = "`store_unavailable` (with `Retry-After`): the answer was not stored", body = ErrorBody)))]
 pub(crate) async fn answer(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -345,24 +355,25 @@ pub(crate) async fn commit(
                 .map_err(|message| ApiError::InvalidResponse { message })?;
         }
     }
-    match state.store.answer(id, response).await {
+    match bounded(state.store.answer(id, response)).await {
         Ok(record) => {
             state.hold_secrets(id, secrets);
             state.publish(ServerEvent::of(&record));
             Ok(record)
         }
-        Err(error) => Err(ApiError::from_store(error)),
+        Err(error) => Err(error),
     }
 }
 
 #[utoipa::path(post, path = "/v1/questions/{id}/cancel", params(("id" = String, Path)), security(("bearer" = [])), responses(
-    (status = 200, description = "The record, `cancelled` unless it had already left pending", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody)))]
+    (status = 200, description = "The record, `cancelled` unless it had already left pending", body = Object), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 503, description = "`store_unavailable` (with `Retry-After`)", body = ErrorBody)))]
 pub(crate) async fn cancel(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<PendingRecord>, ApiError> {
     let before = fetch(&state, &id).await?;
-    let record = state.store.cancel(&id).await.map_err(ApiError::from_store)?;
+    let record = bounded(state.store.cancel(&id)).await?;
     if record.version() != before.version() {
         state.publish(ServerEvent::of(&record));
     }
@@ -397,7 +408,8 @@ pub(crate) struct ListReply {
 }
 
 #[utoipa::path(get, path = "/v1/questions", params(ListParams), security(("bearer" = [])), responses(
-    (status = 200, body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody)))]
+    (status = 200, body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody),
+    (status = 503, description = "`store_unavailable` (with `Retry-After`)", body = ErrorBody)))]
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
     ApiQuery(params): ApiQuery<ListParams>,
@@ -421,7 +433,7 @@ pub(crate) async fn list(
             .map_err(|e: askuser_store::InvalidCursor| ApiError::InvalidQuery { message: e.to_string() })?;
         query = query.after(cursor);
     }
-    let page = state.store.list(&query).await.map_err(ApiError::from_store)?;
+    let page = bounded(state.store.list(&query)).await?;
     Ok(Json(ListReply { records: page.records, next: page.next.map(|c| c.to_string()) }))
 }
 
@@ -460,11 +472,14 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     if state.is_closing() {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "shutting_down" })).into_response();
     }
-    match state.store.get("").await {
+    match bounded(state.store.get("")).await {
         Ok(_) => Json(Health { status: "ok" }).into_response(),
-        Err(error) => {
-            tracing::error!(error = %crate::error::with_causes(&error), "health check: the store failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "unavailable" })).into_response()
-        }
+        // Logged (with the causes) where the store error became an `ApiError`.
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(axum::http::header::RETRY_AFTER, crate::error::RETRY_AFTER_SECS.to_string())],
+            Json(Health { status: "unavailable" }),
+        )
+            .into_response(),
     }
 }

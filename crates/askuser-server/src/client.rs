@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
-    SecretValue, parse_secret_ref,
+    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, Deadline, QuestionKind, SecretSink,
+    SecretValue, Timestamp, parse_secret_ref,
 };
 use serde_json::{Value, json};
 
@@ -16,12 +16,30 @@ use crate::auth::ApiToken;
 /// How long one wait request asks the server to hold: below the server's maximum.
 const POLL: Duration = Duration::from_secs(50);
 
-/// The server's deadline runs this much past the answerer's own, so that a caller's timeout
-/// (the `AskUser` capability's, set to the same value) fires first and its timeout path applies.
-const DEADLINE_GRACE: Duration = Duration::from_secs(2);
+/// How long one ask (`POST /v1/questions`) may take before it is tried again.
+const ASK_LIMIT: Duration = Duration::from_secs(30);
+
+/// The first retry's delay, before jitter; each next one doubles, up to [`BACKOFF_CAP`].
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+
+/// The longest delay between two tries, before jitter.
+const BACKOFF_CAP: Duration = Duration::from_secs(5);
+
+/// The longest `Retry-After` honoured: a larger one (a proxy's idea) is cut to this.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
+
+/// How long past the deadline a call that ran out of time waits before it fails as timed out
+/// itself: the caller's own timer, due at the deadline, goes first and its timeout policy applies.
+const PAST_DEADLINE: Duration = Duration::from_secs(1);
+
+/// The most characters of the caller's id kept in the question's id (the server takes 256).
+const MAX_BASE_ID_CHARS: usize = 200;
 
 /// What [`HttpAnswerer::on_link`] calls.
 type LinkHandler = dyn Fn(&str) + Send + Sync;
+
+/// What [`HttpAnswerer::on_retry`] calls.
+type RetryHandler = dyn Fn(&ClientError) + Send + Sync;
 
 /// A request to the answer server failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,10 +53,12 @@ pub enum ClientError {
     Api {
         /// The HTTP status.
         status: u16,
-        /// The `error` code.
+        /// The `error` code (empty when the reply was not the server's JSON, as from a proxy).
         code: String,
         /// The message.
         message: String,
+        /// The reply's `Retry-After`, in seconds, when it had one.
+        retry_after: Option<Duration>,
     },
     /// The server's reply is not what this client expects (a different version?).
     #[error("unexpected reply from the answer server: {0}")]
@@ -49,14 +69,21 @@ pub enum ClientError {
 /// the page link to [`on_link`](Self::on_link), and long-polls (`GET /v1/questions/{id}/wait`)
 /// until someone answers on any replica.
 ///
-/// - The question waits on the server for [`timeout`](Self::timeout) (default: one hour, the
-///   server's default); give the `AskUser` capability the same timeout so that its timeout policy
-///   applies. A question that times out on the server fails the call with a retry carrying
-///   [`askuser_core::TIMED_OUT`].
+/// - One deadline: the question waits on the server until the request's own deadline (the one
+///   the `AskUser` capability stamped from its timeout or the model's `timeout_seconds`), and at
+///   most [`timeout`](Self::timeout) (default: one hour, the server's default); the page shows
+///   it and the server times the question out then. The capability's timeout policy applies at
+///   that moment; used on its own, a question nobody answered in time fails the call with a retry
+///   carrying [`askuser_core::TIMED_OUT`].
+/// - Each call is put under a fresh id that no other call or conversation can have (the
+///   tool-call id and a random suffix), so an answer never reaches the wrong conversation; the
+///   retries of one call reuse it (the server treats them as one ask).
 /// - A dropped future (the run was cancelled) cancels the question on the server, from a task on
 ///   the current Tokio runtime.
-/// - A server restarting (`503 shutting_down`) or unreachable for a moment is waited out with
-///   backoff until the deadline.
+/// - Outages are waited out until the deadline: the ask and the wait are tried again on a
+///   connection error, `500`, `502`, `503` (after its `Retry-After`) and `504`, with capped
+///   exponential backoff and jitter (250 ms doubling up to 5 s, each delay between half and all
+///   of that). [`on_retry`](Self::on_retry) hears when a run of failures starts.
 /// - Extended profile: the request's profile is sent along (the server must run `--profile
 ///   extended` for text and secret questions). A secret answer's value comes back once, in the
 ///   wait's reply, and goes to the [`secret_sink`](Self::secret_sink) before the answer returns;
@@ -84,6 +111,7 @@ pub struct HttpAnswerer {
     token: ApiToken,
     timeout: Duration,
     on_link: Option<Arc<LinkHandler>>,
+    on_retry: Option<Arc<RetryHandler>>,
     secret_sink: Option<Arc<dyn SecretSink>>,
 }
 
@@ -111,6 +139,7 @@ impl HttpAnswerer {
             token,
             timeout: crate::DEFAULT_TIMEOUT,
             on_link: None,
+            on_retry: None,
             secret_sink: None,
         })
     }
@@ -123,10 +152,19 @@ impl HttpAnswerer {
         self
     }
 
-    /// How long each question waits for its answer. Default: one hour.
+    /// The longest each question waits for its answer; a request with an earlier deadline
+    /// waits until that deadline. Default: one hour.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout.min(crate::MAX_TIMEOUT.saturating_sub(DEADLINE_GRACE));
+        self.timeout = timeout.min(crate::MAX_TIMEOUT);
+        self
+    }
+
+    /// Called when a request to the server failed and will be tried again (once per run of
+    /// failures, not for every try): print it, so that a person knows why nothing happens.
+    #[must_use]
+    pub fn on_retry(mut self, f: impl Fn(&ClientError) + Send + Sync + 'static) -> Self {
+        self.on_retry = Some(Arc::new(f));
         self
     }
 
@@ -140,26 +178,79 @@ impl HttpAnswerer {
     async fn call(&self, request: reqwest::RequestBuilder) -> Result<Value, ClientError> {
         let response = request.bearer_auth(self.token.expose()).send().await?;
         let status = response.status();
-        let body: Value = response.json().await?;
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response.text().await?;
+        let body: Option<Value> = serde_json::from_str(&text).ok();
         if status.is_success() {
-            return Ok(body);
+            return body.ok_or_else(|| ClientError::Unexpected("a reply that is not JSON".to_owned()));
         }
-        let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        Err(ClientError::Api { status: status.as_u16(), code: text("error"), message: text("message") })
+        let field = |key: &str| {
+            body.as_ref().and_then(|b| b.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned()
+        };
+        let message = if body.is_some() { field("message") } else { text.chars().take(200).collect() };
+        Err(ClientError::Api { status: status.as_u16(), code: field("error"), message, retry_after })
     }
 
-    /// `POST /v1/questions`; returns the page link.
-    async fn put(&self, request: &AskUserRequest, context: &AskContext) -> Result<String, ClientError> {
+    /// `request` (built anew for each try) until it succeeds, fails for good, or `deadline`
+    /// passes: then the last failure.
+    async fn retrying(
+        &self,
+        deadline: tokio::time::Instant,
+        request: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<Value, ClientError> {
+        let mut backoff = Backoff::default();
+        loop {
+            match self.call(request()).await {
+                Ok(reply) => return Ok(reply),
+                Err(error) if transient(&error) => {
+                    let delay = backoff.next(retry_after(&error));
+                    if tokio::time::Instant::now() + delay >= deadline {
+                        return Err(error);
+                    }
+                    if backoff.tries == 1
+                        && let Some(on_retry) = &self.on_retry
+                    {
+                        on_retry(&error);
+                    }
+                    tracing::warn!(error = %askuser_tool::exit::with_causes(&error), delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX), "the answer server failed; trying again");
+                    tokio::time::sleep(delay).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// `POST /v1/questions` under `id`, waiting `limit` on the server; returns the page link.
+    async fn put(
+        &self,
+        id: &str,
+        request: &AskUserRequest,
+        context: &AskContext,
+        limit: Duration,
+        deadline: tokio::time::Instant,
+    ) -> Result<String, ClientError> {
+        let mut arguments = json!({ "questions": request.questions().as_slice() });
+        if let Some(secs) = request.questions().timeout_seconds() {
+            arguments["timeout_seconds"] = json!(secs);
+        }
         let mut body = json!({
-            "arguments": { "questions": request.questions().as_slice() },
-            "id": request.id(),
-            "timeout_secs": (self.timeout + DEADLINE_GRACE).as_secs_f64(),
+            "arguments": arguments,
+            "id": id,
+            // Whole milliseconds: the server takes at least one.
+            "timeout_secs": limit.max(Duration::from_millis(1)).as_secs_f64(),
             "profile": request.profile(),
         });
         if let Some(session) = &context.session_id {
             body["session_id"] = json!(session);
         }
-        let reply = self.call(self.client.post(format!("{}/v1/questions", self.base)).json(&body)).await?;
+        let url = format!("{}/v1/questions", self.base);
+        // The same id on every try: a retry after a lost reply gets the question already stored.
+        let reply = self.retrying(deadline, || self.client.post(&url).json(&body).timeout(ASK_LIMIT)).await?;
         reply
             .get("url")
             .and_then(Value::as_str)
@@ -167,36 +258,46 @@ impl HttpAnswerer {
             .ok_or_else(|| ClientError::Unexpected("no url in the ask reply".to_owned()))
     }
 
-    /// Long-polls until the question leaves `pending`; returns the wait's reply.
-    async fn settle(&self, id: &str) -> Result<Value, ClientError> {
+    /// Long-polls until the question leaves `pending`; returns the wait's reply, or `None` when
+    /// it was still pending at `deadline`.
+    async fn settle(&self, id: &str, deadline: tokio::time::Instant) -> Result<Option<Value>, ClientError> {
         let url = format!("{}/v1/questions/{}/wait", self.base, crate::paths::encode_segment(id));
-        let deadline = tokio::time::Instant::now() + self.timeout + DEADLINE_GRACE * 2;
-        let mut backoff = Duration::from_millis(200);
         loop {
-            let poll = self
-                .client
-                .get(&url)
-                .query(&[("timeout_secs", POLL.as_secs())])
-                .timeout(POLL + Duration::from_secs(15));
-            match self.call(poll).await {
-                Ok(reply) if reply.get("done").and_then(Value::as_bool) == Some(true) => {
-                    if reply.get("record").is_none() {
-                        return Err(ClientError::Unexpected("no record".to_owned()));
-                    }
-                    return Ok(reply);
+            // Held until the deadline at most (the server times the question out then), and a
+            // little past it, so that a reply says how it ended.
+            let hold = deadline.saturating_duration_since(tokio::time::Instant::now()).min(POLL)
+                + Duration::from_secs(1);
+            let poll = || {
+                self.client
+                    .get(&url)
+                    .query(&[("timeout_secs", hold.as_secs_f64())])
+                    .timeout(hold + Duration::from_secs(15))
+            };
+            let reply = self.retrying(deadline, poll).await?;
+            if reply.get("done").and_then(Value::as_bool) == Some(true) {
+                if reply.get("record").is_none() {
+                    return Err(ClientError::Unexpected("no record".to_owned()));
                 }
-                Ok(_) => backoff = Duration::from_millis(200),
-                // A restarting server or a network blip: wait it out until the deadline.
-                Err(error @ (ClientError::Http(_) | ClientError::Api { status: 502..=504, .. })) => {
-                    if tokio::time::Instant::now() + backoff > deadline {
-                        return Err(error);
-                    }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                }
-                Err(error) => return Err(error),
+                return Ok(Some(reply));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
             }
         }
+    }
+
+    /// How long the question may wait: until the request's own deadline (stamped by the
+    /// capability from its timeout or the model's `timeout_seconds`), at most the configured
+    /// timeout.
+    fn limit(&self, request: &AskUserRequest) -> Duration {
+        let mut limit = self.timeout;
+        if let Some(at) = request.deadline().and_then(Deadline::expires_at) {
+            limit = limit.min(Timestamp::now().until(at));
+        }
+        if let Some(secs) = request.questions().timeout_seconds() {
+            limit = limit.min(Duration::from_secs(secs.into()));
+        }
+        limit
     }
 
     fn outcome(record: &Value) -> Result<AskUserResponse, AnswerError> {
@@ -220,6 +321,61 @@ fn failure(error: ClientError) -> AnswerError {
     AnswerError::failed("asking through the answer server failed").with_source(error)
 }
 
+/// Whether a failed request may succeed when tried again: the server or the way to it is down
+/// for a moment (a connection error, `500`, `502`, `503`, `504`).
+fn transient(error: &ClientError) -> bool {
+    matches!(error, ClientError::Http(_) | ClientError::Api { status: 500 | 502..=504, .. })
+}
+
+fn retry_after(error: &ClientError) -> Option<Duration> {
+    match error {
+        ClientError::Api { retry_after, .. } => retry_after.map(|d| d.min(RETRY_AFTER_CAP)),
+        _ => None,
+    }
+}
+
+/// Capped exponential backoff with jitter: the `n`th delay is between half and all of
+/// `BACKOFF_FIRST × 2ⁿ` (at most [`BACKOFF_CAP`]), and never shorter than the server's
+/// `Retry-After`. The jitter spreads the askers that one outage failed together.
+#[derive(Debug, Default)]
+struct Backoff {
+    tries: u32,
+}
+
+impl Backoff {
+    fn next(&mut self, retry_after: Option<Duration>) -> Duration {
+        let full = BACKOFF_FIRST.saturating_mul(1 << self.tries.min(16)).min(BACKOFF_CAP);
+        self.tries += 1;
+        let half = full / 2;
+        let jitter = half.mul_f64(random_unit());
+        (half + jitter).max(retry_after.unwrap_or_default())
+    }
+}
+
+/// A number in `[0, 1)`.
+fn random_unit() -> f64 {
+    let mut bytes = [0; 8];
+    // Without randomness the delays are merely not spread.
+    let _ = getrandom::fill(&mut bytes);
+    #[expect(clippy::cast_precision_loss, reason = "53 random bits are plenty")]
+    let unit = (u64::from_le_bytes(bytes) >> 11) as f64 / (1_u64 << 53) as f64;
+    unit
+}
+
+/// `base` (the tool-call id, cut to [`MAX_BASE_ID_CHARS`]) with a random suffix: providers reuse
+/// call ids such as `call_0` across conversations, and an id names one question forever.
+fn unique_id(base: &str) -> String {
+    let mut bytes = [0; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness: the time and a counter still make the id new for this process.
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes = (Timestamp::now().unix_millis().cast_unsigned() ^ n.rotate_left(40)).to_le_bytes();
+    }
+    let base: String = base.chars().take(MAX_BASE_ID_CHARS).collect();
+    format!("{base}-{:016x}", u64::from_le_bytes(bytes))
+}
+
 #[askuser_core::async_trait]
 impl Answerer for HttpAnswerer {
     async fn answer(
@@ -232,22 +388,58 @@ impl Answerer for HttpAnswerer {
             // Nowhere to put the value: do not ask for it.
             return Ok(AskUserResponse::declined());
         }
-        let link = self.put(&request, &context).await.map_err(failure)?;
+        let limit = self.limit(&request);
+        let deadline = tokio::time::Instant::now() + limit;
+        let id = unique_id(context.tool_call_id.as_deref().unwrap_or(request.id()));
+        // Armed before the ask: a call dropped while the ask is tried again withdraws it too.
+        let mut guard = CancelOnDrop { answerer: Some(self.clone()), id: id.clone(), deadline };
+        let asked = self.put(&id, &request, &context, limit, deadline).await;
+        let link = match asked {
+            Ok(link) => link,
+            Err(error) => {
+                guard.answerer = None;
+                return Err(self.gave_up(error, deadline).await);
+            }
+        };
         if let Some(on_link) = &self.on_link {
             on_link(&link);
         }
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        let mut guard = CancelOnDrop { answerer: Some(self.clone()), id: request.id().to_owned(), deadline };
-        let settled = self.settle(request.id()).await;
+        let settled = self.settle(&id, deadline).await;
         guard.answerer = None;
-        let mut reply = settled.map_err(failure)?;
-        let response = Self::outcome(&reply["record"])?;
+        let mut reply = match settled {
+            Ok(Some(reply)) => reply,
+            Ok(None) => {
+                tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
+                return Err(AnswerError::retry(askuser_core::TIMED_OUT));
+            }
+            Err(error) => return Err(self.gave_up(error, deadline).await),
+        };
+        let response = match Self::outcome(&reply["record"]) {
+            // Timed out on the server: the caller's own timer (due at the same deadline) decides
+            // what the model is told, as for any other answerer.
+            Err(timed_out) if reply["record"]["state"] == "timed_out" => {
+                tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
+                return Err(timed_out);
+            }
+            other => other?,
+        };
         self.hand_secrets(&response, reply.get_mut("secret_values"), &context)?;
         Ok(response)
     }
 }
 
 impl HttpAnswerer {
+    /// The error a call ends with when the server failed: after a transient failure that lasted
+    /// to the deadline, the timed-out outcome (the caller's own timer, due then, decides what the
+    /// model is told); otherwise the failure.
+    async fn gave_up(&self, error: ClientError, deadline: tokio::time::Instant) -> AnswerError {
+        if !transient(&error) {
+            return failure(error);
+        }
+        tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
+        AnswerError::retry(askuser_core::TIMED_OUT).with_source(error)
+    }
+
     /// Gives the sink the value of each secret answer in `response`, from the wait's
     /// `secret_values` (taken out of the reply and zeroed as they drop).
     fn hand_secrets(

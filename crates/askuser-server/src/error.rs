@@ -11,7 +11,8 @@ use serde::Serialize;
 /// [`status`](Self::status); the code ([`code`](Self::code)) is stable, the message is for people.
 ///
 /// No variant carries an internal error's text, a path or a secret to the client: a store failure
-/// is logged on the server and reaches the client as `internal`.
+/// is logged on the server (with its causes) and reaches the client as `store_unavailable` (the
+/// database cannot be reached or cannot write just now: try again) or `internal`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
@@ -43,11 +44,16 @@ pub enum ApiError {
         /// The record as it stands.
         record: Box<PendingRecord>,
     },
-    /// An ask with an id that a different question already has. 409 `id_taken`.
-    #[error("id {id:?} is already taken by a different question")]
+    /// An ask with an id that a different question already has, or a question that is no
+    /// longer pending (an id is reused only by a retry of the same ask while it waits).
+    /// 409 `id_taken`.
+    #[error("{}", id_taken(id, settled.as_ref()))]
     IdTaken {
         /// The id.
         id: String,
+        /// The state of the question that has the id, when it is settled; `None` when a
+        /// different question, still pending, has it.
+        settled: Option<askuser_store::State>,
     },
     /// The tool-call arguments are invalid; `retry_payload` is what the model should read.
     /// 422 `invalid_arguments`.
@@ -96,6 +102,11 @@ pub enum ApiError {
     /// The server is shutting down; ask another replica or retry. 503 `shutting_down`.
     #[error("the server is shutting down")]
     ShuttingDown,
+    /// The store cannot be reached or cannot write just now (the database is down, the disk is
+    /// full): nothing was done; try again (the response carries `Retry-After`). Details are in
+    /// the server's log. 503 `store_unavailable`.
+    #[error("the store is unavailable: nothing was done; try again in a moment")]
+    StoreUnavailable,
     /// The store failed (details are in the server's log). 500 `internal`.
     #[error("internal error")]
     Internal,
@@ -121,6 +132,7 @@ impl ApiError {
             Self::BodyTooLarge { .. } => "body_too_large",
             Self::InvalidQuery { .. } => "invalid_query",
             Self::ShuttingDown => "shutting_down",
+            Self::StoreUnavailable => "store_unavailable",
             Self::Internal => "internal",
         }
     }
@@ -140,21 +152,26 @@ impl ApiError {
             Self::MalformedBody { .. } | Self::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::ShuttingDown | Self::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
-    /// A store error as the client may see it; a database failure is logged here and becomes
-    /// [`Internal`](Self::Internal).
+    /// A store error as the client may see it; a database failure is logged here (with its
+    /// causes) and becomes [`StoreUnavailable`](Self::StoreUnavailable) when the database cannot
+    /// be reached or cannot write, else [`Internal`](Self::Internal).
     pub(crate) fn from_store(error: StoreError) -> Self {
         match error {
             StoreError::NotFound { id } => Self::NotFound { id },
             StoreError::Conflict { first } => Self::AlreadyAnswered { first },
             StoreError::Closed { record } => Self::Closed { record },
-            StoreError::IdTaken { id } => Self::IdTaken { id },
+            StoreError::IdTaken { id } => Self::IdTaken { id, settled: None },
             StoreError::InvalidResponse { source, .. } => {
                 Self::InvalidResponse { message: source.to_string() }
+            }
+            other if other.is_unavailable() => {
+                tracing::error!(error = %with_causes(&other), "the store is unavailable");
+                Self::StoreUnavailable
             }
             other => {
                 tracing::error!(error = %with_causes(&other), "store failure");
@@ -178,6 +195,40 @@ impl ApiError {
     }
 }
 
+/// The `Retry-After` of a `503`, in seconds: long enough not to hammer a database that is
+/// coming back, short enough that an asker notices the recovery soon.
+pub(crate) const RETRY_AFTER_SECS: u64 = 2;
+
+/// The longest one store call (a read or a write, not a wait) may take before the request fails
+/// as `store_unavailable`: a database that does not answer must not hold requests for the pool's
+/// own timeout (30 s by default in sqlx).
+pub(crate) const STORE_CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `call` (a store read or write), bounded by [`STORE_CALL_LIMIT`], its error as the client
+/// may see it.
+pub(crate) async fn bounded<T>(call: impl Future<Output = Result<T, StoreError>>) -> Result<T, ApiError> {
+    match tokio::time::timeout(STORE_CALL_LIMIT, call).await {
+        Ok(result) => result.map_err(ApiError::from_store),
+        Err(_elapsed) => {
+            tracing::error!(
+                limit_secs = STORE_CALL_LIMIT.as_secs(),
+                "the store is unavailable: it did not answer in time"
+            );
+            Err(ApiError::StoreUnavailable)
+        }
+    }
+}
+
+fn id_taken(id: &str, settled: Option<&askuser_store::State>) -> String {
+    match settled {
+        Some(state) => format!(
+            "id {id:?} belongs to a question that is already {state}: an id is reused only to retry \
+             the same ask while it waits; ask with a new id"
+        ),
+        None => format!("id {id:?} is already taken by a different question"),
+    }
+}
+
 /// `error` followed by its causes: the one spelling the CLIs use too.
 pub(crate) use askuser_tool::exit::with_causes;
 
@@ -187,7 +238,7 @@ pub(crate) struct ErrorBody<'a> {
     /// The stable code: `unauthorized`, `not_found`, `no_route`, `method_not_allowed`,
     /// `already_answered`, `closed`, `id_taken`, `invalid_arguments`, `invalid_response`,
     /// `invalid_field`, `malformed_body`, `unsupported_media_type`, `body_too_large`,
-    /// `invalid_query`, `shutting_down`, `internal`.
+    /// `invalid_query`, `shutting_down`, `store_unavailable`, `internal`.
     error: &'static str,
     /// For people; its wording may change.
     message: String,
@@ -212,6 +263,11 @@ impl IntoResponse for ApiError {
         };
         let body = ErrorBody { error: self.code(), message: self.to_string(), record, retry_payload };
         let mut response = (self.status(), Json(body)).into_response();
+        if matches!(self, Self::StoreUnavailable | Self::ShuttingDown) {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(RETRY_AFTER_SECS));
+        }
         if matches!(self, Self::Unauthorized) {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,

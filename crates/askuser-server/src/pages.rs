@@ -28,7 +28,7 @@ use axum::routing::get;
 
 use crate::AppState;
 use crate::auth::LOGIN_SECS;
-use crate::error::ApiError;
+use crate::error::{ApiError, RETRY_AFTER_SECS, bounded};
 use crate::events::{self, ServerEvent};
 use crate::paths::encode_segment;
 use crate::secrets::{MAX_SECRET_BYTES, Secret};
@@ -180,11 +180,16 @@ fn failure(error: &ApiError) -> Response {
             "Not found",
             "There is no such question (it may have been removed).",
         ),
-        ApiError::ShuttingDown => message(
+        ApiError::ShuttingDown => retry_later(message(
             StatusCode::SERVICE_UNAVAILABLE,
             "Restarting",
             "The server is restarting: try again in a moment.",
-        ),
+        )),
+        ApiError::StoreUnavailable => retry_later(message(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Temporarily unavailable",
+            "The server cannot reach its database just now. Try again in a moment.",
+        )),
         _ => message(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Something went wrong",
@@ -192,6 +197,16 @@ fn failure(error: &ApiError) -> Response {
         ),
     }
 }
+
+/// `response` with the `Retry-After` of a 503.
+fn retry_later(mut response: Response) -> Response {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+    response
+}
+
+/// What the form says when an answer could not be stored: plainly not sent, and what to do.
+const NOT_SENT: &str = "Your answers were NOT sent: the server could not store them just now. \
+    Everything you entered is still here: send it again in a moment.";
 
 /// The page for a question that is no longer pending.
 fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> Response {
@@ -256,7 +271,7 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
     if let Some(session) = session {
         query = query.session_id(session);
     }
-    let page = state.store.list(&query).await.map_err(ApiError::from_store)?;
+    let page = bounded(state.store.list(&query)).await?;
     Ok(page
         .records
         .iter()
@@ -320,9 +335,9 @@ async fn history_page(
         return to_login();
     }
     let query = ListQuery::new().session_id(session.as_str()).limit(ListQuery::MAX_LIMIT);
-    let page = match state.store.list(&query).await {
+    let page = match bounded(state.store.list(&query)).await {
         Ok(page) => page,
-        Err(error) => return failure(&ApiError::from_store(error)),
+        Err(error) => return failure(&error),
     };
     // Newest first; only questions that were answered or declined.
     let items = page
@@ -561,13 +576,13 @@ fn batch_page(
 }
 
 async fn show_batch(state: &AppState, id: &str, access: &Access, path: &str) -> Response {
-    match state.store.get(id).await {
+    match bounded(state.store.get(id)).await {
         Ok(Some(record)) if record.state() == RecordState::Pending => {
             render(&batch_page(state, &record, access, path, &Filled::default(), None), StatusCode::OK)
         }
         Ok(Some(record)) => settled_page(&record, access, StatusCode::OK),
         Ok(None) => failure(&ApiError::NotFound { id: id.to_owned() }),
-        Err(error) => failure(&ApiError::from_store(error)),
+        Err(error) => failure(&error),
     }
 }
 
@@ -691,10 +706,19 @@ async fn submit(
     fields: Vec<(String, String)>,
 ) -> Response {
     let filled = Filled { fields };
-    let record = match state.store.get(id).await {
+    let record = match bounded(state.store.get(id)).await {
         Ok(Some(record)) => record,
         Ok(None) => return failure(&ApiError::NotFound { id: id.to_owned() }),
-        Err(error) => return failure(&ApiError::from_store(error)),
+        // Without the record the form cannot be shown again: the browser's Back keeps it.
+        Err(error @ (ApiError::StoreUnavailable | ApiError::Internal)) => {
+            return retry_later(message(
+                error.status(),
+                "Not sent",
+                "Your answers were NOT sent: the server cannot reach its database just now. \
+                 Go back (your browser keeps what you entered) and send them again in a moment.",
+            ));
+        }
+        Err(error) => return failure(&error),
     };
     let csrf = filled.value("csrf").unwrap_or_default();
     if !state.keys.check_csrf(id, &access.credential, csrf) {
@@ -740,6 +764,12 @@ async fn submit(
         Err(ApiError::InvalidResponse { message }) => {
             let page = batch_page(state, &record, access, path, &filled, Some(message));
             render(&page, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        // Nothing was stored: the form again, with everything the person entered (the store
+        // error was logged where it became an `ApiError`).
+        Err(error @ (ApiError::StoreUnavailable | ApiError::Internal | ApiError::ShuttingDown)) => {
+            let page = batch_page(state, &record, access, path, &filled, Some(NOT_SENT.to_owned()));
+            retry_later(render(&page, error.status()))
         }
         Err(error) => failure(&error),
     }

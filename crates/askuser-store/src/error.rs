@@ -67,44 +67,126 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Whether the database could not be reached or could not write (a connection refused or
-    /// lost, a pool timed out, a full disk, a read-only or locked file, an I/O error): the
-    /// operation may succeed if tried again later, and nothing of it was stored.
+    /// Whether the database cannot be reached or cannot write just now (an outage, not a bug):
+    /// an I/O or connection error, no connection to be had from the pool in time, the pool
+    /// closed; on SQLite a full disk, a busy, locked or read-only database, an I/O error or a
+    /// file that cannot be opened; on PostgreSQL a lost connection, a server shutting down or
+    /// starting, a full disk, too many connections or a read-only (standby) server. The same
+    /// operation may succeed when tried again later; a server answers `503 store_unavailable`.
     #[must_use]
     pub fn is_unavailable(&self) -> bool {
         match self {
-            Self::Database(error) | Self::Migrate(sqlx::migrate::MigrateError::Execute(error)) => {
-                database_unavailable(error)
-            }
+            Self::Database(error)
+            | Self::Migrate(
+                sqlx::migrate::MigrateError::Execute(error)
+                | sqlx::migrate::MigrateError::ExecuteMigration(error, _),
+            ) => sqlx_unavailable(error),
             _ => false,
         }
     }
 }
 
-fn database_unavailable(error: &sqlx::Error) -> bool {
+fn sqlx_unavailable(error: &sqlx::Error) -> bool {
     match error {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => db.code().is_some_and(|code| unavailable_code(&code)),
+        sqlx::Error::Database(error) => {
+            if let Some(sqlite) = error.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                sqlx::error::DatabaseError::code(sqlite)
+                    .and_then(|code| code.parse::<i32>().ok())
+                    .is_some_and(sqlite_unavailable)
+            } else if let Some(postgres) = error.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                postgres_unavailable(postgres.code())
+            } else {
+                false
+            }
+        }
         _ => false,
     }
 }
 
-/// SQLite's primary result codes (the low byte of an extended code) and PostgreSQL's SQLSTATE
-/// classes that mean "not now" rather than "never": full, busy, locked, read-only, I/O, cannot
-/// open; PostgreSQL's connection exceptions (08), insufficient resources (53), operator
-/// intervention (57: shutdown, cancel) and system errors (58).
-fn unavailable_code(code: &str) -> bool {
-    if let Ok(extended) = code.parse::<u32>() {
-        // SQLITE_BUSY 5, LOCKED 6, NOMEM 7, READONLY 8, IOERR 10, FULL 13, CANTOPEN 14, PROTOCOL 15.
-        return matches!(extended & 0xff, 5 | 6 | 7 | 8 | 10 | 13 | 14 | 15);
-    }
-    ["08", "53", "57", "58"].iter().any(|class| code.starts_with(class))
+/// SQLite's primary result codes (the low byte of the extended code, <https://sqlite.org/rescode.html>)
+/// that mean "not now": `SQLITE_BUSY` 5, `SQLITE_LOCKED` 6, `SQLITE_READONLY` 8, `SQLITE_IOERR` 10,
+/// `SQLITE_FULL` 13, `SQLITE_CANTOPEN` 14.
+fn sqlite_unavailable(extended: i32) -> bool {
+    matches!(extended & 0xff, 5 | 6 | 8 | 10 | 13 | 14)
+}
+
+/// PostgreSQL's SQLSTATE codes (<https://www.postgresql.org/docs/current/errcodes-appendix.html>)
+/// that mean "not now": class 08 (connection exception), class 53 (insufficient resources: disk
+/// full, out of memory, too many connections), class 58 (system error: I/O), `57P01`–`57P03`
+/// (shutting down, crashed, cannot connect now), `25006` (read-only transaction: a standby).
+fn postgres_unavailable(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("53")
+        || code.starts_with("58")
+        || matches!(code, "57P01" | "57P02" | "57P03" | "25006")
 }
 
 fn closed_at(record: &PendingRecord) -> String {
     record.closed_at().map_or_else(|| "an unknown time".to_owned(), |t| t.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(error: &StoreError, unavailable: bool) {
+        assert_eq!(error.is_unavailable(), unavailable, "{error:?}");
+    }
+
+    #[test]
+    fn outages_are_unavailable_and_bugs_are_not() {
+        let io = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        check(&StoreError::Database(sqlx::Error::Io(io())), true);
+        check(&StoreError::Database(sqlx::Error::PoolTimedOut), true);
+        check(&StoreError::Database(sqlx::Error::PoolClosed), true);
+        check(&StoreError::Migrate(sqlx::migrate::MigrateError::Execute(sqlx::Error::PoolTimedOut)), true);
+        check(&StoreError::Database(sqlx::Error::RowNotFound), false);
+        check(&StoreError::Database(sqlx::Error::Protocol("bad".to_owned())), false);
+        check(&StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(3)), false);
+        check(&StoreError::NotFound { id: "a".to_owned() }, false);
+        check(&StoreError::IdTaken { id: "a".to_owned() }, false);
+    }
+
+    #[test]
+    fn sqlite_and_postgres_codes() {
+        // SQLITE_FULL, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR_WRITE (778),
+        // SQLITE_READONLY_DBMOVED (1032), SQLITE_CANTOPEN.
+        for code in [13, 5, 6, 8, 778, 1032, 14] {
+            assert!(sqlite_unavailable(code), "{code}");
+        }
+        // SQLITE_CONSTRAINT_UNIQUE (2067), SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_MISMATCH.
+        for code in [2067, 1, 11, 20] {
+            assert!(!sqlite_unavailable(code), "{code}");
+        }
+        for code in ["08006", "08001", "57P01", "57P03", "53100", "53300", "58030", "25006"] {
+            assert!(postgres_unavailable(code), "{code}");
+        }
+        for code in ["23505", "42P01", "28P01", "40001", "22001"] {
+            assert!(!postgres_unavailable(code), "{code}");
+        }
+    }
+
+    /// A real SQLite error: a database made full with `max_page_count`.
+    #[tokio::test]
+    async fn a_full_sqlite_database_is_unavailable() {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::sqlite::SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::query("CREATE TABLE t (x BLOB)").execute(&mut conn).await.unwrap();
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&mut conn).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let full =
+            sqlx::query("INSERT INTO t VALUES (zeroblob(100000))").execute(&mut conn).await.unwrap_err();
+        check(&StoreError::Database(full), true);
+        let syntax = sqlx::query("SELEC 1").execute(&mut conn).await.unwrap_err();
+        check(&StoreError::Database(syntax), false);
+    }
 }

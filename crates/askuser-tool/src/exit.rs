@@ -73,14 +73,18 @@ impl CallOutcome {
 }
 
 /// `error` followed by its causes, `: `-separated: an answerer's error names what failed, its
-/// source why.
+/// source why. A cause whose text the message before it already ends with (an error that
+/// repeats its source, as some libraries' do) is not written twice.
 #[must_use]
 pub fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
+        let next = e.to_string();
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
         cause = e.source();
     }
     text
@@ -160,6 +164,23 @@ mod tests {
         assert_eq!(
             (timed_out.exit_status(), timed_out.exit_message().as_deref()),
             (TIMED_OUT, Some("nobody answered in time"))
+        );
+    }
+
+    /// Guards store-open and client errors (sqlx's `Io` shows its source and also returns it):
+    /// every cause once.
+    #[test]
+    fn a_cause_that_its_error_repeats_is_written_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("error communicating with database: {0}")]
+        struct Repeats(#[source] std::io::Error);
+        #[derive(Debug, thiserror::Error)]
+        #[error("database error")]
+        struct Outer(#[source] Repeats);
+        let error = Outer(Repeats(std::io::Error::other("connection refused")));
+        assert_eq!(
+            with_causes(&error),
+            "database error: error communicating with database: connection refused"
         );
     }
 }

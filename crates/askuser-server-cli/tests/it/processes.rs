@@ -127,8 +127,9 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     assert_eq!(timed_out.status.code(), Some(124), "{timed_out:?}");
     assert_eq!(String::from_utf8(timed_out.stdout).unwrap().trim_end(), askuser_core::TIMED_OUT);
 
+    // An unreachable server is tried again until the timeout (it may be restarting), saying so.
     let mut unreachable = support::ask("http://127.0.0.1:9")
-        .args(["--token-file", token, "-"])
+        .args(["--token-file", token, "--timeout", "1.5", "-"])
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
@@ -137,8 +138,10 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
         .unwrap();
     let unreachable =
         tokio::time::timeout(Duration::from_secs(30), unreachable.wait_with_output()).await.unwrap().unwrap();
-    assert_eq!(unreachable.status.code(), Some(3), "{unreachable:?}");
-    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("could not ask"), "{unreachable:?}");
+    assert_eq!(unreachable.status.code(), Some(124), "{unreachable:?}");
+    let said = String::from_utf8_lossy(&unreachable.stderr);
+    assert_eq!(said.matches("trying again until the timeout").count(), 1, "once per outage: {said}");
+    assert!(said.contains("cannot reach the answer server"), "{said}");
 
     server.start_kill().unwrap();
 }
@@ -231,4 +234,43 @@ async fn serve_extended(store: &str, dir: &std::path::Path) -> (tokio::process::
         }
     });
     (server, url)
+}
+
+/// Guards store-open errors that said only "database error": the message names what failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_names_why_the_store_did_not_open() {
+    let dir = TempDir::new("open-errors");
+    let token = dir.0.join("token");
+    let token = token.to_str().unwrap();
+    let failed = |store: String| async move {
+        let child = support::serve_on(&store, &["--token-file", token]);
+        let output =
+            tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await.unwrap().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        String::from_utf8(output.stderr).unwrap()
+    };
+    std::fs::write(dir.0.join("a-file"), "").unwrap();
+    let said = failed(format!("sqlite:{}", dir.0.join("a-file/sub/pending.db").display())).await;
+    assert!(said.contains("cannot create the directory") && said.contains("a-file/sub"), "{said}");
+    std::fs::create_dir(dir.0.join("a-dir")).unwrap();
+    let said = failed(format!("sqlite:{}", dir.0.join("a-dir").display())).await;
+    assert!(said.contains("unable to open database file") && said.contains("Is a directory"), "{said}");
+    // A missing directory is created.
+    let mut created = support::serve_on(
+        &format!("sqlite:{}", dir.0.join("new/pending.db").display()),
+        &["--token-file", token],
+    );
+    let mut created_err = BufReader::new(created.stderr.take().unwrap());
+    line_after(&mut created_err, "askuser serve: listening on ").await;
+    assert!(dir.0.join("new/pending.db").exists());
+    created.start_kill().unwrap();
+
+    let Ok(url) = std::env::var("ASKUSER_TEST_POSTGRES_URL") else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
+        eprintln!("SKIPPED the PostgreSQL store-open error: ASKUSER_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let (base, _db) = url.rsplit_once('/').unwrap();
+    let said = failed(format!("{base}/askuser_no_such_database")).await;
+    assert!(said.contains(r#"database "askuser_no_such_database" does not exist"#), "{said}");
 }

@@ -3,12 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, InMemorySecretSink, Profile};
+use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, InMemorySecretSink, Outcome, Profile};
 use askuser_server::{AnswerServer, ApiToken, HttpAnswerer};
 use askuser_store::{MemoryStore, PendingStore, State};
 use askuser_tool::{AskUser, CallOutcome, ToolCall};
 use tokio::sync::mpsc;
 
+use crate::outage::{Flaky, Mode};
 use crate::support::{ARGS, TOKEN};
 
 struct Running {
@@ -23,7 +24,10 @@ async fn start() -> Running {
 }
 
 async fn start_with(profile: Profile) -> Running {
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    start_over(Arc::new(MemoryStore::new()), profile).await
+}
+
+async fn start_over(store: Arc<dyn PendingStore>, profile: Profile) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
@@ -165,4 +169,270 @@ async fn a_secret_answer_goes_to_the_sink_and_the_model_sees_its_reference() {
     assert!(server.store.get("s2").await.unwrap().is_none(), "never asked");
     server.stop.send(()).unwrap();
     server.served.await.unwrap().unwrap();
+}
+
+fn id_of(link: &str) -> String {
+    link.split('/').nth(4).unwrap().to_owned()
+}
+
+/// Guards against askers giving up in an outage: every ask and every wait is tried again, and
+/// every answer given after the store came back reaches its asker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_outage_loses_no_answer() {
+    const CALLS: usize = 6;
+    let flaky = Flaky::new();
+    let server = start_over(Arc::clone(&flaky) as Arc<dyn PendingStore>, Profile::Reference).await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let retries = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let heard = Arc::clone(&retries);
+    let answerer =
+        answerer(&server.url, links).on_retry(move |error| heard.lock().unwrap().push(error.to_string()));
+    let ask_user = AskUser::builder().answerer(answerer).timeout(Duration::from_mins(1)).build().unwrap();
+    // The store is down when the questions are asked.
+    flaky.set(Mode::Down);
+    let calls: Vec<_> = (0..CALLS)
+        .map(|i| {
+            let ask_user = ask_user.clone();
+            tokio::spawn(async move {
+                let call_id = format!("call_{i}");
+                ask_user.call(ToolCall::new(&call_id, ARGS), AskContext::new()).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(link.try_recv().is_err(), "nothing could be asked yet");
+    flaky.set(Mode::Up);
+    let mut ids = Vec::new();
+    for _ in 0..CALLS {
+        let got = tokio::time::timeout(Duration::from_secs(20), link.recv()).await.unwrap().unwrap();
+        ids.push(id_of(&got));
+    }
+    // Down again (a database error that is no outage, then an outage) while they wait.
+    flaky.set(Mode::Broken);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    flaky.set(Mode::Down);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    flaky.set(Mode::Up);
+    for (i, id) in ids.iter().enumerate() {
+        let label = if i % 2 == 0 { "Small" } else { "Large" };
+        let answer = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Plan", [label]),
+            AskUserAnswer::custom("Extras", id.as_str()),
+        ]);
+        server.store.answer(id, &answer).await.unwrap();
+    }
+    let mut delivered = 0;
+    for call in calls {
+        let outcome = tokio::time::timeout(Duration::from_secs(30), call).await.unwrap().unwrap();
+        let text = outcome.model_text().unwrap_or_else(|| panic!("{outcome:?}")).to_owned();
+        let id = ids.iter().find(|id| text.contains(id.as_str())).unwrap_or_else(|| panic!("{text}"));
+        let i = ids.iter().position(|x| x == id).unwrap();
+        let label = if i % 2 == 0 { "Small" } else { "Large" };
+        assert_eq!(text, format!(r#"{{"Plan":["{label}"],"Extras":["{id}"]}}"#));
+        delivered += 1;
+    }
+    assert_eq!(delivered, CALLS);
+    // Each asker heard once of its failed asks, and of its failed waits (a streak each).
+    let retries = retries.lock().unwrap().clone();
+    let count = |what: &str| retries.iter().filter(|e| e.contains(what)).count();
+    assert!(count("503 store_unavailable") >= CALLS && count("500 internal") >= CALLS, "{retries:#?}");
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+}
+
+/// Guards one deadline from the model's call to the page: an extended call's `timeout_seconds`
+/// is the question's expiry on the server, and it ends timed out there, not cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_timeout_is_the_deadline_on_the_page_and_the_outcome() {
+    let server = start_with(Profile::Extended).await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    // The answerer's own timeout (an hour) is longer: the request's deadline wins.
+    let ask_user =
+        AskUser::builder().answerer(answerer(&server.url, links)).profile(Profile::Extended).build().unwrap();
+    let args = r#"{"timeout_seconds":1,"questions":[{"header":"Plan","question":"Which plan?",
+        "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
+    let outcome = ask_user.call(ToolCall::new("t1", args), AskContext::new()).await;
+    assert!(matches!(&outcome, CallOutcome::Completed(r) if r.outcome() == Outcome::TimedOut), "{outcome:?}");
+    let id = id_of(&link.recv().await.unwrap());
+    let record =
+        tokio::time::timeout(Duration::from_secs(10), server.store.watch(&id)).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::TimedOut);
+    let waited = record.asked_at().until(record.expires_at());
+    assert!(waited <= Duration::from_secs(1) && waited >= Duration::from_millis(900), "{waited:?}");
+    assert_eq!(record.request().questions().timeout_seconds(), Some(1));
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+}
+
+/// Guards against a repeated call id (`call_0` in every conversation) reaching another
+/// conversation's question: each call has its own id, and its own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_call_ids_get_their_own_questions_and_answers() {
+    let server = start().await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder().answerer(answerer(&server.url, links)).build().unwrap();
+    let mut ids = Vec::new();
+    for (conversation, label) in [("one", "Small"), ("two", "Large")] {
+        let call =
+            ask_user.call(ToolCall::new("call_0", ARGS), AskContext::new().with_session_id(conversation));
+        let person = async {
+            let id = id_of(&link.recv().await.unwrap());
+            let answer = AskUserResponse::answered(vec![
+                AskUserAnswer::picked("Plan", [label]),
+                AskUserAnswer::picked("Extras", ["Support"]),
+            ]);
+            server.store.answer(&id, &answer).await.unwrap();
+            id
+        };
+        let (outcome, id) = tokio::join!(call, person);
+        assert_eq!(
+            outcome.model_text(),
+            Some(format!(r#"{{"Plan":["{label}"],"Extras":["Support"]}}"#).as_str())
+        );
+        assert!(id.starts_with("call_0-"), "{id}");
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+}
+
+/// A PostgreSQL cluster of the test's own (`initdb` and `pg_ctl` as `postgres`, a free port, a
+/// temporary directory), stopped and started by the test, removed when dropped. `None` (the
+/// test skips, saying why) without the binaries or the user.
+struct Cluster {
+    dir: std::path::PathBuf,
+    port: u16,
+}
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+impl Cluster {
+    fn start() -> Option<Self> {
+        let usable = std::path::Path::new(PG_BIN).join("initdb").exists()
+            && std::process::Command::new("id").arg("postgres").output().is_ok_and(|o| o.status.success());
+        if !usable {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must provide PostgreSQL's initdb");
+            eprintln!("SKIPPED the PostgreSQL outage: no {PG_BIN}/initdb or no postgres user");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("askuser-server-pg-outage-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = Self { dir, port };
+        cluster.as_postgres("chown", &[]);
+        cluster.pg(&["initdb", "-D", "data", "--auth=trust", "--username=root", "--no-sync"]);
+        cluster.ctl("start");
+        Some(cluster)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://root@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// `chown` of the directory to postgres (as root), or a PostgreSQL program run as postgres.
+    fn as_postgres(&self, what: &str, args: &[&str]) -> std::process::Output {
+        let output = if what == "chown" {
+            std::process::Command::new("chown").args(["-R", "postgres:postgres"]).arg(&self.dir).output()
+        } else {
+            std::process::Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(std::path::Path::new(PG_BIN).join(what))
+                .args(args)
+                .current_dir(&self.dir)
+                .output()
+        }
+        .unwrap();
+        assert!(output.status.success(), "{what} {args:?}: {output:?}");
+        output
+    }
+
+    fn pg(&self, args: &[&str]) {
+        self.as_postgres(args[0], &args[1..]);
+    }
+
+    fn ctl(&self, action: &str) {
+        let options =
+            format!("-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off", self.port, self.dir.display());
+        let log = self.dir.join("log");
+        let log = log.to_str().unwrap();
+        match action {
+            "start" => self.pg(&["pg_ctl", "-D", "data", "-o", &options, "-l", log, "-w", "start"]),
+            _ => self.pg(&["pg_ctl", "-D", "data", "-m", "fast", "-w", "stop"]),
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(std::path::Path::new(PG_BIN).join("pg_ctl"))
+            .args(["-D", "data", "-m", "immediate", "stop"])
+            .current_dir(&self.dir)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Guards the same as [`store_outage_loses_no_answer`] on a real PostgreSQL, stopped while
+/// questions wait and while others are asked: every answer given after it is back is delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_outage_loses_no_answer() {
+    const WAITING: usize = 3;
+    const ASKED_DURING: usize = 2;
+    let Some(cluster) = Cluster::start() else { return };
+    let store = askuser_store::PostgresStore::open(&cluster.url()).await.unwrap();
+    let server = start_over(Arc::new(store.clone()), Profile::Reference).await;
+    let (links, mut link) = mpsc::unbounded_channel();
+    let ask_user = AskUser::builder()
+        .answerer(answerer(&server.url, links))
+        .timeout(Duration::from_mins(2))
+        .build()
+        .unwrap();
+    let call = |i: usize| {
+        let ask_user = ask_user.clone();
+        tokio::spawn(async move {
+            let call_id = format!("pg_{i}");
+            ask_user.call(ToolCall::new(&call_id, ARGS), AskContext::new()).await
+        })
+    };
+    let mut calls: Vec<_> = (0..WAITING).map(call).collect();
+    let mut ids = Vec::new();
+    for _ in 0..WAITING {
+        ids.push(id_of(&tokio::time::timeout(Duration::from_secs(20), link.recv()).await.unwrap().unwrap()));
+    }
+    cluster.ctl("stop");
+    calls.extend((WAITING..WAITING + ASKED_DURING).map(call));
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(link.try_recv().is_err(), "nothing could be asked while PostgreSQL was down");
+    cluster.ctl("start");
+    for _ in 0..ASKED_DURING {
+        ids.push(id_of(&tokio::time::timeout(Duration::from_secs(30), link.recv()).await.unwrap().unwrap()));
+    }
+    for id in &ids {
+        let answer = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Plan", ["Large"]),
+            AskUserAnswer::custom("Extras", id.as_str()),
+        ]);
+        tokio::time::timeout(Duration::from_secs(20), server.store.answer(id, &answer))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let mut delivered = Vec::new();
+    for call in calls {
+        let outcome = tokio::time::timeout(Duration::from_mins(1), call).await.unwrap().unwrap();
+        delivered.push(outcome.model_text().unwrap_or_else(|| panic!("{outcome:?}")).to_owned());
+    }
+    let expected: Vec<String> =
+        ids.iter().map(|id| format!(r#"{{"Plan":["Large"],"Extras":["{id}"]}}"#)).collect();
+    delivered.sort();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(delivered, expected, "all {} answers delivered, each to its asker", WAITING + ASKED_DURING);
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
+    store.close().await;
 }

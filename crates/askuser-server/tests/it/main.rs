@@ -10,5 +10,6 @@ mod load;
 mod logs;
 #[cfg(feature = "client")]
 mod notify;
+mod outage;
 mod pages;
 mod support;
