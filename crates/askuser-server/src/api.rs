@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{ApiError, ErrorBody, bounded};
-use crate::events::{self, ServerEvent};
+use crate::events;
 use crate::http::{ApiJson, ApiQuery};
 use crate::{AppState, MAX_TIMEOUT, pages};
 
@@ -161,7 +161,6 @@ pub(crate) async fn ask(
     }
     let url = pages::page_url(&state, record.id());
     if !repeated {
-        state.publish(ServerEvent::of(&record));
         if let Some(hook) = &state.on_asked {
             let questions = record.request().questions();
             hook(&crate::AskedNotice {
@@ -358,7 +357,6 @@ pub(crate) async fn commit(
     match bounded(state.store.answer(id, response)).await {
         Ok(record) => {
             state.hold_secrets(id, secrets);
-            state.publish(ServerEvent::of(&record));
             Ok(record)
         }
         Err(error) => Err(error),
@@ -372,12 +370,7 @@ pub(crate) async fn cancel(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<PendingRecord>, ApiError> {
-    let before = fetch(&state, &id).await?;
-    let record = bounded(state.store.cancel(&id)).await?;
-    if record.version() != before.version() {
-        state.publish(ServerEvent::of(&record));
-    }
-    Ok(Json(record))
+    Ok(Json(bounded(state.store.cancel(&id)).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -4,13 +4,12 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use askuser_store::{PendingRecord, State};
+use askuser_store::{Change, Missed, PendingRecord, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use serde::Serialize;
-use tokio::sync::broadcast;
 
-use crate::{AppState, Broadcast};
+use crate::AppState;
 
 /// A question was asked or left `pending`. Sent on `/v1/events` as an SSE event named after
 /// `state` (`pending` for a new question) whose data is this, as JSON. It never carries the
@@ -30,16 +29,18 @@ pub struct ServerEvent {
 
 impl ServerEvent {
     pub(crate) fn of(record: &PendingRecord) -> Self {
-        Self {
-            id: record.id().to_owned(),
-            session_id: record.session_id().map(str::to_owned),
-            state: record.state(),
-            version: record.version(),
-        }
+        Self::from(Change::of(record))
     }
 }
 
-/// Expires overdue questions every sweep interval and publishes each, until the server closes.
+impl From<Change> for ServerEvent {
+    fn from(change: Change) -> Self {
+        Self { id: change.id, session_id: change.session_id, state: change.state, version: change.version }
+    }
+}
+
+/// Expires overdue questions every sweep interval, until the server closes (the store's change
+/// feed tells the event streams).
 pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     let mut ticks = tokio::time::interval(state.config.sweep_interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -52,11 +53,7 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
         loop {
             match state.store.expire_due(500).await {
                 Ok(expired) => {
-                    let more = expired.len() == 500;
-                    for record in &expired {
-                        state.publish(ServerEvent::of(record));
-                    }
-                    if !more {
+                    if expired.len() < 500 {
                         break;
                     }
                 }
@@ -69,10 +66,9 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     }
 }
 
-/// The server's events that `keep` admits (this replica's, and the other replicas' in a fleet),
-/// as SSE, until the server closes. A listener that falls behind by more than the channel holds,
-/// or whose replica lost its link to the others for a moment, gets a `lagged` event (reload what
-/// you show).
+/// The store's changes that `keep` admits (made through any replica, any process sharing the
+/// store), as SSE, until the server closes. A listener that falls behind, or whose store lost
+/// track of the database for a moment, gets a `lagged` event (reload what you show).
 pub(crate) fn stream<F>(
     state: &Arc<AppState>,
     keep: F,
@@ -80,24 +76,26 @@ pub(crate) fn stream<F>(
 where
     F: Fn(&ServerEvent) -> bool + Send + 'static,
 {
-    let receiver = state.events.subscribe();
+    let changes = state.store.changes();
     let state = Arc::clone(state);
     let events =
-        futures_util::stream::unfold((receiver, state, keep), |(mut receiver, state, keep)| async move {
+        futures_util::stream::unfold((changes, state, keep), |(mut changes, state, keep)| async move {
             loop {
                 let next = tokio::select! {
                     () = state.closed() => return None,
-                    next = receiver.recv() => next,
+                    next = changes.next() => next,
                 };
                 let event = match next {
-                    Ok(Broadcast::Event(event)) if keep(&event) => sse_event(&event),
-                    Ok(Broadcast::Event(_)) => continue,
-                    Ok(Broadcast::Lagged) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                        Event::default().event("lagged").data("{}")
+                    Ok(change) => {
+                        let event = ServerEvent::from(change);
+                        if !keep(&event) {
+                            continue;
+                        }
+                        sse_event(&event)
                     }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+                    Err(Missed) => Event::default().event("lagged").data("{}"),
                 };
-                return Some((Ok(event), (receiver, state, keep)));
+                return Some((Ok(event), (changes, state, keep)));
             }
         });
     Sse::new(events).keep_alive(KeepAlive::default())

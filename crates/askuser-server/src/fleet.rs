@@ -1,9 +1,10 @@
-//! Replicas on one PostgreSQL database act as one server: each tells the others, over a
-//! `LISTEN`/`NOTIFY` channel of its own (named after a key derived from the API token, so that
-//! only replicas sharing the token hear each other), what changed (new questions, answers,
-//! expiries: the events of `/v1/events` and the pages' live updates) and hands them secret values
-//! sealed ([`crate::secrets`]). Notifications are not stored by PostgreSQL: a replica that is not
-//! listening when one is sent misses it (its event streams get a `lagged` event).
+//! Replicas on one PostgreSQL database hand each other secret values, over a `LISTEN`/`NOTIFY`
+//! channel of their own (named after a key derived from the API token): a secret answer's values
+//! sealed for the replica its asker waits on ([`crate::secrets`]), and word that the asker took
+//! them, sealed too, so that a forged notification can neither plant nor destroy a secret.
+//! Notifications are not stored by PostgreSQL: values sent while a replica is not listening do
+//! not reach it (its asker's wait then reports them missing). What changed (new questions,
+//! answers, expiries) is not told here: every replica reads it from the store's change feed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,12 @@ use sqlx::postgres::PgListener;
 use tokio::sync::mpsc;
 
 use crate::AppState;
-use crate::events::ServerEvent;
+
+/// What a "taken" envelope is sealed for: not the question's id alone, so that a secret's own
+/// envelope (sealed for the id) replayed as a "taken" message does not open (ids hold no NUL).
+pub(crate) fn taken_aad(id: &str) -> String {
+    format!("taken\0{id}")
+}
 
 /// How many messages may wait to be sent before new ones are dropped (with a warning).
 const QUEUE: usize = 4096;
@@ -42,12 +48,11 @@ struct Message {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "k", rename_all = "snake_case")]
 enum Body {
-    /// A change, for the event streams.
-    Event { id: String, session_id: Option<String>, state: String, version: i64 },
     /// A secret answer's values, sealed, for whichever replica the asker waits on.
     Secret { id: String, sealed: String },
-    /// The asker took the values of question `id`: forget them.
-    Taken { id: String },
+    /// The asker took the values of question `id`: forget them. `sealed` is an empty envelope
+    /// sealed for `id`, so that only a replica holding the API token can make the others forget.
+    Taken { id: String, sealed: String },
 }
 
 impl Fleet {
@@ -80,21 +85,12 @@ impl Fleet {
         }
     }
 
-    pub(crate) fn event(&self, event: &ServerEvent) {
-        self.send(Body::Event {
-            id: event.id.clone(),
-            session_id: event.session_id.clone(),
-            state: event.state.as_str().to_owned(),
-            version: event.version,
-        });
-    }
-
     pub(crate) fn secret(&self, id: &str, sealed: String) {
         self.send(Body::Secret { id: id.to_owned(), sealed });
     }
 
-    pub(crate) fn taken(&self, id: &str) {
-        self.send(Body::Taken { id: id.to_owned() });
+    pub(crate) fn taken(&self, id: &str, sealed: String) {
+        self.send(Body::Taken { id: id.to_owned(), sealed });
     }
 
     /// Starts listening and sending; both stop when the server closes. Resolves once listening.
@@ -155,9 +151,6 @@ async fn listen_loop(state: Arc<AppState>, pool: PgPool, mut listener: Option<Pg
                 () = tokio::time::sleep(Duration::from_millis(500)) => {}
             }
             listener = listen_on(&pool, &fleet.channel).await;
-            if listener.is_some() {
-                state.lagged();
-            }
             continue;
         };
         let next = tokio::select! {
@@ -180,10 +173,6 @@ fn receive(state: &AppState, origin: &str, payload: &str) {
         return;
     }
     match message.body {
-        Body::Event { id, session_id, state: name, version } => {
-            let Ok(record_state) = name.parse() else { return };
-            state.publish_local(ServerEvent { id, session_id, state: record_state, version });
-        }
         Body::Secret { id, sealed } => {
             if let Some(secrets) = state.sealer.open(&id, &sealed) {
                 state.secrets.put(&id, secrets);
@@ -191,6 +180,14 @@ fn receive(state: &AppState, origin: &str, payload: &str) {
                 tracing::warn!("a sealed secret from another replica did not open (another API token?)");
             }
         }
-        Body::Taken { id } => state.secrets.forget(&id),
+        Body::Taken { id, sealed } => {
+            if state.sealer.open(&taken_aad(&id), &sealed).is_some() {
+                state.secrets.forget(&id);
+            } else {
+                tracing::warn!(
+                    "a message to forget a secret did not open (another API token, or forged); ignored"
+                );
+            }
+        }
     }
 }

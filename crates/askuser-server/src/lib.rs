@@ -53,7 +53,7 @@ use std::time::Duration;
 use askuser_core::Profile;
 use askuser_store::{PendingStore, PostgresStore};
 use axum::Router;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError};
 #[cfg(feature = "client")]
@@ -105,7 +105,6 @@ impl fmt::Debug for AnswerServer {
 pub(crate) struct AppState {
     pub(crate) store: Arc<dyn PendingStore>,
     pub(crate) keys: auth::Keys,
-    pub(crate) events: broadcast::Sender<Broadcast>,
     pub(crate) config: Config,
     /// Secret values waiting for their askers (never stored, never logged).
     pub(crate) secrets: secrets::SecretBox,
@@ -150,25 +149,6 @@ impl AppState {
         *self.closing.borrow()
     }
 
-    /// Tells this replica's listeners and the other replicas' about a change.
-    pub(crate) fn publish(&self, event: ServerEvent) {
-        if let Some(fleet) = &self.fleet {
-            fleet.event(&event);
-        }
-        self.publish_local(event);
-    }
-
-    /// Tells this replica's listeners (a change made here, or one another replica told of).
-    pub(crate) fn publish_local(&self, event: ServerEvent) {
-        // No receiver is not an error: nobody is listening.
-        let _ = self.events.send(Broadcast::Event(event));
-    }
-
-    /// Tells this replica's listeners that changes may have been missed (reload).
-    pub(crate) fn lagged(&self) {
-        let _ = self.events.send(Broadcast::Lagged);
-    }
-
     /// Holds a secret answer's values for its asker, here and on the other replicas.
     pub(crate) fn hold_secrets(&self, id: &str, secrets: Vec<secrets::Secret>) {
         if secrets.is_empty() {
@@ -190,19 +170,12 @@ impl AppState {
         let taken = self.secrets.take_within(id, secrets::ARRIVAL).await;
         if taken.is_some()
             && let Some(fleet) = &self.fleet
+            && let Some(sealed) = self.sealer.seal(&fleet::taken_aad(id), &[])
         {
-            fleet.taken(id);
+            fleet.taken(id, sealed);
         }
         taken
     }
-}
-
-/// What goes to the event streams.
-#[derive(Debug, Clone)]
-pub(crate) enum Broadcast {
-    Event(ServerEvent),
-    /// Changes may have been missed.
-    Lagged,
 }
 
 #[derive(Debug, Clone)]
@@ -236,9 +209,10 @@ impl AnswerServerBuilder {
     }
 
     /// Makes this server one replica of a fleet on `store`'s PostgreSQL database (the store the
-    /// server runs on): the event streams and the list pages' live updates see the changes made
-    /// through every replica sharing the API token, and a secret answer's value reaches the
-    /// replica its asker waits on (sealed, in a `NOTIFY`; never stored). Started by
+    /// server runs on): a secret answer's value reaches the replica its asker waits on (sealed, in
+    /// a `NOTIFY`; never stored). The event streams and the pages' live updates need no fleet:
+    /// they follow the store's change feed, which sees every replica's and every process's
+    /// changes. Started by
     /// [`AnswerServer::serve`] or [`AnswerServer::connect_fleet`].
     pub fn fleet(mut self, store: &PostgresStore) -> Self {
         self.fleet = Some(store.clone());
@@ -288,7 +262,6 @@ impl AnswerServerBuilder {
     /// The server.
     #[must_use]
     pub fn build(self) -> AnswerServer {
-        let (events, _) = broadcast::channel(1024);
         let (closing, _) = watch::channel(false);
         let keys = auth::Keys::new(self.token);
         let sealer = secrets::Sealer::new(&keys.seal_key());
@@ -297,7 +270,6 @@ impl AnswerServerBuilder {
             state: Arc::new(AppState {
                 store: self.store,
                 keys,
-                events,
                 config: self.config,
                 secrets: secrets::SecretBox::default(),
                 sealer,

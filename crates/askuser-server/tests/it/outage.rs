@@ -101,6 +101,10 @@ impl PendingStore for Flaky {
             _ = mode.wait_for(|m| matches!(m, Mode::Down | Mode::Broken)) => Err(self.check(false).unwrap_err()),
         }
     }
+
+    fn changes(&self) -> askuser_store::Changes {
+        self.inner.changes()
+    }
 }
 
 pub(crate) fn flaky_harness() -> (Harness, Arc<Flaky>) {
@@ -280,6 +284,10 @@ async fn a_store_that_hangs_fails_within_the_limit() {
         }
         async fn watch(&self, _: &str) -> Result<PendingRecord, StoreError> {
             std::future::pending().await
+        }
+        fn changes(&self) -> askuser_store::Changes {
+            // A feed that never tells anything: its store is gone.
+            askuser_store::MemoryStore::new().changes()
         }
     }
     let server = AnswerServer::builder(Arc::new(Hangs), ApiToken::new(TOKEN).unwrap()).build();
