@@ -226,3 +226,48 @@ async fn a_full_disk_loses_no_acknowledged_write() {
     }
     assert_eq!(lost, 0, "acknowledged but not stored, of {} acknowledged writes", acknowledged.len());
 }
+
+/// Changes made by other processes reach this process's change feed: a question put by one,
+/// answered by another, cancelled by a third.
+async fn another_process_changes_reach_the_feed(store: &dyn PendingStore, target: &Target) {
+    let mut changes = store.changes();
+    output(target.spawn(&["put", "--id", "feed-p1", "--session", "feed"], ARGS).await).await;
+    assert_eq!(
+        crate::suite::next_change(&mut changes, "feed-p").await,
+        ("feed-p1".to_owned(), State::Pending, 1)
+    );
+    output(target.spawn(&["answer", "feed-p1"], &response_text()).await).await;
+    assert_eq!(
+        crate::suite::next_change(&mut changes, "feed-p").await,
+        ("feed-p1".to_owned(), State::Answered, 2)
+    );
+    output(target.spawn(&["put", "--id", "feed-p2"], ARGS).await).await;
+    output(target.spawn(&["cancel", "feed-p2"], "").await).await;
+    let mut seen = Vec::new();
+    while seen.last().is_none_or(|(_, state, _)| *state != State::Cancelled) {
+        seen.push(crate::suite::next_change(&mut changes, "feed-p").await);
+    }
+    // A subscriber that read late may see only the latest state of a record, never an older one.
+    assert!(
+        seen == [("feed-p2".to_owned(), State::Pending, 1), ("feed-p2".to_owned(), State::Cancelled, 2)]
+            || seen == [("feed-p2".to_owned(), State::Cancelled, 2)],
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn sqlite_feed_sees_other_processes() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::open(&path).await.expect("open");
+    another_process_changes_reach_the_feed(&store, &Target::sqlite(&path)).await;
+}
+
+#[tokio::test]
+async fn postgres_feed_sees_other_processes() {
+    let Some(url) = postgres_url("processes::postgres_feed_sees_other_processes") else { return };
+    let schema = unique_schema();
+    let store = PostgresStore::builder(&url).schema(&schema).open().await.expect("open");
+    another_process_changes_reach_the_feed(&store, &Target::postgres(&url, &schema)).await;
+    drop_schema(&store, &schema).await;
+}

@@ -8,7 +8,9 @@ use askuser_core::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, Deadline, Profile, TIMED_OUT,
     Timestamp, Validator,
 };
-use askuser_store::{ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore, State, StoreError};
+use askuser_store::{
+    Changes, ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore, State, StoreError,
+};
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
 
@@ -26,6 +28,7 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     request_stamps_win(&*store, &clock).await;
     extended_round_trip(&*store).await;
     watch(&store).await;
+    change_feed(&*store, &clock).await;
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
 }
@@ -360,6 +363,61 @@ async fn watch(store: &Arc<dyn PendingStore>) {
         let woken = tokio::time::timeout(PATIENCE, watcher).await.expect("woke").expect("no panic");
         assert_eq!(woken.expect("watch").state(), State::Answered);
     }
+}
+
+/// The next change of a record whose id starts with `prefix` (other tests' changes are skipped).
+pub(crate) async fn next_change(changes: &mut Changes, prefix: &str) -> (String, State, i64) {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let change = changes.next().await.expect("no change missed");
+            if change.id.starts_with(prefix) {
+                return (change.id, change.state, change.version);
+            }
+        }
+    })
+    .await
+    .expect("the change arrived")
+}
+
+/// Every change reaches a subscriber taken before it, with its state and version: a question
+/// asked, answered, declined, cancelled, expired, swept. A repeated put and a change that
+/// changes nothing tell nothing.
+async fn change_feed(store: &dyn PendingStore, clock: &ManualClock) {
+    let mut changes = store.changes();
+    let expect = |id: &str, state: State, version: i64| (id.to_owned(), state, version);
+    store.put(question("feed-1", 100).session_id("s-feed")).await.expect("put");
+    assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-1", State::Pending, 1));
+    store.put(question("feed-1", 100).session_id("s-feed")).await.expect("repeated put");
+    store.answer("feed-1", &answer_large()).await.expect("answer");
+    assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-1", State::Answered, 2));
+    store.cancel("feed-1").await.expect("cancel of a settled record");
+    for (id, close) in [("feed-2", 0), ("feed-3", 1), ("feed-4", 2)] {
+        store.put(question(id, 100)).await.expect("put");
+        assert_eq!(next_change(&mut changes, "feed-").await, expect(id, State::Pending, 1));
+        let state = match close {
+            0 => store.answer(id, &AskUserResponse::declined()).await.map(|_| State::Declined),
+            1 => store.cancel(id).await.map(|_| State::Cancelled),
+            _ => store.expire(id).await.map(|_| State::TimedOut),
+        }
+        .expect("close");
+        assert_eq!(next_change(&mut changes, "feed-").await, expect(id, state, 2));
+    }
+    settle_everything(store).await;
+    store.put(question("feed-5", 1)).await.expect("put");
+    assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-5", State::Pending, 1));
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(store.expire_due(10).await.expect("sweep").len(), 1);
+    assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-5", State::TimedOut, 2));
+    // The session travels with the change.
+    store.put(question("feed-6", 100).session_id("s-feed")).await.expect("put");
+    let change = loop {
+        let change = changes.next().await.expect("no change missed");
+        if change.id == "feed-6" {
+            break change;
+        }
+    };
+    assert_eq!(change.session_id.as_deref(), Some("s-feed"));
+    store.cancel("feed-6").await.expect("cancel");
 }
 
 async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
