@@ -190,17 +190,18 @@ impl PostgresStoreBuilder {
         let pool = PgPoolOptions::new()
             .max_connections(self.max_connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         // The migrator holds an advisory lock, so concurrent opens apply each migration once.
         crate::migrate::postgres(&pool, &crate::migrate::own_table(sqlx::migrate!("migrations/postgres")))
             .await?;
-        let listening = start_listening(&pool).await?;
+        let listening = start_listening(&options).await?;
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
         let wakers = Arc::<Wakers>::default();
         let feed = Arc::<Feed>::default();
         let reader = Reader {
             pool: pool.clone(),
+            options: options.clone(),
             wakers: Arc::clone(&wakers),
             feed: Arc::clone(&feed),
             cursor,
@@ -211,8 +212,12 @@ impl PostgresStoreBuilder {
     }
 }
 
-async fn start_listening(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
-    let mut listener = PgListener::connect_with(pool).await?;
+/// Listens on a connection of its own pool: a connection that went silent is dropped with its
+/// pool, never handed back to the store's pool for a request to hang on.
+async fn start_listening(options: &PgConnectOptions) -> Result<PgListener, sqlx::Error> {
+    let pool =
+        PgPoolOptions::new().max_connections(1).acquire_timeout(HEARTBEAT).connect_lazy_with(options.clone());
+    let mut listener = PgListener::connect_with(&pool).await?;
     listener.listen(CHANNEL).await?;
     Ok(listener)
 }
@@ -221,6 +226,8 @@ async fn start_listening(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
 /// `pending` are woken, every change goes to the feed.
 struct Reader {
     pool: PgPool,
+    /// How to connect a new listening connection.
+    options: PgConnectOptions,
     wakers: Arc<Wakers>,
     feed: Arc<Feed>,
     cursor: i64,
@@ -231,6 +238,18 @@ struct Reader {
 impl Reader {
     /// Reads every change since the last read. Sequence numbers are taken in one order and
     /// committed in another, so a number skipped over is looked for again for a while.
+    /// [`read`](Self::read), bounded in time (a read on a connection that went silent is given
+    /// up, and tried again on the next tick), a failure logged.
+    async fn read_logged(&mut self) {
+        match tokio::time::timeout(HEARTBEAT + ACQUIRE_TIMEOUT, self.read()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying")
+            }
+            Err(_) => tracing::warn!("askuser-store: reading changes took too long; retrying"),
+        }
+    }
+
     async fn read(&mut self) -> Result<(), sqlx::Error> {
         loop {
             let now = tokio::time::Instant::now();
@@ -284,9 +303,7 @@ async fn listen(mut listener: PgListener, mut reader: Reader) {
                 false
             }
             Err(_quiet) => {
-                if let Err(error) = reader.read().await {
-                    tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying");
-                }
+                reader.read_logged().await;
                 let check =
                     tokio::time::timeout(HEARTBEAT, sqlx::query(HEARTBEAT_QUERY).execute(&mut listener))
                         .await;
@@ -298,17 +315,19 @@ async fn listen(mut listener: PgListener, mut reader: Reader) {
                 "askuser-store: the listening connection was lost or stopped answering; replacing it"
             );
             listener = loop {
-                match start_listening(&reader.pool).await {
-                    Ok(listener) => break listener,
-                    Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                if let Ok(Ok(listener)) =
+                    tokio::time::timeout(HEARTBEAT, start_listening(&reader.options)).await
+                {
+                    break listener;
                 }
+                // Meanwhile the reads go on: no change waits for a listener.
+                reader.read_logged().await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
             };
             reader.wakers.wake_all();
             reader.feed.missed();
         }
-        if let Err(error) = reader.read().await {
-            tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying");
-        }
+        reader.read_logged().await;
     }
 }
 
