@@ -244,7 +244,7 @@ impl Reader {
         match tokio::time::timeout(HEARTBEAT + ACQUIRE_TIMEOUT, self.read()).await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {
-                tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying")
+                tracing::warn!(error = %error, "askuser-store: reading changes failed; retrying");
             }
             Err(_) => tracing::warn!("askuser-store: reading changes took too long; retrying"),
         }
