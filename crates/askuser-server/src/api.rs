@@ -160,18 +160,16 @@ pub(crate) async fn ask(
         return Err(ApiError::IdTaken { id: record.id().to_owned(), settled: Some(record.state()) });
     }
     let url = pages::page_url(&state, record.id());
-    if !repeated {
-        if let Some(hook) = &state.on_asked {
-            let questions = record.request().questions();
-            hook(&crate::AskedNotice {
-                id: record.id().to_owned(),
-                session_id: record.session_id().map(str::to_owned),
-                headers: questions.iter().map(|q| q.header().to_owned()).collect(),
-                questions: questions.iter().map(|q| q.question().to_owned()).collect(),
-                url: url.clone(),
-                expires_at: record.expires_at().to_string(),
-            });
-        }
+    if !repeated && let Some(hook) = &state.on_asked {
+        let questions = record.request().questions();
+        hook(&crate::AskedNotice {
+            id: record.id().to_owned(),
+            session_id: record.session_id().map(str::to_owned),
+            headers: questions.iter().map(|q| q.header().to_owned()).collect(),
+            questions: questions.iter().map(|q| q.question().to_owned()).collect(),
+            url: url.clone(),
+            expires_at: record.expires_at().to_string(),
+        });
     }
     let reply = AskReply { id: record.id().to_owned(), url, expires_at: record.expires_at(), record };
     Ok((StatusCode::CREATED, Json(reply)).into_response())

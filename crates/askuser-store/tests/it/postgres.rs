@@ -96,12 +96,10 @@ impl SilencingProxy {
                                 }
                                 // sqlx sends `LISTEN "channel"` (a migration's comment saying LISTEN is no listener).
                                 if buffer[..n].windows(8).any(|w| w == b"LISTEN \"") {
-                                    if !silent.load(Ordering::SeqCst)
-                                        && !listening.swap(true, Ordering::SeqCst)
-                                    {
-                                        seen.fetch_add(1, Ordering::SeqCst);
-                                    } else if silent.load(Ordering::SeqCst) {
-                                        seen.fetch_add(1, Ordering::SeqCst);
+                                    seen.fetch_add(1, Ordering::SeqCst);
+                                    // Only a connection listening before the silence is silenced.
+                                    if !silent.load(Ordering::SeqCst) {
+                                        listening.store(true, Ordering::SeqCst);
                                     }
                                 }
                                 if listening.load(Ordering::SeqCst) && silent.load(Ordering::SeqCst) {
