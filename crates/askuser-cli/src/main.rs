@@ -1,9 +1,12 @@
 //! The `askuser` command: ask a person from the terminal, run the built-in demo, print the tool
-//! schema, and check conformance verdicts. See `askuser --help`.
+//! schema, check conformance verdicts; with the default features also serve MCP (`askuser mcp`),
+//! run the answer server (`askuser serve`, `askuser ask --server`) and look at a store
+//! (`askuser pending`). See `askuser --help`.
 
 mod ask;
 mod check;
-mod forward;
+#[cfg(any(test, not(all(feature = "mcp", feature = "server"))))]
+mod missing;
 mod schema;
 
 use std::io::{self, Write};
@@ -19,9 +22,10 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
-  mcp              serve ask_user_question over MCP on stdio (runs askuser-mcp; see askuser mcp --help)
-  serve            run the answer server for phones and other programs (runs askuser-server;
-                   see askuser serve --help); `askuser ask --server URL` asks through it
+  mcp              serve ask_user_question over MCP on stdio (see askuser mcp --help)
+  serve            run the answer server for phones and other programs (see askuser serve
+                   --help); `askuser ask --server URL` asks through it
+  pending          look at and act on the pending questions in a store (askuser pending --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help
 
@@ -43,20 +47,47 @@ pub(crate) fn print_result(text: &str) -> Result<(), ExitCode> {
     })
 }
 
+/// Whether `askuser ask` was given `--server`: then the answer server asks, not this terminal.
+fn server_wanted(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--server" || a.starts_with("--server="))
+}
+
+#[cfg(feature = "mcp")]
+fn mcp(args: &[String]) -> ExitCode {
+    askuser_mcp_cli::main(args)
+}
+
+#[cfg(not(feature = "mcp"))]
+fn mcp(args: &[String]) -> ExitCode {
+    missing::report("mcp", "mcp", args)
+}
+
+#[cfg(feature = "server")]
+fn server(command: &str, args: &[String]) -> ExitCode {
+    match command {
+        "serve" => askuser_server_cli::serve(args),
+        "pending" => askuser_store::cli::main(args),
+        _ => askuser_server_cli::ask(args),
+    }
+}
+
+#[cfg(not(feature = "server"))]
+fn server(command: &str, args: &[String]) -> ExitCode {
+    missing::report(command, "server", args)
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
-        Some("ask") if forward::server_wanted(&rest) => {
-            forward::SERVER.run("ask --server", Some("ask"), &rest)
-        }
+        Some("ask") if server_wanted(&rest) => server("ask", &rest),
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
-        Some("mcp") => forward::MCP.run("mcp", None, &rest),
-        Some("serve") => forward::SERVER.run("serve", Some("serve"), &rest),
+        Some("mcp") => mcp(&rest),
+        Some(command @ ("serve" | "pending")) => server(command, &rest),
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
