@@ -27,7 +27,8 @@ commands:
                    --help); `askuser ask --server URL` asks through it
   pending          look at and act on the pending questions in a store (askuser pending --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
-  help             print this help
+  help             print this help (also -h, --help)
+  version          print the version and the commit it was built from (also -V, --version)
 
 exit status of ask and demo (`askuser ask --help` says more):
   0 answered, 1 declined (only that), 2 usage error or invalid arguments,
@@ -76,6 +77,22 @@ fn server(command: &str, args: &[String]) -> ExitCode {
     missing::report(command, "server", args)
 }
 
+/// `askuser --version`: the version, the commit it was built from when known (see `build.rs`),
+/// and the commands a build without default features left out.
+fn version() -> String {
+    let mut notes: Vec<String> =
+        option_env!("ASKUSER_COMMIT").map(|c| format!("commit {c}")).into_iter().collect();
+    let left_out: Vec<&str> = [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending")]
+        .into_iter()
+        .filter_map(|(built, commands)| (!built).then_some(commands))
+        .collect();
+    if !left_out.is_empty() {
+        notes.push(format!("without {}", left_out.join(", ")));
+    }
+    let version = concat!("askuser ", env!("CARGO_PKG_VERSION"));
+    if notes.is_empty() { version.to_owned() } else { format!("{version} ({})", notes.join("; ")) }
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let command = args.next();
@@ -88,6 +105,9 @@ fn main() -> ExitCode {
         Some("schema") => schema::main(&rest),
         Some("mcp") => mcp(&rest),
         Some(command @ ("serve" | "pending")) => server(command, &rest),
+        Some("version" | "--version" | "-V") => {
+            print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
+        }
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }

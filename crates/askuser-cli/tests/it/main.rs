@@ -6,3 +6,4 @@ mod mcp;
 #[cfg(unix)]
 mod pty;
 mod server;
+mod version;
