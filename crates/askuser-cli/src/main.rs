@@ -5,6 +5,7 @@
 
 mod ask;
 mod check;
+mod install;
 #[cfg(any(test, not(all(feature = "mcp", feature = "server"))))]
 mod missing;
 mod schema;
@@ -23,6 +24,8 @@ commands:
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
   mcp              serve ask_user_question over MCP on stdio (see askuser mcp --help)
+  mcp install HOST add askuser to an MCP host's configuration: claude-code, claude-desktop,
+                   vscode, vscode-user, cursor, windsurf, codex (askuser mcp install --help)
   serve            run the answer server for phones and other programs (see askuser serve
                    --help); `askuser ask --server URL` asks through it
   pending          look at and act on the pending questions in a store (askuser pending --help)
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
+        Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),
         Some("mcp") => mcp(&rest),
         Some(command @ ("serve" | "pending")) => server(command, &rest),
         Some("version" | "--version" | "-V") => {

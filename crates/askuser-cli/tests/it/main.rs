@@ -2,6 +2,7 @@
 
 mod ask;
 mod check;
+mod install;
 mod mcp;
 #[cfg(unix)]
 mod pty;
