@@ -3,6 +3,7 @@
 //! Each command lives in its own module; `main` only dispatches.
 
 mod ci;
+mod dist;
 mod schema;
 
 use std::path::PathBuf;
@@ -14,6 +15,8 @@ usage: cargo xtask <command> [options]
 commands:
   ci                 fmt --check, tidy, clippy -D warnings (default and all features), doc -D warnings,
                      schema --check, then the tests
+  dist [options]     the release archive askuser-VERSION-TARGET.tar.gz and its .sha256 in
+                     target/dist (cargo xtask dist --help)
   schema [--check]   write schema/*.json from askuser-tool (--check: write nothing, fail if stale)
   help               print this help
 ";
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
     let rest: Vec<String> = args.collect();
     let result = match command.as_deref() {
         Some("ci") if rest.is_empty() => ci::run(),
+        Some("dist") => dist::run(&rest),
         Some("schema") => schema::run(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
