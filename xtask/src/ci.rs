@@ -50,7 +50,9 @@ pub(crate) fn run() -> Result<(), String> {
     browser_notice()?;
     cargo(&["test", "--workspace", "--locked"], &[])?;
     // The commands a build without them leaves out say how to get them (tests/it/{mcp,server}.rs).
-    cargo(&["test", "-p", "askuser", "--no-default-features", "--locked"], &[])
+    cargo(&["test", "-p", "askuser", "--no-default-features", "--locked"], &[])?;
+    // The Python wheel, from the built artifact alone (reusing the test build's dev profile).
+    crate::packages::run_all()
 }
 
 /// The README's first command (`cargo run --quiet --no-default-features --bin askuser -- demo`)

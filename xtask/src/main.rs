@@ -4,6 +4,7 @@
 
 mod ci;
 mod dist;
+mod packages;
 mod schema;
 
 use std::path::PathBuf;
@@ -17,6 +18,8 @@ commands:
                      schema --check, then the tests
   dist [options]     the release archive askuser-VERSION-TARGET.tar.gz and its .sha256 in
                      target/dist (cargo xtask dist --help)
+  packages           build the Python wheel (maturin, dev profile) and test it from the artifact
+                     alone: a fresh venv, --version, demo, an MCP round trip (Python SDK, uvx)
   schema [--check]   write schema/*.json from askuser-tool (--check: write nothing, fail if stale)
   help               print this help
 ";
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
     let result = match command.as_deref() {
         Some("ci") if rest.is_empty() => ci::run(),
         Some("dist") => dist::run(&rest),
+        Some("packages") if rest.is_empty() => packages::run_all(),
         Some("schema") => schema::run(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");

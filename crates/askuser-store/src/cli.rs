@@ -1,7 +1,7 @@
 //! `askuser pending` (also the `askuser-pending` binary): look at and act on the pending questions
 //! in a store, from a shell. Hidden from the crate's documentation: the command is the interface.
 //!
-//! See [`USAGE`].
+//! See `askuser pending --help`.
 //!
 //! `URL` is `sqlite:PATH`, `postgres://…` or `memory:` (also read from `ASKUSER_STORE`);
 //! `--schema` keeps PostgreSQL tables in a schema of their own. Records print as one JSON line.
