@@ -56,7 +56,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// This host's target triple, from `rustc -vV`.
-fn host_target() -> Result<String, String> {
+pub(crate) fn host_target() -> Result<String, String> {
     let output =
         Command::new("rustc").arg("-vV").output().map_err(|e| format!("could not run rustc: {e}"))?;
     String::from_utf8_lossy(&output.stdout)
@@ -67,7 +67,7 @@ fn host_target() -> Result<String, String> {
 }
 
 /// The workspace's version (`[workspace.package] version`).
-fn version() -> Result<String, String> {
+pub(crate) fn version() -> Result<String, String> {
     let manifest =
         std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
     let section =

@@ -4,6 +4,7 @@
 
 mod ci;
 mod dist;
+mod npm;
 mod packages;
 mod schema;
 
@@ -18,6 +19,7 @@ commands:
                      schema --check, then the tests
   dist [options]     the release archive askuser-VERSION-TARGET.tar.gz and its .sha256 in
                      target/dist (cargo xtask dist --help)
+  npm --binary PATH  the npm launcher and platform packages (npm pack) in target/npm
   packages           build the Python wheel (maturin, dev profile) and test it from the artifact
                      alone: a fresh venv, --version, demo, an MCP round trip (Python SDK, uvx)
   schema [--check]   write schema/*.json from askuser-tool (--check: write nothing, fail if stale)
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
     let result = match command.as_deref() {
         Some("ci") if rest.is_empty() => ci::run(),
         Some("dist") => dist::run(&rest),
+        Some("npm") => npm::run(&rest),
         Some("packages") if rest.is_empty() => packages::run_all(),
         Some("schema") => schema::run(&rest),
         Some("help" | "--help" | "-h") | None => {

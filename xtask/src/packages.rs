@@ -5,6 +5,9 @@
 //! the official Python SDK as the client, both against the venv's `askuser mcp` and through
 //! `uv tool run --offline --from WHEEL askuser mcp` (what `uvx` runs).
 //!
+//! Then the npm packages (`cargo xtask npm`) from the same binary, tested the same way in an
+//! empty folder with no registry access, the TypeScript SDK as the MCP client.
+//!
 //! The tools (maturin, uv, the `mcp` SDK) come from the Python at `ASKUSER_CI_PYTHON` (default
 //! `target/ci-python/bin/python`, which `.ci/run` makes).
 
@@ -124,5 +127,80 @@ pub(crate) fn run_all() -> Result<(), String> {
     expect("the Python SDK's round trip through uvx --from WHEEL askuser mcp", &through_uvx, answer)?;
     std::fs::remove_dir_all(&venv).map_err(|e| format!("removing {}: {e}", venv.display()))?;
     eprintln!("xtask: the wheel {} installs and runs", wheel.display());
+    npm(&root().join("target/debug/askuser"))
+}
+
+/// The npm packages from the binary maturin just built: packed, installed into an empty folder
+/// with no registry access, then `npx askuser --version`, `demo` on piped input, and one MCP
+/// round trip through the launcher with the official TypeScript SDK as the client
+/// (`crates/askuser-mcp-cli/tests/node/client.mjs`).
+fn npm(binary: &Path) -> Result<(), String> {
+    let sdk = root().join("crates/askuser-mcp-cli/tests/node");
+    if !sdk.join("node_modules/@modelcontextprotocol/sdk").is_dir() {
+        let what = "crates/askuser-mcp-cli/tests/node/node_modules is missing (npm ci there), so the npm packages are not tested";
+        if std::env::var("CI").as_deref() == Ok("true") {
+            return Err(format!("{what} (CI=true: .ci/run installs it)"));
+        }
+        eprintln!("xtask: SKIPPING: {what}");
+        return Ok(());
+    }
+    let out = root().join("target/npm");
+    let [platform, launcher] =
+        crate::npm::pack(binary, &crate::dist::host_target()?, &crate::dist::version()?, &out)?;
+    let folder = std::env::temp_dir().join(format!("askuser-npm-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let in_folder = |program: &str, args: &[&str], stdin: Option<&str>, env: Option<(&str, &str)>| {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(&folder).stderr(Stdio::inherit()).stdout(Stdio::piped());
+        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        eprintln!("xtask: (in {}) {program} {}", folder.display(), args.join(" "));
+        let mut child = command.spawn().map_err(|e| format!("could not run {program}: {e}"))?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            std::io::Write::write_all(&mut pipe, text.as_bytes()).map_err(|e| format!("{program}: {e}"))?;
+        }
+        let output = child.wait_with_output().map_err(|e| format!("{program}: {e}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if output.status.success() {
+            Ok(stdout)
+        } else {
+            Err(format!("`{program} {}` failed: {stdout}", args.join(" ")))
+        }
+    };
+    let (platform, launcher) = (platform.to_string_lossy(), launcher.to_string_lossy());
+    in_folder(
+        "npm",
+        &["install", "--offline", "--no-audit", "--no-fund", "--no-package-lock", &platform, &launcher],
+        None,
+        None,
+    )?;
+    let version = in_folder("npx", &["--offline", "askuser", "--version"], None, None)?;
+    if !version.starts_with("askuser ") || version.contains("without") {
+        return Err(format!("npx askuser --version: {version:?}"));
+    }
+    let demo = in_folder("npx", &["--offline", "askuser", "demo"], Some("2\n1,4\n3\n"), None)?;
+    expect(
+        "npx askuser demo",
+        &demo,
+        r#"{"Language":["Go"],"Features":["Invoices","Audit log"],"Deploy":["Serverless"]}"#,
+    )?;
+    let launcher_bin = folder.join("node_modules/.bin/askuser");
+    let arguments = r#"{"questions":[{"header":"Plan","question":"Which plan?","options":[{"label":"Small"},{"label":"Large"}]},{"header":"Extras","question":"Which extras?","multi_select":true,"options":[{"label":"Backups"},{"label":"Support"}]}]}"#;
+    let round_trip = in_folder(
+        "node",
+        &[&sdk.join("client.mjs").to_string_lossy(), "pick", &launcher_bin.to_string_lossy(), "mcp"],
+        None,
+        Some(("ASKUSER_ARGS", arguments)),
+    )?;
+    let wanted = r#""text":"{\"Plan\":[\"Large\"],\"Extras\":[\"Backups\",\"Support\"]}""#;
+    if !round_trip.contains(wanted) {
+        return Err(format!("the TypeScript SDK's round trip through the npm launcher: {round_trip}"));
+    }
+    std::fs::remove_dir_all(&folder).map_err(|e| format!("removing {}: {e}", folder.display()))?;
+    let _ = std::fs::remove_dir_all(&out);
+    eprintln!("xtask: the npm packages install and run");
     Ok(())
 }
