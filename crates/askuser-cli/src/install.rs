@@ -478,7 +478,12 @@ mod jsonc {
 /// The Cursor install link for `entry` (`cursor://anysphere.cursor-deeplink/mcp/install`, the
 /// server's `mcp.json` entry as base64 JSON).
 pub(crate) fn cursor_link(entry: &Entry) -> String {
-    let config = serde_json::json!({ "command": entry.command, "args": entry.args() }).to_string();
+    // Written out, not through a `Map`: its key order depends on serde_json's features.
+    let config = format!(
+        r#"{{"command":{},"args":{}}}"#,
+        Value::from(entry.command.as_str()),
+        Value::from(entry.args())
+    );
     format!(
         "cursor://anysphere.cursor-deeplink/mcp/install?name={}&config={}",
         entry.name,
