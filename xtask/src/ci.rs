@@ -19,8 +19,23 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 pub(crate) fn run() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"], &[])?;
     tidy()?;
-    demo_builds_without_rmcp()?;
+    demo_builds_without_heavy_crates()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
+    // The quick demo's build (`askuser` without its `mcp` and `server` features).
+    cargo(
+        &[
+            "clippy",
+            "-p",
+            "askuser",
+            "--no-default-features",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     // Optional features (`inquire`, `tracing`) and the plain build of askuser-tool, whose own tests
     // switch `tracing` on through a dev-dependency.
     cargo(
@@ -33,30 +48,46 @@ pub(crate) fn run() -> Result<(), String> {
     crate::schema::run(&["--check".to_owned()])?;
     postgres_notice()?;
     browser_notice()?;
-    cargo(&["test", "--workspace", "--locked"], &[])
+    cargo(&["test", "--workspace", "--locked"], &[])?;
+    // The commands a build without them leaves out say how to get them (tests/it/{mcp,server}.rs).
+    cargo(&["test", "-p", "askuser", "--no-default-features", "--locked"], &[])?;
+    // The Python wheel, from the built artifact alone (reusing the test build's dev profile).
+    crate::packages::run_all()
 }
 
-/// The README's first command must stay quick to build: no rmcp in the `askuser` binary's graph
-/// (the MCP server is the separate `askuser-mcp` binary).
-fn demo_builds_without_rmcp() -> Result<(), String> {
+/// The README's first command (`cargo run --quiet --no-default-features --bin askuser -- demo`)
+/// must stay quick to build: none of rmcp, axum, sqlx, reqwest in that build's graph (they come
+/// with the `mcp` and `server` features).
+fn demo_builds_without_heavy_crates() -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    eprintln!("xtask: cargo tree -p askuser-cli -i rmcp (must find nothing)");
-    let output = Command::new(&cargo)
-        .args(["tree", "--locked", "-p", "askuser-cli", "-e", "normal,build", "-i", "rmcp"])
-        .current_dir(root())
-        .output()
-        .map_err(|e| format!("could not run {cargo}: {e}"))?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() && stderr.contains("did not match any packages") {
-        Ok(())
-    } else if output.status.success() {
-        Err(format!(
-            "rmcp is on the build path of `askuser demo`:\n{}",
-            String::from_utf8_lossy(&output.stdout)
-        ))
-    } else {
-        Err(format!("`cargo tree -i rmcp` failed: {stderr}"))
+    for heavy in ["rmcp", "axum", "sqlx", "reqwest"] {
+        eprintln!("xtask: cargo tree -p askuser --no-default-features -i {heavy} (must find nothing)");
+        let output = Command::new(&cargo)
+            .args([
+                "tree",
+                "--locked",
+                "-p",
+                "askuser",
+                "--no-default-features",
+                "-e",
+                "normal,build",
+                "-i",
+                heavy,
+            ])
+            .current_dir(root())
+            .output()
+            .map_err(|e| format!("could not run {cargo}: {e}"))?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() {
+            return Err(format!(
+                "{heavy} is on the build path of `askuser demo`:\n{}",
+                String::from_utf8_lossy(&output.stdout)
+            ));
+        } else if !stderr.contains("did not match any packages") {
+            return Err(format!("`cargo tree -i {heavy}` failed: {stderr}"));
+        }
     }
+    Ok(())
 }
 
 /// Says which tests will skip for want of PostgreSQL; under `CI=true` a missing server is an error.

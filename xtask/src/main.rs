@@ -3,6 +3,9 @@
 //! Each command lives in its own module; `main` only dispatches.
 
 mod ci;
+mod dist;
+mod npm;
+mod packages;
 mod schema;
 
 use std::path::PathBuf;
@@ -14,6 +17,11 @@ usage: cargo xtask <command> [options]
 commands:
   ci                 fmt --check, tidy, clippy -D warnings (default and all features), doc -D warnings,
                      schema --check, then the tests
+  dist [options]     the release archive askuser-VERSION-TARGET.tar.gz and its .sha256 in
+                     target/dist (cargo xtask dist --help)
+  npm --binary PATH  the npm launcher and platform packages (npm pack) in target/npm
+  packages           build the Python wheel (maturin, dev profile) and test it from the artifact
+                     alone: a fresh venv, --version, demo, an MCP round trip (Python SDK, uvx)
   schema [--check]   write schema/*.json from askuser-tool (--check: write nothing, fail if stale)
   help               print this help
 ";
@@ -24,6 +32,9 @@ fn main() -> ExitCode {
     let rest: Vec<String> = args.collect();
     let result = match command.as_deref() {
         Some("ci") if rest.is_empty() => ci::run(),
+        Some("dist") => dist::run(&rest),
+        Some("npm") => npm::run(&rest),
+        Some("packages") if rest.is_empty() => packages::run_all(),
         Some("schema") => schema::run(&rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");

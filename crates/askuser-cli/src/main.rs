@@ -1,9 +1,13 @@
 //! The `askuser` command: ask a person from the terminal, run the built-in demo, print the tool
-//! schema, and check conformance verdicts. See `askuser --help`.
+//! schema, check conformance verdicts; with the default features also serve MCP (`askuser mcp`),
+//! run the answer server (`askuser serve`, `askuser ask --server`) and look at a store
+//! (`askuser pending`). See `askuser --help`.
 
 mod ask;
 mod check;
-mod forward;
+mod install;
+#[cfg(any(test, not(all(feature = "mcp", feature = "server"))))]
+mod missing;
 mod schema;
 
 use std::io::{self, Write};
@@ -19,11 +23,15 @@ commands:
   ask              ask the questions of a tool call (JSON arguments from a file or stdin)
   demo             ask a built-in batch of three questions and print what the model receives
   check            read conformance cases (JSON lines) on stdin, write one verdict line each
-  mcp              serve ask_user_question over MCP on stdio (runs askuser-mcp; see askuser mcp --help)
-  serve            run the answer server for phones and other programs (runs askuser-server;
-                   see askuser serve --help); `askuser ask --server URL` asks through it
+  mcp              serve ask_user_question over MCP on stdio (see askuser mcp --help)
+  mcp install HOST add askuser to an MCP host's configuration: claude-code, claude-desktop,
+                   vscode, vscode-user, cursor, windsurf, codex (askuser mcp install --help)
+  serve            run the answer server for phones and other programs (see askuser serve
+                   --help); `askuser ask --server URL` asks through it
+  pending          look at and act on the pending questions in a store (askuser pending --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
-  help             print this help
+  help             print this help (also -h, --help)
+  version          print the version and the commit it was built from (also -V, --version)
 
 exit status of ask and demo (`askuser ask --help` says more):
   0 answered, 1 declined (only that), 2 usage error or invalid arguments,
@@ -43,20 +51,67 @@ pub(crate) fn print_result(text: &str) -> Result<(), ExitCode> {
     })
 }
 
+/// Whether `askuser ask` was given `--server`: then the answer server asks, not this terminal.
+fn server_wanted(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--server" || a.starts_with("--server="))
+}
+
+#[cfg(feature = "mcp")]
+fn mcp(args: &[String]) -> ExitCode {
+    askuser_mcp_cli::main(args)
+}
+
+#[cfg(not(feature = "mcp"))]
+fn mcp(args: &[String]) -> ExitCode {
+    missing::report("mcp", "mcp", args)
+}
+
+#[cfg(feature = "server")]
+fn server(command: &str, args: &[String]) -> ExitCode {
+    match command {
+        "serve" => askuser_server_cli::serve(args),
+        "pending" => askuser_store::cli::main(args),
+        _ => askuser_server_cli::ask(args),
+    }
+}
+
+#[cfg(not(feature = "server"))]
+fn server(command: &str, args: &[String]) -> ExitCode {
+    missing::report(command, "server", args)
+}
+
+/// `askuser --version`: the version, the commit it was built from when known (see `build.rs`),
+/// and the commands a build without default features left out.
+fn version() -> String {
+    let mut notes: Vec<String> =
+        option_env!("ASKUSER_COMMIT").map(|c| format!("commit {c}")).into_iter().collect();
+    let left_out: Vec<&str> = [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending")]
+        .into_iter()
+        .filter_map(|(built, commands)| (!built).then_some(commands))
+        .collect();
+    if !left_out.is_empty() {
+        notes.push(format!("without {}", left_out.join(", ")));
+    }
+    let version = concat!("askuser ", env!("CARGO_PKG_VERSION"));
+    if notes.is_empty() { version.to_owned() } else { format!("{version} ({})", notes.join("; ")) }
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
-        Some("ask") if forward::server_wanted(&rest) => {
-            forward::SERVER.run("ask --server", Some("ask"), &rest)
-        }
+        Some("ask") if server_wanted(&rest) => server("ask", &rest),
         Some("ask") => ask::ask(&rest),
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
-        Some("mcp") => forward::MCP.run("mcp", None, &rest),
-        Some("serve") => forward::SERVER.run("serve", Some("serve"), &rest),
+        Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),
+        Some("mcp") => mcp(&rest),
+        Some(command @ ("serve" | "pending")) => server(command, &rest),
+        Some("version" | "--version" | "-V") => {
+            print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
+        }
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }

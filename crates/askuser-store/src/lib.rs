@@ -65,6 +65,8 @@
 //! TLS: connect to PostgreSQL over loopback, a Unix socket or a private network.
 
 mod answerer;
+#[doc(hidden)]
+pub mod cli;
 mod error;
 mod feed;
 mod memory;

@@ -2,7 +2,9 @@
 
 mod ask;
 mod check;
+mod install;
 mod mcp;
 #[cfg(unix)]
 mod pty;
 mod server;
+mod version;

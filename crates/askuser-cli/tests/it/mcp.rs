@@ -1,51 +1,58 @@
-//! `askuser mcp` runs the `askuser-mcp` binary beside `askuser`, passing every argument through.
+//! `askuser mcp` is the MCP server itself (feature `mcp`, on by default), not a sibling binary;
+//! without the feature it says how to get a build that has it.
 
-#![cfg(unix)]
-
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// A directory holding a copy of `askuser`, and, with `sibling`, a stand-in `askuser-mcp` that
-/// reports its arguments and what it read on stdin.
-fn install(name: &str, sibling: bool) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("askuser-mcp-forward-{name}-{}", std::process::id()));
+#[cfg(feature = "mcp")]
+#[test]
+fn serves_mcp_on_stdio_in_this_binary() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    // Alone in a directory: nothing beside it to run.
+    let dir = std::env::temp_dir().join(format!("askuser-mcp-alone-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_askuser"), dir.join("askuser")).unwrap();
-    if sibling {
-        let script = dir.join("askuser-mcp");
-        std::fs::write(&script, "#!/bin/sh\necho \"args: $*\"\necho \"stdin: $(cat)\"\nexit 7\n").unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    dir
-}
-
-#[test]
-fn forwards_arguments_stdio_and_exit_status() {
-    let dir = install("ok", true);
-    let mut child = Command::new(dir.join("askuser"))
-        .args(["mcp", "--fallback", "defaults", "--timeout", "60"])
+    let exe = dir.join(format!("askuser{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(env!("CARGO_BIN_EXE_askuser"), &exe).unwrap();
+    let mut child = Command::new(&exe)
+        .args(["mcp", "--fallback", "defaults"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"{\"jsonrpc\":\"2.0\"}").unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "args: --fallback defaults --timeout 60\nstdin: {\"jsonrpc\":\"2.0\"}\n"
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |line: &str| writeln!(stdin, "{line}").and_then(|()| stdin.flush()).unwrap();
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"0"}}}"#,
     );
-    assert_eq!(output.status.code(), Some(7));
+    let reply: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["serverInfo"]["name"], "askuser-mcp", "{reply}");
+    assert_eq!(reply["result"]["protocolVersion"], "2025-06-18", "{reply}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let reply: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let tools = reply["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{reply}");
+    assert_eq!(tools[0]["name"], "ask_user_question");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+#[cfg(not(feature = "mcp"))]
 #[test]
-fn says_how_to_get_the_server_when_it_is_missing() {
-    let dir = install("missing", false);
-    let output = Command::new(dir.join("askuser")).arg("mcp").stdin(Stdio::null()).output().unwrap();
+fn without_the_feature_it_gives_a_command_that_works_here() {
+    let output = Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .args(["mcp", "--fallback", "defaults"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("cargo build --release -p askuser-mcp-cli"), "{stderr}");
-    std::fs::remove_dir_all(dir).unwrap();
+    assert!(stderr.contains("built without the `mcp` feature"), "{stderr}");
+    // The tests run inside the clone, from its target directory: `cargo run` works here.
+    assert!(stderr.ends_with("cargo run --quiet --bin askuser -- mcp --fallback defaults\n"), "{stderr}");
 }

@@ -1,5 +1,5 @@
-//! `askuser serve` and `askuser ask --server` run the `askuser-server` binary beside `askuser`,
-//! or say how to get it.
+//! `askuser serve`, `askuser ask --server` and `askuser pending` are in this binary (feature
+//! `server`, on by default); without the feature they say how to get a build that has them.
 
 use std::process::Command;
 
@@ -7,27 +7,45 @@ fn askuser(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_askuser")).args(args).output().unwrap()
 }
 
+#[cfg(feature = "server")]
 #[test]
-fn serve_and_ask_server_forward_to_the_sibling_binary() {
-    let sibling = std::path::Path::new(env!("CARGO_BIN_EXE_askuser"))
-        .with_file_name(format!("askuser-server{}", std::env::consts::EXE_SUFFIX));
+fn serve_ask_server_and_pending_are_built_in() {
     let serve = askuser(&["serve", "--help"]);
     let ask = askuser(&["ask", "--server", "http://127.0.0.1:1", "--help"]);
-    if sibling.is_file() {
-        // Built (as `cargo test --workspace` does): the help is askuser-server's.
-        assert!(String::from_utf8_lossy(&serve.stdout).starts_with("usage: askuser serve [options]"));
-        assert!(String::from_utf8_lossy(&ask.stdout).starts_with("usage: askuser ask --server URL"));
-        assert_eq!((serve.status.code(), ask.status.code()), (Some(0), Some(0)));
-    } else {
-        for output in [serve, ask] {
-            assert_eq!(output.status.code(), Some(2));
-            assert!(
-                String::from_utf8_lossy(&output.stderr)
-                    .contains("cargo build --release -p askuser-server-cli")
-            );
-        }
+    let pending = askuser(&["pending", "--help"]);
+    assert!(String::from_utf8_lossy(&serve.stdout).starts_with("usage: askuser serve [options]"));
+    assert!(String::from_utf8_lossy(&ask.stdout).starts_with("usage: askuser ask --server URL"));
+    assert!(String::from_utf8_lossy(&pending.stdout).starts_with("usage: askuser pending --store URL"));
+    assert_eq!((serve.status.code(), ask.status.code(), pending.status.code()), (Some(0), Some(0), Some(0)));
+    // A store command end to end: an in-memory store lists nothing.
+    let list = askuser(&["pending", "--store", "memory:", "list"]);
+    assert_eq!((list.status.code(), list.stdout.as_slice()), (Some(0), &b""[..]));
+    let bad = askuser(&["pending", "--store", "memory:", "ask", "--timeout", "1e300"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--timeout must be a positive number"));
+}
+
+#[cfg(not(feature = "server"))]
+#[test]
+fn without_the_feature_they_give_a_command_that_works_here() {
+    for (args, shown) in [
+        (&["serve"][..], "serve"),
+        (
+            &["ask", "--server", "http://127.0.0.1:1", "call.json"],
+            "ask --server http://127.0.0.1:1 call.json",
+        ),
+        (&["pending", "list"], "pending list"),
+    ] {
+        let output = askuser(args);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("built without the `server` feature"), "{stderr}");
+        assert!(stderr.ends_with(&format!("cargo run --quiet --bin askuser -- {shown}\n")), "{stderr}");
     }
-    // Without --server, `ask` stays the terminal's.
+}
+
+#[test]
+fn ask_without_server_stays_the_terminals() {
     let terminal = askuser(&["ask", "--help"]);
     assert!(String::from_utf8_lossy(&terminal.stdout).starts_with("usage: askuser ask [FILE|-]"));
 }

@@ -1,5 +1,6 @@
-//! `askuser-mcp`: `ask_user_question` as an MCP server on stdin/stdout, asked through the host's
-//! form (elicitation). `askuser mcp …` runs this binary. See `askuser-mcp --help` and
+//! `askuser mcp`: `ask_user_question` as an MCP server on stdin/stdout, asked through the host's
+//! form (elicitation). [`main`] is the command, called by the `askuser` binary (package `askuser`,
+//! feature `mcp`) and by the `askuser-mcp` binary of this package. See `askuser mcp --help` and
 //! `docs/mcp.md`.
 
 use std::fs::OpenOptions;
@@ -204,13 +205,14 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
     })
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// Runs `askuser mcp ARGS` (the arguments after `mcp`) until the host closes stdin.
+#[must_use]
+pub fn main(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help" || a == "help") {
         print!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let options = match parse(&args) {
+    let options = match parse(args) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("askuser mcp: {message}\n\n{USAGE}");

@@ -1,6 +1,7 @@
-//! `askuser-server`: `serve` runs the answer server; `ask` asks the questions of a tool call
-//! through one. `askuser serve …` and `askuser ask --server …` run this binary. See
-//! `askuser-server --help` and `docs/server.md`.
+//! `askuser serve` runs the answer server; `askuser ask --server` asks the questions of a tool call
+//! through one. [`serve`] and [`ask`] are the commands, called by the `askuser` binary (package
+//! `askuser`, feature `server`) and by this package's `askuser-server` binary (whose [`main`]
+//! dispatches between them). See `askuser serve --help` and `docs/server.md`.
 
 mod ask;
 mod serve;
@@ -17,13 +18,27 @@ usage: askuser serve [options]               (also: askuser-server serve [option
           (see askuser ask --server URL --help)
 ";
 
-fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let command = args.next();
-    let rest: Vec<String> = args.collect();
-    match command.as_deref() {
-        Some("serve") => serve::main(&rest),
-        Some("ask") => ask::main(&rest),
+/// `askuser serve ARGS` (the arguments after `serve`): runs the answer server until Ctrl-C or
+/// SIGTERM.
+#[must_use]
+pub fn serve(args: &[String]) -> ExitCode {
+    serve::main(args)
+}
+
+/// `askuser ask --server URL ARGS` (every argument after `ask`, `--server URL` among them).
+#[must_use]
+pub fn ask(args: &[String]) -> ExitCode {
+    ask::main(args)
+}
+
+/// The `askuser-server` binary: `askuser-server serve|ask ARGS`, `args` being everything after
+/// the program name.
+#[must_use]
+pub fn main(args: &[String]) -> ExitCode {
+    let (command, rest) = args.split_first().map_or((None, &[][..]), |(c, r)| (Some(c.as_str()), r));
+    match command {
+        Some("serve") => serve::main(rest),
+        Some("ask") => ask::main(rest),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS

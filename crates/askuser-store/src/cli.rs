@@ -1,6 +1,7 @@
-//! `askuser-pending`: look at and act on the pending questions in a store, from a shell.
+//! `askuser pending` (also the `askuser-pending` binary): look at and act on the pending questions
+//! in a store, from a shell. Hidden from the crate's documentation: the command is the interface.
 //!
-//! See [`USAGE`].
+//! See `askuser pending --help`.
 //!
 //! `URL` is `sqlite:PATH`, `postgres://…` or `memory:` (also read from `ASKUSER_STORE`);
 //! `--schema` keeps PostgreSQL tables in a schema of their own. Records print as one JSON line.
@@ -12,13 +13,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{ListQuery, NewQuestion, PendingStore, PostgresStore, State, StoreAnswerer};
 use askuser_core::{AskContext, AskUserRequest, AskUserResponse, Questions};
-use askuser_store::{ListQuery, NewQuestion, PendingStore, PostgresStore, State, StoreAnswerer};
 use askuser_tool::{AskUser, ToolCall};
 
 /// Printed on a usage error.
 const USAGE: &str = "\
-askuser-pending --store URL [--schema NAME] COMMAND
+usage: askuser pending --store URL [--schema NAME] COMMAND   (also: askuser-pending …)
   put [--id ID] [--session S] [--timeout SECS]   tool-call arguments on stdin → the record
   ask [--session S] [--timeout SECS]              ask through a StoreAnswerer; → the tool result
   get ID | wait ID | cancel ID | expire ID        → the record (wait: once settled)
@@ -52,12 +53,13 @@ impl Args {
 
     fn timeout(&mut self) -> Result<Duration, String> {
         match self.option("--timeout")? {
-            None => Ok(askuser_store::DEFAULT_TIMEOUT),
+            None => Ok(crate::DEFAULT_TIMEOUT),
+            // `try_from`: a huge number (`1e300`) is an error, not a panic.
             Some(secs) => secs
                 .parse::<f64>()
                 .ok()
-                .filter(|s| s.is_finite() && *s > 0.0)
-                .map(Duration::from_secs_f64)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .filter(|d| !d.is_zero())
                 .ok_or_else(|| format!("--timeout must be a positive number of seconds, not {secs:?}")),
         }
     }
@@ -68,8 +70,8 @@ enum Failure {
     Store(String),
 }
 
-impl From<askuser_store::StoreError> for Failure {
-    fn from(error: askuser_store::StoreError) -> Self {
+impl From<crate::StoreError> for Failure {
+    fn from(error: crate::StoreError) -> Self {
         let mut message = error.to_string();
         let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
@@ -102,7 +104,7 @@ fn one_id(args: &Args) -> Result<&str, Failure> {
 async fn open(url: &str, schema: Option<String>) -> Result<Arc<dyn PendingStore>, Failure> {
     match schema {
         Some(schema) => Ok(Arc::new(PostgresStore::builder(url).schema(schema).open().await?)),
-        None => Ok(askuser_store::open(url).await?),
+        None => Ok(crate::open(url).await?),
     }
 }
 
@@ -233,18 +235,45 @@ async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
-    let args = Args { words: std::env::args().skip(1).collect() };
-    match run(args).await {
+/// Runs `askuser pending ARGS` (the arguments after `pending`).
+#[must_use]
+pub fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("askuser pending: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(Args { words: args.to_vec() })) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            eprintln!("askuser-pending: {message}\n\n{USAGE}");
+            eprintln!("askuser pending: {message}\n\n{USAGE}");
             ExitCode::from(2)
         }
         Err(Failure::Store(message)) => {
-            eprintln!("askuser-pending: {message}");
+            eprintln!("askuser pending: {message}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+
+    #[test]
+    fn timeouts_out_of_range_are_errors_not_panics() {
+        for bad in ["1e300", "0", "-1", "inf", "NaN", "soon"] {
+            let mut args = Args { words: vec!["--timeout".to_owned(), bad.to_owned()] };
+            let error = args.timeout().expect_err(bad);
+            assert!(error.contains("--timeout must be a positive number of seconds"), "{bad}: {error}");
+        }
+        let mut args = Args { words: vec!["--timeout".to_owned(), "2.5".to_owned()] };
+        assert_eq!(args.timeout(), Ok(std::time::Duration::from_millis(2500)));
     }
 }
