@@ -36,6 +36,7 @@ mod error;
 mod events;
 mod fleet;
 mod http;
+mod listen;
 mod openapi;
 mod pages;
 mod paths;
@@ -60,6 +61,7 @@ pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError};
 pub use client::{ClientError, HttpAnswerer};
 pub use error::ApiError;
 pub use events::ServerEvent;
+pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
 pub use notify::{Notifier, NotifierHandle, NotifyFormat};
 pub use paths::default_data_dir;
@@ -213,6 +215,7 @@ pub(crate) struct Config {
     pub(crate) body_limit: usize,
     pub(crate) sweep_interval: Duration,
     pub(crate) profile: Profile,
+    pub(crate) limits: ConnectionLimits,
 }
 
 /// Configures an [`AnswerServer`].
@@ -272,6 +275,13 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// How [`serve`](AnswerServer::serve) treats connections: the header and body timeouts and
+    /// the connection cap. Default: [`ConnectionLimits::default`].
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.config.limits = limits;
+        self
+    }
+
     /// How often the server expires overdue questions (and tells listeners). Default: 1 s.
     pub fn sweep_interval(mut self, interval: Duration) -> Self {
         self.config.sweep_interval = interval.max(Duration::from_millis(10));
@@ -322,6 +332,7 @@ impl AnswerServer {
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
                 profile: Profile::Reference,
+                limits: ConnectionLimits::default(),
             },
             on_asked: None,
             fleet: None,
@@ -368,14 +379,13 @@ impl AnswerServer {
         let fleet = self.connect_fleet().await;
         let sweeper = self.spawn_sweeper();
         let this = self.clone();
-        // `into_make_service` turns the router into routes once; `axum::serve(listener, router)`
-        // would do it again for every connection (about 11 KiB each, held while it is open).
-        let result = axum::serve(listener, self.router().into_make_service())
-            .with_graceful_shutdown(async move {
-                signal.await;
-                this.shutdown();
-            })
-            .await;
+        let signalled = tokio::spawn(async move {
+            signal.await;
+            this.shutdown();
+        });
+        let closing = self.state.closing.subscribe();
+        let result = listen::serve(listener, self.router(), self.state.config.limits, closing).await;
+        signalled.abort();
         self.shutdown();
         let _ = sweeper.await;
         for task in fleet {
