@@ -109,7 +109,7 @@ async fn redirects_are_never_followed() {
     let (target_url, mut target_received) = receiver(0).await;
     let hook_hits = Arc::new(AtomicUsize::new(0));
     let hits = Arc::clone(&hook_hits);
-    let (tried, mut tries) = mpsc::unbounded_channel::<()>();
+    let (tried, mut attempts) = mpsc::unbounded_channel::<()>();
     let redirecting = axum::Router::new().route(
         "/hook",
         axum::routing::post(move || {
@@ -126,7 +126,7 @@ async fn redirects_are_never_followed() {
     let app = app_with(Notifier::new(&url, NotifyFormat::Json).unwrap());
     ask(&app, json!({"id": "r1"})).await;
     for _ in 0..5 {
-        tokio::time::timeout(Duration::from_secs(10), tries.recv()).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(10), attempts.recv()).await.unwrap().unwrap();
     }
     // The fifth try was the last: give a followed redirect time to arrive, were there one.
     tokio::time::sleep(Duration::from_millis(500)).await;
