@@ -284,3 +284,22 @@ async fn the_data_directory_and_store_are_private_and_an_open_token_file_is_refu
         "{stderr}"
     );
 }
+
+/// `ask --server http://` to another machine warns that everything crosses in the clear (here
+/// before the missing token file stops it: nothing is sent anywhere); loopback does not.
+#[tokio::test]
+async fn ask_warns_about_plain_http_beyond_loopback() {
+    let dir = TempDir::new("cleartext");
+    let missing = dir.0.join("no-token");
+    for (url, warned) in [("http://ask.example.com:8765", true), ("http://127.0.0.1:9", false)] {
+        let output = support::ask(url).arg("--token-file").arg(&missing).arg("-").output().await.unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(
+            stderr.contains(&format!("askuser: warning: {url} is plain HTTP beyond this machine")),
+            warned,
+            "{stderr}"
+        );
+        assert!(stderr.contains("no-token"), "{stderr}");
+    }
+}
