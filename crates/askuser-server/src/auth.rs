@@ -270,18 +270,23 @@ impl Keys {
         self.batch_token(id).as_bytes().ct_eq(candidate.as_bytes()).into()
     }
 
-    /// A login cookie's value, valid until `expires` (Unix seconds): `EXPIRES.SIGNATURE`.
-    pub(crate) fn login_cookie(&self, expires: i64) -> String {
+    /// A login cookie's value for login session `session`, valid until `expires` (Unix
+    /// seconds): `EXPIRES.SESSION.SIGNATURE`. The session id lets a logout revoke it.
+    pub(crate) fn login_cookie(&self, expires: i64, session: &str) -> String {
         let expires = expires.to_string();
-        format!("{expires}.{}", hex(&mac(&self.signing, &[b"login", expires.as_bytes()])))
+        let signature = hex(&mac(&self.signing, &[b"login v2", expires.as_bytes(), session.as_bytes()]));
+        format!("{expires}.{session}.{signature}")
     }
 
-    /// Whether `value` is a login cookie of this server that has not expired at `now` (Unix secs).
-    pub(crate) fn check_login_cookie(&self, value: &str, now: i64) -> bool {
-        let Some((expires, _)) = value.split_once('.') else { return false };
-        let Ok(at) = expires.parse::<i64>() else { return false };
-        let good: bool = self.login_cookie(at).as_bytes().ct_eq(value.as_bytes()).into();
-        good && at > now
+    /// The login session and expiry (Unix secs) of `value` when it is a login cookie of this
+    /// server that has not expired at `now`. Whether it was revoked is the caller's to check.
+    pub(crate) fn check_login_cookie<'a>(&self, value: &'a str, now: i64) -> Option<(&'a str, i64)> {
+        let mut parts = value.splitn(3, '.');
+        let (expires, session) = (parts.next()?, parts.next()?);
+        parts.next()?;
+        let at = expires.parse::<i64>().ok()?;
+        let good: bool = self.login_cookie(at, session).as_bytes().ct_eq(value.as_bytes()).into();
+        (good && at > now).then_some((session, at))
     }
 
     /// The CSRF token for a form about question `id`, bound to the credential that opened it
@@ -313,6 +318,11 @@ fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
         mac.update(part);
     }
     mac.finalize().into_bytes().into()
+}
+
+/// A fresh login session id: 128 random bits, hex.
+pub(crate) fn new_login_session() -> Result<String, TokenError> {
+    Ok(hex(&random_bytes::<16>()?))
 }
 
 fn random_bytes<const N: usize>() -> Result<[u8; N], TokenError> {
@@ -352,12 +362,15 @@ mod tests {
     #[test]
     fn login_cookies_expire_and_cannot_be_forged() {
         let keys = keys();
-        let cookie = keys.login_cookie(1_000);
-        assert!(keys.check_login_cookie(&cookie, 999));
-        assert!(!keys.check_login_cookie(&cookie, 1_000));
+        let cookie = keys.login_cookie(1_000, "s1");
+        assert_eq!(keys.check_login_cookie(&cookie, 999), Some(("s1", 1_000)));
+        assert_eq!(keys.check_login_cookie(&cookie, 1_000), None);
         let forged = cookie.replacen("1000", "9999", 1);
-        assert!(!keys.check_login_cookie(&forged, 999));
-        assert!(!keys.check_login_cookie("garbage", 0));
+        assert_eq!(keys.check_login_cookie(&forged, 999), None);
+        let other_session = cookie.replacen(".s1.", ".s2.", 1);
+        assert_eq!(keys.check_login_cookie(&other_session, 999), None);
+        assert_eq!(keys.check_login_cookie("garbage", 0), None);
+        assert_eq!(keys.check_login_cookie("1000.s1", 0), None);
     }
 
     #[test]

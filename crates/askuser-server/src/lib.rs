@@ -41,6 +41,8 @@ mod openapi;
 mod pages;
 mod paths;
 mod secrets;
+mod sessions;
+mod throttle;
 
 #[cfg(feature = "client")]
 mod client;
@@ -117,6 +119,10 @@ pub(crate) struct AppState {
     /// Becomes `true` when the server shuts down: waits and event streams end.
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) on_asked: Option<Arc<AskedHook>>,
+    /// Login attempts per client.
+    pub(crate) logins: throttle::LoginThrottle,
+    /// Login sessions logged out on this replica.
+    pub(crate) revoked: sessions::Revoked,
 }
 
 /// What [`AnswerServerBuilder::on_asked`] calls.
@@ -314,6 +320,8 @@ impl AnswerServerBuilder {
                 fleet,
                 closing,
                 on_asked: self.on_asked,
+                logins: throttle::LoginThrottle::default(),
+                revoked: sessions::Revoked::default(),
             }),
         }
     }

@@ -156,9 +156,9 @@ pub(crate) async fn serve(
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     accept_failed(&e).await;
                     continue;
@@ -184,7 +184,7 @@ pub(crate) async fn serve(
                 hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                     let slot = Arc::clone(&service_slot);
                     let router = router.clone();
-                    async move { Ok::<_, Infallible>(respond(router, request, slot, body_timeout).await) }
+                    async move { Ok::<_, Infallible>(respond(router, request, peer, slot, body_timeout).await) }
                 });
             let connection = http.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
@@ -222,14 +222,16 @@ async fn accept_failed(error: &std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
-/// One request through the router, its body under the body timeout, the connection marked as
+/// One request through the router, with the client's address, its body under the body timeout, the connection marked as
 /// serving from the body's end to the response's.
 async fn respond(
     router: Router,
-    request: hyper::Request<hyper::body::Incoming>,
+    mut request: hyper::Request<hyper::body::Incoming>,
+    peer: std::net::SocketAddr,
     slot: Arc<Slot>,
     body_timeout: Duration,
 ) -> hyper::Response<Body> {
+    request.extensions_mut().insert(crate::throttle::Peer(peer));
     let received = request.body().is_end_stream();
     slot.phase.store(if received { SERVING } else { RECEIVING }, Ordering::Release);
     let guard = Serving(Arc::clone(&slot));

@@ -92,10 +92,8 @@ fn login_cookie(headers: &HeaderMap) -> Option<&str> {
 
 fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
     let cookie = login_cookie(headers)?;
-    state
-        .keys
-        .check_login_cookie(cookie, now_secs())
-        .then(|| Access { credential: cookie.to_owned(), logged_in: true })
+    let (session, _) = state.keys.check_login_cookie(cookie, now_secs())?;
+    (!state.revoked.is_revoked(session)).then(|| Access { credential: cookie.to_owned(), logged_in: true })
 }
 
 fn by_link(state: &AppState, id: &str, token: &str) -> Option<Access> {
@@ -376,8 +374,12 @@ struct LoginForm {
 
 async fn login(
     State(state): State<Arc<AppState>>,
+    peer: Option<axum::Extension<crate::throttle::Peer>>,
     form: Result<Form<LoginForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
+    if let Err(wait) = state.logins.attempt(peer.map(|axum::Extension(peer)| peer)) {
+        return too_many_logins(wait);
+    }
     let Ok(Form(form)) = form else {
         return render(
             &LoginPage { error: Some("Paste the API token."), live: None },
@@ -390,7 +392,14 @@ async fn login(
             StatusCode::UNAUTHORIZED,
         );
     }
-    let value = state.keys.login_cookie(now_secs() + LOGIN_SECS);
+    let Ok(session) = crate::auth::new_login_session() else {
+        return message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "No randomness for a login: try again.",
+        );
+    };
+    let value = state.keys.login_cookie(now_secs() + LOGIN_SECS, &session);
     let secure = if state.config.public_url.starts_with("https://") { "; Secure" } else { "" };
     let cookie =
         format!("{LOGIN_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={LOGIN_SECS}{secure}");
@@ -401,7 +410,27 @@ async fn login(
     response
 }
 
-async fn logout() -> Response {
+/// `429` with `Retry-After`: this client tried too many logins.
+fn too_many_logins(wait: Duration) -> Response {
+    let page = LoginPage {
+        error: Some("Too many login attempts from here: wait a minute, then try again."),
+        live: None,
+    };
+    let mut response = render(&page, StatusCode::TOO_MANY_REQUESTS);
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    // The cookie opens nothing after this, even where the browser keeps it.
+    if let Some(cookie) = login_cookie(&headers)
+        && let Some((session, expires)) = state.keys.check_login_cookie(cookie, now_secs())
+    {
+        state.revoked.revoke(session, expires, now_secs());
+    }
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,

@@ -175,3 +175,31 @@ async fn silent_half_sent_idle_and_slow_body_connections_are_closed_by_the_timeo
         assert!(closed_within(stream, patience).await, "the {what} connection is still open");
     }
 }
+
+/// `/login` takes ten attempts from one client, then one every six seconds: the eleventh is
+/// refused with `429` and `Retry-After` whether its token is right or not.
+#[tokio::test]
+async fn login_attempts_are_limited_per_client() {
+    let (addr, _harness) = serve(ConnectionLimits::default()).await;
+    let login = |token: &str| {
+        let body = format!("token={token}");
+        format!(
+            "POST /login HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..10 {
+        statuses.push(exchange(addr, login("not-the-token-0123456789")).await.0);
+    }
+    assert_eq!(statuses, vec![401; 10]);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(login(TOKEN).as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await.unwrap();
+    let reply = String::from_utf8(reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 429"), "{reply}");
+    assert!(reply.to_ascii_lowercase().contains("\r\nretry-after: 6\r\n"), "{reply}");
+    assert!(!reply.to_ascii_lowercase().contains("set-cookie"), "{reply}");
+}

@@ -319,6 +319,15 @@ async fn login_sets_a_strict_http_only_cookie_that_opens_the_lists() {
     }
     let out = send(&h.app, post_form("/logout", Some(&cookie), &[])).await;
     assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    // The logged-out cookie, kept by hand, opens nothing any more; a new login does.
+    for path in ["/", "/s/s1", &format!("/q/{a}")] {
+        let page = send(&h.app, get(path, Some(&cookie))).await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{path}");
+    }
+    let again = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
+    let fresh = again.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    assert_ne!(fresh, cookie);
+    assert_eq!(send(&h.app, get("/", Some(&fresh))).await.status, StatusCode::OK);
 }
 
 #[tokio::test]
