@@ -135,12 +135,12 @@ fn answer_lines(response: Option<&AskUserResponse>) -> Vec<AnswerLine> {
         .answers
         .iter()
         .map(|a| AnswerLine {
-            header: a.header.clone(),
+            header: askuser_core::show_blank(&a.header).into_owned(),
             // A secret shows as its reference: the value is never stored, never shown.
             text: match (&a.secret_ref, &a.custom_answer) {
                 (Some(reference), _) => format!("secret given (the assistant sees {reference})"),
-                (None, Some(text)) => text.clone(),
-                (None, None) => a.selected.join(", "),
+                (None, Some(text)) => askuser_core::show_blank(text).into_owned(),
+                (None, None) => askuser_core::show_blank(&a.selected.join(", ")).into_owned(),
             },
         })
         .collect()
@@ -246,7 +246,8 @@ struct ListPage {
 }
 
 fn headers_of(record: &PendingRecord) -> String {
-    record.request().questions().iter().map(Question::header).collect::<Vec<_>>().join(" · ")
+    let headers = record.request().questions().iter().map(Question::header).collect::<Vec<_>>().join(" · ");
+    askuser_core::show_blank(&headers).into_owned()
 }
 
 async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<Item>, ApiError> {
@@ -531,8 +532,9 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
     };
     QuestionView {
         index,
-        header: q.header().to_owned(),
-        question: q.question().to_owned(),
+        // Characters that draw nothing are shown (`⟨U+3164⟩`), so two labels never look the same.
+        header: askuser_core::show_blank(q.header()).into_owned(),
+        question: askuser_core::show_blank(q.question()).into_owned(),
         kind: kind_name(kind),
         multi: q.multi_select(),
         input: if q.multi_select() { "checkbox" } else { "radio" },
@@ -542,8 +544,8 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
             .enumerate()
             .map(|(i, o)| OptionView {
                 index: i,
-                label: o.label().to_owned(),
-                description: o.description().map(str::to_owned),
+                label: askuser_core::show_blank(o.label()).into_owned(),
+                description: o.description().map(|d| askuser_core::show_blank(d).into_owned()),
                 checked: if fresh { o.is_default() } else { picked.contains(&i.to_string().as_str()) },
             })
             .collect(),

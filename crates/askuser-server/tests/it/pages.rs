@@ -361,3 +361,26 @@ async fn unknown_pages_are_a_plain_not_found() {
     assert_eq!(page.status, StatusCode::NOT_FOUND);
     assert!(page.text.contains("There is nothing at this address."));
 }
+
+/// Two labels that differ only by a character that draws nothing (a Hangul filler) look
+/// different on the page; validation is the reference's, and the answer is the label itself.
+#[tokio::test]
+async fn characters_that_draw_nothing_are_shown() {
+    let h = harness();
+    let args = "{\"questions\":[{\"header\":\"Go\u{3164}\",\"question\":\"Proceed\u{2800}?\",\
+        \"options\":[{\"label\":\"Yes\"},{\"label\":\"Yes\u{3164}\",\"description\":\"really\u{115f}\"}]}]}";
+    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": args}))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    for shown in ["Go⟨U+3164⟩", "Proceed⟨U+2800⟩?", "Yes⟨U+3164⟩", "really⟨U+115F⟩"] {
+        assert!(page.text.contains(shown), "{shown} in {}", page.text);
+    }
+    assert!(!page.text.contains('\u{3164}') && !page.text.contains('\u{2800}'), "{}", page.text);
+    let csrf = csrf_of(&page);
+    let done = send(&h.app, post_form(&link_of(&h, &id), None, &[("csrf", &csrf), ("q0", "1")])).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert!(done.text.contains("Yes⟨U+3164⟩") && !done.text.contains('\u{3164}'), "{}", done.text);
+    let record = h.store.get(&id).await.unwrap().unwrap();
+    assert_eq!(record.response().unwrap().answers[0].selected, vec!["Yes\u{3164}".to_owned()]);
+}
