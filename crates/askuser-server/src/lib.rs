@@ -42,6 +42,7 @@ mod pages;
 mod paths;
 mod secrets;
 mod sessions;
+mod subpath;
 mod throttle;
 
 #[cfg(feature = "client")]

@@ -384,3 +384,59 @@ async fn characters_that_draw_nothing_are_shown() {
     let record = h.store.get(&id).await.unwrap().unwrap();
     assert_eq!(record.response().unwrap().answers[0].selected, vec!["Yes\u{3164}".to_owned()]);
 }
+
+/// Every root path in `html` (links, actions, assets, event streams) is under `/askuser/`.
+fn all_under_prefix(html: &str) {
+    for attribute in ["href=\"/", "src=\"/", "action=\"/", "data-events=\"/"] {
+        for (at, _) in html.match_indices(attribute) {
+            let rest = &html[at + attribute.len()..];
+            assert!(rest.starts_with("askuser/"), "{attribute}{} in {html}", &rest[..rest.len().min(40)]);
+        }
+    }
+}
+
+/// Behind a reverse proxy on a sub-path (`--public-url https://proxy.test/askuser`), every form
+/// action, link, asset, redirect and cookie stays inside it, whether the proxy strips the
+/// prefix or passes it on.
+#[tokio::test]
+async fn a_public_url_with_a_path_keeps_everything_inside_it() {
+    let h = crate::support::harness_with(|b| b.public_url("https://proxy.test/askuser/"));
+    let id = ask(&h.app, json!({"session_id": "s1"})).await;
+    let link = h.server.page_url(&id);
+    let path = link.strip_prefix("https://proxy.test").unwrap().to_owned();
+    assert!(path.starts_with("/askuser/q/"), "{link}");
+    let stripped = path.strip_prefix("/askuser").unwrap().to_owned();
+    for request_path in [&path, &stripped] {
+        let page = send(&h.app, get(request_path, None)).await;
+        assert_eq!(page.status, StatusCode::OK, "{request_path}");
+        all_under_prefix(&page.text);
+        assert!(page.text.contains(&format!("action=\"{path}\"")), "{}", page.text);
+        assert!(page.text.contains("href=\"/askuser/assets/app.css\""), "{}", page.text);
+    }
+    assert_eq!(send(&h.app, get("/askuser/assets/app.css", None)).await.status, StatusCode::OK);
+
+    let home = send(&h.app, get("/askuser/", None)).await;
+    assert_eq!(home.headers[header::LOCATION], "/askuser/login");
+    let form = send(&h.app, get("/askuser/login", None)).await;
+    all_under_prefix(&form.text);
+    assert!(form.text.contains("action=\"/askuser/login\""), "{}", form.text);
+    let ok = send(&h.app, post_form("/askuser/login", None, &[("token", TOKEN)])).await;
+    assert_eq!(ok.headers[header::LOCATION], "/askuser/");
+    let set_cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(set_cookie.contains("; Path=/askuser/;") && set_cookie.contains("Secure"), "{set_cookie}");
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let list = send(&h.app, get("/askuser/", Some(&cookie))).await;
+    assert_eq!(list.status, StatusCode::OK);
+    all_under_prefix(&list.text);
+    assert!(list.text.contains(&format!("href=\"/askuser/q/{id}\"")), "{}", list.text);
+    assert!(list.text.contains("data-events=\"/askuser/events\""), "{}", list.text);
+
+    let page = send(&h.app, get(&path, None)).await;
+    let csrf = csrf_of(&page);
+    let done = send(&h.app, post_form(&path, None, &[("csrf", &csrf), ("q0", "0"), ("q1", "0")])).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    all_under_prefix(&done.text);
+    let out = send(&h.app, post_form("/askuser/logout", Some(&cookie), &[])).await;
+    assert_eq!(out.headers[header::LOCATION], "/askuser/login");
+    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("; Path=/askuser/;"));
+}
