@@ -44,6 +44,7 @@ mod secrets;
 mod sessions;
 mod subpath;
 mod throttle;
+mod zeroed;
 
 #[cfg(feature = "client")]
 mod client;

@@ -776,15 +776,17 @@ async fn submit(
     }
 }
 
-type Fields = Result<Form<Vec<(String, String)>>, axum::extract::rejection::FormRejection>;
+/// A form's fields, read by [`SecretForm`](crate::zeroed::SecretForm): its raw body zeroed once
+/// parsed (it may hold a typed secret).
+type Fields = crate::zeroed::SecretForm;
 
 /// The status, title and text of a page that says why a form was not read.
 type Unread = (StatusCode, &'static str, &'static str);
 
 /// The form's fields, or why not.
 fn form_fields(form: Fields) -> Result<Vec<(String, String)>, Unread> {
-    form.map(|Form(fields)| fields).map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+    form.0.map_err(|refused| {
+        if refused == crate::zeroed::FormRefused::TooLarge {
             (StatusCode::PAYLOAD_TOO_LARGE, "Too long", "What you sent is longer than this server accepts.")
         } else {
             (
