@@ -76,7 +76,7 @@ pub use secret::{
     InMemorySecretSink, SECRET_REF_PREFIX, SecretError, SecretSink, SecretValue, parse_secret_ref,
     session_secret_ref,
 };
-pub use text::is_forbidden_char;
+pub use text::{is_forbidden_char, renders_blank, show_blank};
 pub use time::{Deadline, Timestamp, TimestampError};
 pub use validate::Validator;
 

@@ -37,6 +37,57 @@ pub fn is_forbidden_char(c: char, allow_lf: bool) -> bool {
     )
 }
 
+/// Whether `c` draws nothing although it is no space, control or formatting character: the
+/// Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the blank Braille pattern U+2800, the
+/// combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4 and U+17B5, and the
+/// Mongolian variation selectors U+180B–U+180D and U+180F. Validation accepts them (as the
+/// reference does), so `Yes` and `Yes\u{3164}` are two labels that look the same: every surface
+/// shows them with [`show_blank`].
+///
+/// ```
+/// assert!(askuser_core::renders_blank('\u{3164}'));
+/// assert!(!askuser_core::renders_blank(' ') && !askuser_core::renders_blank('a'));
+/// ```
+#[must_use]
+pub fn renders_blank(c: char) -> bool {
+    matches!(
+        c,
+        '\u{115f}'
+            | '\u{1160}'
+            | '\u{3164}'
+            | '\u{ffa0}'
+            | '\u{2800}'
+            | '\u{034f}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180d}' | '\u{180f}'
+    )
+}
+
+/// `s` with every character that [`renders_blank`] made visible as `⟨U+XXXX⟩`. Borrows when there
+/// is none, which is the common case. For display only: what is answered stays the text itself.
+///
+/// ```
+/// assert_eq!(askuser_core::show_blank("Yes\u{3164}"), "Yes⟨U+3164⟩");
+/// assert_eq!(askuser_core::show_blank("Oui, très"), "Oui, très");
+/// ```
+#[must_use]
+pub fn show_blank(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() || !s.chars().any(renders_blank) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if renders_blank(c) {
+            use std::fmt::Write as _;
+            let _ = write!(out, "⟨U+{:04X}⟩", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The first forbidden character of `s` with its position in code points.
 pub(crate) fn first_forbidden(s: &str, allow_lf: bool) -> Option<(usize, char)> {
     if printable_ascii(s, allow_lf) {

@@ -102,6 +102,13 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         eprintln!("askuser: --secret-file {}: {why}", path.display());
         return ExitCode::from(2);
     }
+    if askuser_server::is_cleartext_beyond_loopback(&options.server) {
+        eprintln!(
+            "askuser: warning: {} is plain HTTP beyond this machine: the token, the answers and any secret \
+             cross the network readable and changeable by anyone on the path; use https://",
+            options.server
+        );
+    }
     let text = match options.source.as_deref() {
         None | Some("-") => {
             if std::io::stdin().is_terminal() {

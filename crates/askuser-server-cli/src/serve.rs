@@ -31,6 +31,11 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --notify-format F     json (default) or ntfy (text body, Title and Click headers: point
                         --notify-url at your ntfy topic)
   --notify-questions    include the questions' text in notices (default: headers only)
+  --header-timeout S    the time a client has to send a request head; an idle kept-alive
+                        connection closes after it too (default 10)
+  --body-timeout S      the time a client has to send a request body (default 30)
+  --max-connections N   the most connections open at once (default: 4096, or the descriptor
+                        limit less 64); at the cap the oldest one not being answered is closed
 
 Stops on Ctrl-C or SIGTERM: waits in progress are told the server is shutting down, answers in
 flight are committed. Logs (one line per request, never a question's content) go to stderr.
@@ -47,6 +52,7 @@ struct Options {
     notify_format: NotifyFormat,
     notify_questions: bool,
     profile: Profile,
+    limits: askuser_server::ConnectionLimits,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -60,6 +66,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_format: NotifyFormat::Json,
         notify_questions: false,
         profile: Profile::Reference,
+        limits: askuser_server::ConnectionLimits::default(),
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -95,6 +102,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--notify-questions" => options.notify_questions = true,
+            "--header-timeout" => {
+                options.limits = options.limits.with_header_timeout(crate::seconds(arg, value("seconds")?)?);
+            }
+            "--body-timeout" => {
+                options.limits = options.limits.with_body_timeout(crate::seconds(arg, value("seconds")?)?);
+            }
+            "--max-connections" => {
+                let text = value("a number of connections")?;
+                let max =
+                    text.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-connections takes a whole number above 0, got {text:?}")
+                    })?;
+                options.limits = options.limits.with_max_connections(max);
+            }
             "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
             other => return Err(format!("unknown option {other:?}")),
         }
@@ -162,7 +183,7 @@ fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), 
         url.clone()
     } else {
         let dir = data_dir.clone().ok_or("no home directory to keep the store in: pass --store")?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        private_dir(&dir)?;
         format!("sqlite:{}", dir.join("pending.db").display())
     };
     let beside = store
@@ -171,6 +192,28 @@ fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), 
         .map(|db| db.with_file_name("token"))
         .or_else(|| data_dir.map(|d| d.join("token")));
     Ok((store, beside))
+}
+
+/// Creates the data directory mode 0700, or makes an existing one 0700 (saying so): it holds the
+/// store and the token.
+fn private_dir(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode =
+            std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?.permissions().mode();
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot make {} private (mode 0700): {e}", dir.display()))?;
+            eprintln!(
+                "askuser serve: {} was open to other users (mode {:04o}): made 0700",
+                dir.display(),
+                mode & 0o777
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn run(options: Options) -> Result<(), String> {
@@ -213,8 +256,10 @@ async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let mut builder =
-        AnswerServer::builder(store, token).public_url(public_url.as_str()).profile(options.profile);
+    let mut builder = AnswerServer::builder(store, token)
+        .public_url(public_url.as_str())
+        .profile(options.profile)
+        .connection_limits(options.limits);
     if let Some(postgres) = &fleet {
         builder = builder.fleet(postgres);
     }
@@ -292,5 +337,13 @@ mod tests {
         assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
         assert!(parse(&args(&["--profile", "fancy"])).unwrap_err().contains("extended"));
         assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));
+        let limits = parse(&args(&["--header-timeout", "2", "--body-timeout=3", "--max-connections", "40"]))
+            .unwrap()
+            .limits;
+        assert_eq!(
+            (limits.header_timeout, limits.body_timeout, limits.max_connections),
+            (Duration::from_secs(2), Duration::from_secs(3), 40)
+        );
+        assert!(parse(&args(&["--max-connections", "0"])).unwrap_err().contains("above 0"));
     }
 }

@@ -260,7 +260,7 @@ pub(crate) async fn wait(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<WaitQuery>,
-) -> Result<Json<WaitReply>, ApiError> {
+) -> Result<Response, ApiError> {
     let max = state.config.max_wait;
     let limit = match query.timeout_secs {
         None => max,
@@ -285,8 +285,10 @@ pub(crate) async fn wait(
     let mut reply = WaitReply::of(record)?;
     if wants_secrets {
         reply.secret_values = state.take_secrets(&id).await.map(SecretValues);
+        // The serialized reply holds the values: its buffers are zeroed once sent.
+        return Ok(crate::zeroed::json(&reply));
     }
-    Ok(Json(reply))
+    Ok(Json(reply).into_response())
 }
 
 /// An answer that committed: the record and the tool result the model receives.

@@ -45,6 +45,15 @@ pub enum TokenError {
         #[source]
         source: std::io::Error,
     },
+    /// The token file is a link, not a regular file, owned by another user, or readable or
+    /// writable by other users: refused, since the token in it may be known or planted.
+    #[error("token file {path}: {reason}")]
+    Unsafe {
+        /// The file.
+        path: String,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
     /// The operating system's random source failed.
     #[error("no randomness available for a new token")]
     Random,
@@ -83,15 +92,17 @@ impl ApiToken {
     /// Reads the token file at `path`, or creates it (mode 0600, parent directories too) with a
     /// fresh token when it does not exist. Returns the token and whether the file was created.
     ///
+    /// On Unix an existing file is refused ([`TokenError::Unsafe`]) when it is a symbolic link or
+    /// not a regular file, is owned by another user, or other users may read or write it: its
+    /// token may be known to them, or planted by them.
+    ///
     /// # Errors
     ///
-    /// The file cannot be read or created; its content is not a usable token.
+    /// The file cannot be read or created, or is refused; its content is not a usable token.
     pub fn load_or_create(path: &Path) -> Result<(Self, bool), TokenError> {
         let file_error = |source| TokenError::File { path: path.display().to_string(), source };
-        match std::fs::read_to_string(path) {
-            Ok(text) => return Ok((Self::new(&text)?, false)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(file_error(e)),
+        if let Some(text) = read_token_file(path)? {
+            return Ok((Self::new(&text)?, false));
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(file_error)?;
@@ -108,21 +119,25 @@ impl ApiToken {
             }
             // Another process created it first: use theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let text = std::fs::read_to_string(path).map_err(file_error)?;
+                let text = read_token_file(path)?.ok_or_else(|| file_error(e))?;
                 Ok((Self::new(&text)?, false))
             }
             Err(e) => Err(file_error(e)),
         }
     }
 
-    /// Reads a token file that must exist (a client's view).
+    /// Reads a token file that must exist (a client's view), checked like
+    /// [`load_or_create`](Self::load_or_create) checks it.
     ///
     /// # Errors
     ///
-    /// The file cannot be read; its content is not a usable token.
+    /// The file cannot be read, is refused ([`TokenError::Unsafe`]), or its content is not a
+    /// usable token.
     pub fn read(path: &Path) -> Result<Self, TokenError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| TokenError::File { path: path.display().to_string(), source })?;
+        let text = read_token_file(path)?.ok_or_else(|| TokenError::File {
+            path: path.display().to_string(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        })?;
         Self::new(&text)
     }
 
@@ -163,6 +178,62 @@ impl ApiToken {
     }
 }
 
+/// The content of the token file at `path`, `None` when there is none; refused when it is a
+/// link, not a regular file, another user's, or open to other users (checked on the opened file,
+/// so nothing can be swapped in between).
+fn read_token_file(path: &Path) -> Result<Option<String>, TokenError> {
+    use std::io::Read as _;
+    let shown = || path.display().to_string();
+    let unsafe_file = |reason: String| TokenError::Unsafe { path: shown(), reason };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed());
+    }
+    let mut file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(unsafe_file(
+                    "is a symbolic link: refused (name the file it points to, or delete it and restart to make a new token)"
+                        .to_owned(),
+                ));
+            }
+            return Err(TokenError::File { path: shown(), source: e });
+        }
+    };
+    let meta = file.metadata().map_err(|source| TokenError::File { path: shown(), source })?;
+    if !meta.is_file() {
+        return Err(unsafe_file("is not a regular file: refused".to_owned()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let me = rustix::process::getuid().as_raw();
+        if meta.uid() != me {
+            return Err(unsafe_file(format!(
+                "is owned by user {} and you are user {me}: refused (a token planted by another user would be the API token); \
+                 delete it and restart to make a new token, or name your own file",
+                meta.uid()
+            )));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(unsafe_file(format!(
+                "its mode is {mode:04o}: other users could read or change the token; refused \
+                 (run `chmod 600 {}`; if others may have read it, delete it and restart to make a new token)",
+                shown()
+            )));
+        }
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(|source| TokenError::File { path: shown(), source })?;
+    Ok(Some(text))
+}
+
 /// The keys derived from the API token, and what they sign.
 #[derive(Clone)]
 pub(crate) struct Keys {
@@ -199,18 +270,23 @@ impl Keys {
         self.batch_token(id).as_bytes().ct_eq(candidate.as_bytes()).into()
     }
 
-    /// A login cookie's value, valid until `expires` (Unix seconds): `EXPIRES.SIGNATURE`.
-    pub(crate) fn login_cookie(&self, expires: i64) -> String {
+    /// A login cookie's value for login session `session`, valid until `expires` (Unix
+    /// seconds): `EXPIRES.SESSION.SIGNATURE`. The session id lets a logout revoke it.
+    pub(crate) fn login_cookie(&self, expires: i64, session: &str) -> String {
         let expires = expires.to_string();
-        format!("{expires}.{}", hex(&mac(&self.signing, &[b"login", expires.as_bytes()])))
+        let signature = hex(&mac(&self.signing, &[b"login v2", expires.as_bytes(), session.as_bytes()]));
+        format!("{expires}.{session}.{signature}")
     }
 
-    /// Whether `value` is a login cookie of this server that has not expired at `now` (Unix secs).
-    pub(crate) fn check_login_cookie(&self, value: &str, now: i64) -> bool {
-        let Some((expires, _)) = value.split_once('.') else { return false };
-        let Ok(at) = expires.parse::<i64>() else { return false };
-        let good: bool = self.login_cookie(at).as_bytes().ct_eq(value.as_bytes()).into();
-        good && at > now
+    /// The login session and expiry (Unix secs) of `value` when it is a login cookie of this
+    /// server that has not expired at `now`. Whether it was revoked is the caller's to check.
+    pub(crate) fn check_login_cookie<'a>(&self, value: &'a str, now: i64) -> Option<(&'a str, i64)> {
+        let mut parts = value.splitn(3, '.');
+        let (expires, session) = (parts.next()?, parts.next()?);
+        parts.next()?;
+        let at = expires.parse::<i64>().ok()?;
+        let good: bool = self.login_cookie(at, session).as_bytes().ct_eq(value.as_bytes()).into();
+        (good && at > now).then_some((session, at))
     }
 
     /// The CSRF token for a form about question `id`, bound to the credential that opened it
@@ -242,6 +318,11 @@ fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
         mac.update(part);
     }
     mac.finalize().into_bytes().into()
+}
+
+/// A fresh login session id: 128 random bits, hex.
+pub(crate) fn new_login_session() -> Result<String, TokenError> {
+    Ok(hex(&random_bytes::<16>()?))
 }
 
 fn random_bytes<const N: usize>() -> Result<[u8; N], TokenError> {
@@ -281,12 +362,15 @@ mod tests {
     #[test]
     fn login_cookies_expire_and_cannot_be_forged() {
         let keys = keys();
-        let cookie = keys.login_cookie(1_000);
-        assert!(keys.check_login_cookie(&cookie, 999));
-        assert!(!keys.check_login_cookie(&cookie, 1_000));
+        let cookie = keys.login_cookie(1_000, "s1");
+        assert_eq!(keys.check_login_cookie(&cookie, 999), Some(("s1", 1_000)));
+        assert_eq!(keys.check_login_cookie(&cookie, 1_000), None);
         let forged = cookie.replacen("1000", "9999", 1);
-        assert!(!keys.check_login_cookie(&forged, 999));
-        assert!(!keys.check_login_cookie("garbage", 0));
+        assert_eq!(keys.check_login_cookie(&forged, 999), None);
+        let other_session = cookie.replacen(".s1.", ".s2.", 1);
+        assert_eq!(keys.check_login_cookie(&other_session, 999), None);
+        assert_eq!(keys.check_login_cookie("garbage", 0), None);
+        assert_eq!(keys.check_login_cookie("1000.s1", 0), None);
     }
 
     #[test]
@@ -322,6 +406,48 @@ mod tests {
         assert!(!was_created);
         assert_eq!(again, created);
         assert_eq!(ApiToken::read(&path).unwrap(), created);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A token file open to others, a link (even to a file with a token-like content), or
+    /// another user's file is refused by the server and by clients, with the path and the fix.
+    #[cfg(unix)]
+    #[test]
+    fn unsafe_token_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("askuser-token-unsafe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("token");
+        let (token, _) = ApiToken::load_or_create(&path).unwrap();
+        let refused = |path: &Path| {
+            let server = ApiToken::load_or_create(path).unwrap_err();
+            let client = ApiToken::read(path).unwrap_err();
+            assert!(matches!(server, TokenError::Unsafe { .. }), "{server}");
+            assert!(matches!(client, TokenError::Unsafe { .. }), "{client}");
+            server.to_string()
+        };
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let message = refused(&path);
+        assert!(message.contains(&path.display().to_string()) && message.contains("0644"), "{message}");
+        assert!(message.contains(&format!("chmod 600 {}", path.display())), "{message}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert!(refused(&path).contains("0640"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(ApiToken::read(&path).unwrap(), token);
+
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(refused(&link).contains("symbolic link"));
+        let planted = dir.join("planted");
+        std::fs::write(&planted, "planted-token-0123456789").unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if rustix::process::getuid().is_root() {
+            // Root can give the file away: it is then another user's.
+            let nobody = rustix::process::Uid::from_raw(65534);
+            rustix::fs::chown(&planted, Some(nobody), None).unwrap();
+            assert!(refused(&planted).contains("owned by user 65534"));
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -423,7 +423,7 @@ impl Answerer for HttpAnswerer {
             }
             other => other?,
         };
-        self.hand_secrets(&response, reply.get_mut("secret_values"), &context)?;
+        self.hand_secrets(&request, &response, reply.get_mut("secret_values"), &context)?;
         Ok(response)
     }
 }
@@ -441,9 +441,12 @@ impl HttpAnswerer {
     }
 
     /// Gives the sink the value of each secret answer in `response`, from the wait's
-    /// `secret_values` (taken out of the reply and zeroed as they drop).
+    /// `secret_values` (taken out of the reply and zeroed as they drop). Only the names `request`
+    /// asked for are taken: a server (or anyone between) naming another is refused, nothing
+    /// written.
     fn hand_secrets(
         &self,
+        request: &AskUserRequest,
         response: &AskUserResponse,
         values: Option<&mut Value>,
         context: &AskContext,
@@ -454,6 +457,15 @@ impl HttpAnswerer {
         };
         for answer in &response.answers {
             let Some(name) = answer.secret_ref.as_deref().and_then(parse_secret_ref) else { continue };
+            if !request
+                .questions()
+                .iter()
+                .any(|q| q.kind() == QuestionKind::Secret && q.secret_name() == Some(name))
+            {
+                return Err(AnswerError::failed(format!(
+                    "the answer server handed over a secret named {name:?}, which was not asked for: refused, nothing written"
+                )));
+            }
             let Some(Value::String(value)) = values.remove(name) else {
                 return Err(AnswerError::failed(format!(
                     "the answer server did not hand over the value of the secret {name} (another waiter \

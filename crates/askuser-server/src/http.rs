@@ -32,7 +32,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async { ApiError::NoRoute })
         .layer(middleware::from_fn_with_state(Arc::clone(&state), require_token));
     let limit = state.config.body_limit;
-    Router::new()
+    let base = crate::subpath::base_path(&state.config.public_url);
+    let app = Router::new()
         .nest("/v1", v1)
         .route("/healthz", get(api::healthz))
         .route("/openapi.json", get(crate::openapi::serve))
@@ -63,7 +64,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             HeaderValue::from_static("same-origin"),
         ))
         .layer(middleware::from_fn(access_log))
-        .with_state(state)
+        .with_state(state);
+    crate::subpath::mount(app, &base)
 }
 
 /// `/v1` takes the API token as `Authorization: Bearer TOKEN`, compared in constant time.

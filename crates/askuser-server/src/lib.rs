@@ -36,10 +36,15 @@ mod error;
 mod events;
 mod fleet;
 mod http;
+mod listen;
 mod openapi;
 mod pages;
 mod paths;
 mod secrets;
+mod sessions;
+mod subpath;
+mod throttle;
+mod zeroed;
 
 #[cfg(feature = "client")]
 mod client;
@@ -60,9 +65,10 @@ pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError};
 pub use client::{ClientError, HttpAnswerer};
 pub use error::ApiError;
 pub use events::ServerEvent;
+pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
 pub use notify::{Notifier, NotifierHandle, NotifyFormat};
-pub use paths::default_data_dir;
+pub use paths::{default_data_dir, is_cleartext_beyond_loopback};
 pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
 
 /// How long a question waits when the asker does not say: one hour.
@@ -114,6 +120,10 @@ pub(crate) struct AppState {
     /// Becomes `true` when the server shuts down: waits and event streams end.
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) on_asked: Option<Arc<AskedHook>>,
+    /// Login attempts per client.
+    pub(crate) logins: throttle::LoginThrottle,
+    /// Login sessions logged out on this replica.
+    pub(crate) revoked: sessions::Revoked,
 }
 
 /// What [`AnswerServerBuilder::on_asked`] calls.
@@ -186,6 +196,7 @@ pub(crate) struct Config {
     pub(crate) body_limit: usize,
     pub(crate) sweep_interval: Duration,
     pub(crate) profile: Profile,
+    pub(crate) limits: ConnectionLimits,
 }
 
 /// Configures an [`AnswerServer`].
@@ -246,6 +257,13 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// How [`serve`](AnswerServer::serve) treats connections: the header and body timeouts and
+    /// the connection cap. Default: [`ConnectionLimits::default`].
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.config.limits = limits;
+        self
+    }
+
     /// How often the server expires overdue questions (and tells listeners). Default: 1 s.
     pub fn sweep_interval(mut self, interval: Duration) -> Self {
         self.config.sweep_interval = interval.max(Duration::from_millis(10));
@@ -276,6 +294,8 @@ impl AnswerServerBuilder {
                 fleet,
                 closing,
                 on_asked: self.on_asked,
+                logins: throttle::LoginThrottle::default(),
+                revoked: sessions::Revoked::default(),
             }),
         }
     }
@@ -294,6 +314,7 @@ impl AnswerServer {
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
                 profile: Profile::Reference,
+                limits: ConnectionLimits::default(),
             },
             on_asked: None,
             fleet: None,
@@ -340,14 +361,13 @@ impl AnswerServer {
         let fleet = self.connect_fleet().await;
         let sweeper = self.spawn_sweeper();
         let this = self.clone();
-        // `into_make_service` turns the router into routes once; `axum::serve(listener, router)`
-        // would do it again for every connection (about 11 KiB each, held while it is open).
-        let result = axum::serve(listener, self.router().into_make_service())
-            .with_graceful_shutdown(async move {
-                signal.await;
-                this.shutdown();
-            })
-            .await;
+        let signalled = tokio::spawn(async move {
+            signal.await;
+            this.shutdown();
+        });
+        let closing = self.state.closing.subscribe();
+        let result = listen::serve(listener, self.router(), self.state.config.limits, closing).await;
+        signalled.abort();
         self.shutdown();
         let _ = sweeper.await;
         for task in fleet {

@@ -70,6 +70,9 @@ impl Notifier {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
+            // A redirect would re-post the notice (its answer link included) to wherever the
+            // webhook's host points: the URL comes only from the operator's configuration.
+            .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Self {
             client,
@@ -154,6 +157,11 @@ impl Notifier {
         let response = request.send().await.map_err(|e| crate::error::with_causes(&e))?;
         if response.status().is_success() {
             Ok(())
+        } else if response.status().is_redirection() {
+            Err(format!(
+                "the webhook answered {} (a redirect, not followed: give the final address as the webhook URL)",
+                response.status()
+            ))
         } else {
             Err(format!("the webhook answered {}", response.status()))
         }

@@ -92,10 +92,8 @@ fn login_cookie(headers: &HeaderMap) -> Option<&str> {
 
 fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
     let cookie = login_cookie(headers)?;
-    state
-        .keys
-        .check_login_cookie(cookie, now_secs())
-        .then(|| Access { credential: cookie.to_owned(), logged_in: true })
+    let (session, _) = state.keys.check_login_cookie(cookie, now_secs())?;
+    (!state.revoked.is_revoked(session)).then(|| Access { credential: cookie.to_owned(), logged_in: true })
 }
 
 fn by_link(state: &AppState, id: &str, token: &str) -> Option<Access> {
@@ -137,12 +135,12 @@ fn answer_lines(response: Option<&AskUserResponse>) -> Vec<AnswerLine> {
         .answers
         .iter()
         .map(|a| AnswerLine {
-            header: a.header.clone(),
+            header: askuser_core::show_blank(&a.header).into_owned(),
             // A secret shows as its reference: the value is never stored, never shown.
             text: match (&a.secret_ref, &a.custom_answer) {
                 (Some(reference), _) => format!("secret given (the assistant sees {reference})"),
-                (None, Some(text)) => text.clone(),
-                (None, None) => a.selected.join(", "),
+                (None, Some(text)) => askuser_core::show_blank(text).into_owned(),
+                (None, None) => askuser_core::show_blank(&a.selected.join(", ")).into_owned(),
             },
         })
         .collect()
@@ -263,7 +261,8 @@ struct ListPage {
 }
 
 fn headers_of(record: &PendingRecord) -> String {
-    record.request().questions().iter().map(Question::header).collect::<Vec<_>>().join(" · ")
+    let headers = record.request().questions().iter().map(Question::header).collect::<Vec<_>>().join(" · ");
+    askuser_core::show_blank(&headers).into_owned()
 }
 
 async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<Item>, ApiError> {
@@ -391,8 +390,12 @@ struct LoginForm {
 
 async fn login(
     State(state): State<Arc<AppState>>,
+    peer: Option<axum::Extension<crate::throttle::Peer>>,
     form: Result<Form<LoginForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
+    if let Err(wait) = state.logins.attempt(peer.map(|axum::Extension(peer)| peer)) {
+        return too_many_logins(wait);
+    }
     let Ok(Form(form)) = form else {
         return render(
             &LoginPage { error: Some("Paste the API token."), live: None },
@@ -405,7 +408,14 @@ async fn login(
             StatusCode::UNAUTHORIZED,
         );
     }
-    let value = state.keys.login_cookie(now_secs() + LOGIN_SECS);
+    let Ok(session) = crate::auth::new_login_session() else {
+        return message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "No randomness for a login: try again.",
+        );
+    };
+    let value = state.keys.login_cookie(now_secs() + LOGIN_SECS, &session);
     let secure = if state.config.public_url.starts_with("https://") { "; Secure" } else { "" };
     let cookie =
         format!("{LOGIN_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={LOGIN_SECS}{secure}");
@@ -416,7 +426,27 @@ async fn login(
     response
 }
 
-async fn logout() -> Response {
+/// `429` with `Retry-After`: this client tried too many logins.
+fn too_many_logins(wait: Duration) -> Response {
+    let page = LoginPage {
+        error: Some("Too many login attempts from here: wait a minute, then try again."),
+        live: None,
+    };
+    let mut response = render(&page, StatusCode::TOO_MANY_REQUESTS);
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    // The cookie opens nothing after this, even where the browser keeps it.
+    if let Some(cookie) = login_cookie(&headers)
+        && let Some((session, expires)) = state.keys.check_login_cookie(cookie, now_secs())
+    {
+        state.revoked.revoke(session, expires, now_secs());
+    }
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,
@@ -517,8 +547,9 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
     };
     QuestionView {
         index,
-        header: q.header().to_owned(),
-        question: q.question().to_owned(),
+        // Characters that draw nothing are shown (`⟨U+3164⟩`), so two labels never look the same.
+        header: askuser_core::show_blank(q.header()).into_owned(),
+        question: askuser_core::show_blank(q.question()).into_owned(),
         kind: kind_name(kind),
         multi: q.multi_select(),
         input: if q.multi_select() { "checkbox" } else { "radio" },
@@ -528,8 +559,8 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
             .enumerate()
             .map(|(i, o)| OptionView {
                 index: i,
-                label: o.label().to_owned(),
-                description: o.description().map(str::to_owned),
+                label: askuser_core::show_blank(o.label()).into_owned(),
+                description: o.description().map(|d| askuser_core::show_blank(d).into_owned()),
                 checked: if fresh { o.is_default() } else { picked.contains(&i.to_string().as_str()) },
             })
             .collect(),
@@ -775,15 +806,17 @@ async fn submit(
     }
 }
 
-type Fields = Result<Form<Vec<(String, String)>>, axum::extract::rejection::FormRejection>;
+/// A form's fields, read by [`SecretForm`](crate::zeroed::SecretForm): its raw body zeroed once
+/// parsed (it may hold a typed secret).
+type Fields = crate::zeroed::SecretForm;
 
 /// The status, title and text of a page that says why a form was not read.
 type Unread = (StatusCode, &'static str, &'static str);
 
 /// The form's fields, or why not.
 fn form_fields(form: Fields) -> Result<Vec<(String, String)>, Unread> {
-    form.map(|Form(fields)| fields).map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+    form.0.map_err(|refused| {
+        if refused == crate::zeroed::FormRefused::TooLarge {
             (StatusCode::PAYLOAD_TOO_LARGE, "Too long", "What you sent is longer than this server accepts.")
         } else {
             (

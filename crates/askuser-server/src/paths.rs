@@ -22,6 +22,37 @@ pub fn default_data_dir() -> Option<PathBuf> {
     }
 }
 
+/// Whether `url` is plain `http://` to a host that is not this machine (not `localhost`, not in
+/// 127.0.0.0/8, not `::1`): the API token, the questions, the answers and any secret value would
+/// cross the network readable and changeable by anyone on the path. Clients warn about it.
+///
+/// ```
+/// use askuser_server::is_cleartext_beyond_loopback as clear;
+/// assert!(clear("http://ask.example.com:8765"));
+/// assert!(clear("HTTP://10.0.0.5/"));
+/// assert!(!clear("https://ask.example.com"));
+/// assert!(!clear("http://127.0.0.1:8765") && !clear("http://localhost:8765") && !clear("http://[::1]:8765"));
+/// ```
+#[must_use]
+pub fn is_cleartext_beyond_loopback(url: &str) -> bool {
+    let Some(rest) = url.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("http://")).map(|_| &url[7..])
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    !loopback
+}
+
 /// `segment` percent-encoded for one URL path segment: every byte but the unreserved ones
 /// (`A–Z a–z 0–9 - . _ ~`).
 pub(crate) fn encode_segment(segment: &str) -> String {
@@ -39,6 +70,30 @@ pub(crate) fn encode_segment(segment: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cleartext_beyond_loopback() {
+        use super::is_cleartext_beyond_loopback as clear;
+        for beyond in [
+            "http://h",
+            "http://user:pw@ask.example:80/x",
+            "http://192.168.1.2",
+            "http://[fe80::1]:9",
+            "http://127.example",
+        ] {
+            assert!(clear(beyond), "{beyond}");
+        }
+        for here in [
+            "https://h",
+            "http://127.8.9.1:1/",
+            "http://a.localhost",
+            "http://LOCALHOST.",
+            "http://me@[::1]/",
+            "ftp://h",
+        ] {
+            assert!(!clear(here), "{here}");
+        }
+    }
+
     #[test]
     fn encodes_path_segments() {
         assert_eq!(super::encode_segment("call_1-a.b~"), "call_1-a.b~");

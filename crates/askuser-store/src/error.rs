@@ -64,6 +64,15 @@ pub enum StoreError {
     /// The embedded schema migrations failed.
     #[error("migrating the store's schema")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A store file could not be created private (mode 0600) or made private.
+    #[error("store file {path}: cannot make it private (mode 0600): {source}")]
+    Permissions {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl StoreError {

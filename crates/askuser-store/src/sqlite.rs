@@ -188,12 +188,16 @@ impl SqliteStoreBuilder {
         self
     }
 
-    /// Opens (creating it when missing) the file and brings its schema up to date.
+    /// Opens (creating it when missing) the file and brings its schema up to date. On Unix the
+    /// file is created mode 0600 (SQLite gives its `-wal` and `-shm` files the same mode), and an
+    /// existing file, `-wal` or `-shm` that other users may read or write is made 0600, with a
+    /// warning logged.
     ///
     /// # Errors
     ///
     /// The file cannot be opened or created, or a migration fails.
     pub async fn open(self) -> Result<SqliteStore, StoreError> {
+        make_private(&self.path)?;
         let options = SqliteConnectOptions::new()
             .filename(&self.path)
             .create_if_missing(true)
@@ -231,6 +235,49 @@ impl SqliteStoreBuilder {
             }),
         })
     }
+}
+
+/// Creates the store file mode 0600 when missing, and makes it, its `-wal` and its `-shm` 0600
+/// when other users may read or write them: every question and answer is in them.
+fn make_private(path: &Path) -> Result<(), StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        let failed =
+            |path: &Path, source| StoreError::Permissions { path: path.display().to_string(), source };
+        // `:memory:` and SQLite's other special names are no files.
+        if path.as_os_str().is_empty() || path.to_string_lossy().starts_with(':') {
+            return Ok(());
+        }
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(failed(path, e)),
+        }
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let mut shm = path.as_os_str().to_owned();
+        shm.push("-shm");
+        for file in [path.to_owned(), wal.into(), shm.into()] {
+            let mode = match std::fs::metadata(&file) {
+                Ok(metadata) => metadata.permissions().mode(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(failed(&file, e)),
+            };
+            if mode & 0o077 != 0 {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| failed(&file, e))?;
+                tracing::warn!(
+                    "store file {} was open to other users (mode {:o}): made 0600",
+                    file.display(),
+                    mode & 0o777
+                );
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// Connects the writer and runs the embedded migrations. Two processes opening a new file at

@@ -517,6 +517,16 @@ async fn ask_secret(
                 writeln!(out, "\n(end of input: declined)")?;
                 return Ok(MenuOutcome::Declined);
             }
+            SecretRead::SeveralLines => {
+                let why = "the paste had several lines, so nothing was taken (paste the secret as one line)";
+                if attempt == MAX_ATTEMPTS {
+                    writeln!(out, "{why}\nNo valid answer after {MAX_ATTEMPTS} tries: declined.")?;
+                    return Ok(MenuOutcome::Declined);
+                }
+                write!(out, "{why}. Try again: ")?;
+                out.flush()?;
+                continue;
+            }
             SecretRead::Value(value) => value,
         };
         let why = if value.expose().trim().is_empty() {
@@ -760,5 +770,11 @@ mod tests {
         assert_eq!(outcome, MenuOutcome::Declined);
         assert!(text.contains("no terminal to type a secret on"), "{text}");
         assert_eq!(run(&request, &[], Vec::new()).0, MenuOutcome::Declined, "end of input declines");
+
+        // A paste of several lines is refused whole, saying so, and asked again.
+        let (outcome, text) = run(&request, &[], vec![SecretRead::SeveralLines, value("one-line")]);
+        let MenuOutcome::Secret(_, secret) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(secret.expose(), "one-line");
+        assert!(text.contains("the paste had several lines, so nothing was taken"), "{text}");
     }
 }

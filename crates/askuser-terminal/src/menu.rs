@@ -45,6 +45,9 @@ pub(crate) enum Notice {
     TypeSomething,
     Unanswered,
     TooLong,
+    /// A paste into a secret that would have had to change to fit (a line break inside, a
+    /// control character): refused whole, nothing inserted.
+    SecretPasteRefused,
 }
 
 impl Notice {
@@ -55,6 +58,9 @@ impl Notice {
             Self::TypeSomething => "type an answer, or esc to go back",
             Self::Unanswered => "answer every question before submitting",
             Self::TooLong => "the answer is at its maximum length",
+            Self::SecretPasteRefused => {
+                "paste refused: it has a line break or a control character inside; paste the secret as one line"
+            }
         }
     }
 }
@@ -516,6 +522,18 @@ impl Menu {
             return Effect::Ignored;
         }
         self.notice = None;
+        if self.editor.as_ref().is_some_and(|e| e.masked) {
+            // A secret keeps its exact characters or is refused: cleaning it would send a value
+            // the person never typed. One line ending at the very end (a copied whole line) is
+            // no part of it.
+            let value = text.strip_suffix('\n').map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
+            if value.chars().any(|c| !crate::text::allowed_in_answer(c)) {
+                self.notice = Some(Notice::SecretPasteRefused);
+                return Effect::Redraw;
+            }
+            self.insert(value);
+            return Effect::Redraw;
+        }
         self.insert(&clean_answer_text(text));
         Effect::Redraw
     }

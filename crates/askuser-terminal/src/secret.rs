@@ -14,6 +14,9 @@ pub(crate) enum SecretRead {
     NoTerminal,
     /// The terminal's input ended (Ctrl-D on an empty line).
     End,
+    /// More input was waiting right after the line: a paste of several lines, of which one line
+    /// would have been a silently cut secret. Nothing was kept (all of it discarded, zeroed).
+    SeveralLines,
 }
 
 /// Where the line protocol reads a secret.
@@ -156,6 +159,14 @@ mod tty {
             }
         };
         byte.zeroize();
+        // A line feed with more already waiting behind it is a paste of several lines.
+        if matches!(result, Ok(Some(()))) {
+            let mut fds = [PollFd::new(&tty, PollFlags::IN)];
+            if poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|ready| ready > 0) {
+                line.zeroize();
+                return Ok(SecretRead::SeveralLines);
+            }
+        }
         match result {
             Ok(Some(())) => {
                 if line.last() == Some(&b'\r') {

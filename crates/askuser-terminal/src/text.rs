@@ -13,7 +13,9 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// - a tab becomes a space, and so does a line feed unless `keep_newlines`;
 /// - bidi controls, zero-width and other invisible formatting characters (Unicode category Cf,
 ///   tag characters included) are removed, except the zero-width joiner that emoji need;
-/// - line and paragraph separators become spaces.
+/// - line and paragraph separators become spaces;
+/// - characters that draw nothing but are no space ([`askuser_core::renders_blank`]: the Hangul
+///   fillers, the blank Braille pattern, …) are shown as `⟨U+XXXX⟩`.
 ///
 /// Borrows when there is nothing to change, which is the common case.
 #[must_use]
@@ -30,6 +32,10 @@ pub(crate) fn sanitize(s: &str, keep_newlines: bool) -> Cow<'_, str> {
             '\x7f' => out.push('\u{2421}'),
             '\u{80}'..='\u{9f}' => out.push('\u{fffd}'),
             ' '..='~' | '\u{200d}' => out.push(c),
+            // Drawn as nothing, though no control: shown, so two labels never look the same.
+            _ if askuser_core::renders_blank(c) => {
+                out.push_str(&askuser_core::show_blank(c.encode_utf8(&mut [0; 4])));
+            }
             _ if get_general_category(c) == GeneralCategory::Format => {}
             _ => out.push(c),
         }
@@ -164,6 +170,8 @@ mod tests {
         check_sanitize("x\u{7f}", false, "x\u{2421}");
         check_sanitize("\u{202e}evil\u{2066}", false, "evil");
         check_sanitize("in\u{200b}vis\u{feff}ible\u{ad}", false, "invisible");
+        check_sanitize("Yes\u{3164}", false, "Yes⟨U+3164⟩");
+        check_sanitize("\u{2800}\u{115f}\u{1160}\u{ffa0}", false, "⟨U+2800⟩⟨U+115F⟩⟨U+1160⟩⟨U+FFA0⟩");
         check_sanitize("tag\u{e0041}\u{e007f}", false, "tag");
         check_sanitize("👨\u{200d}👩", false, "👨\u{200d}👩");
         check_sanitize("❤\u{fe0f}", false, "❤\u{fe0f}");

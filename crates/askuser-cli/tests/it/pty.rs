@@ -172,10 +172,16 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         });
         let child = command.spawn().unwrap();
         wait_for("Your deploy token?");
+        // First a paste of several lines: refused whole, saying so, never taken cut or altered.
         if how == "lines" {
             wait_for("nothing is shown");
+            (&pty.controller).write_all(b"pasted-first\npasted-second\n").unwrap();
+            wait_for("the paste had several lines, so nothing was taken");
+            wait_for("Try again: ");
             (&pty.controller).write_all(format!("{VALUE}\n").as_bytes()).unwrap();
         } else {
+            (&pty.controller).write_all(b"\x1b[200~pasted-first\npasted-second\x1b[201~").unwrap();
+            wait_for("paste refused");
             (&pty.controller).write_all(VALUE.as_bytes()).unwrap();
             wait_for("•••");
             (&pty.controller).write_all(b"\r").unwrap();

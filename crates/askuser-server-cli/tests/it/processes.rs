@@ -91,7 +91,7 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     assert_eq!(invalid.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&invalid.stdout).contains(r#""loc":["questions"]"#));
 
-    std::fs::write(dir.0.join("wrong"), "wrong-token-0123456789abcdef").unwrap();
+    support::write_private(&dir.0.join("wrong"), "wrong-token-0123456789abcdef");
     let wrong = ask(ARGS, &["--token-file", dir.0.join("wrong").to_str().unwrap()]).await;
     assert_eq!(wrong.status.code(), Some(3), "a refused token: nobody could be asked");
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("unauthorized"), "{wrong:?}");
@@ -165,7 +165,7 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
     let separator = if url.contains('?') { '&' } else { '?' };
     let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
     let token = "fleet-token-0123456789abcdef";
-    std::fs::write(dir.0.join("token"), token).unwrap();
+    support::write_private(&dir.0.join("token"), token);
     let (_a, a_url) = serve_extended(&store, &dir.0).await;
     let (_b, b_url) = serve_extended(&store, &dir.0).await;
 
@@ -273,4 +273,75 @@ async fn serve_names_why_the_store_did_not_open() {
     let (base, _db) = url.rsplit_once('/').unwrap();
     let said = failed(format!("{base}/askuser_no_such_database")).await;
     assert!(said.contains(r#"database "askuser_no_such_database" does not exist"#), "{said}");
+}
+
+/// The data directory is made 0700, the store's files are 0600, and a token file other users
+/// could read is refused with its path and the fix.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_data_directory_and_store_are_private_and_an_open_token_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = TempDir::new("private");
+    let data = dir.0.join("askuser");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut server = tokio::process::Command::new(support::BIN)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("XDG_DATA_HOME", &dir.0)
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let fixed = line_after(&mut server_err, &format!("askuser serve: {} was open", data.display())).await;
+    assert_eq!(fixed, " to other users (mode 0755): made 0700");
+    line_after(&mut server_err, "askuser serve: listening on ").await;
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&data.join("pending.db")), 0o600);
+    assert_eq!(mode(&data.join("token")), 0o600);
+    drop(server);
+
+    let token = dir.0.join("open-token");
+    std::fs::write(&token, "an-open-token-0123456789\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = tokio::process::Command::new(support::BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--token-file"])
+        .arg(&token)
+        .arg("--store")
+        .arg(format!("sqlite:{}", dir.0.join("other.db").display()))
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("token file {}: its mode is 0644", token.display()))
+            && stderr.contains(&format!("chmod 600 {}", token.display())),
+        "{stderr}"
+    );
+}
+
+/// `ask --server http://` to another machine warns that everything crosses in the clear (here
+/// before the missing token file stops it: nothing is sent anywhere); loopback does not.
+#[tokio::test]
+async fn ask_warns_about_plain_http_beyond_loopback() {
+    let dir = TempDir::new("cleartext");
+    let missing = dir.0.join("no-token");
+    for (url, warned) in [("http://ask.example.com:8765", true), ("http://127.0.0.1:9", false)] {
+        let output = support::ask(url).arg("--token-file").arg(&missing).arg("-").output().await.unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(
+            stderr.contains(&format!("askuser: warning: {url} is plain HTTP beyond this machine")),
+            warned,
+            "{stderr}"
+        );
+        assert!(stderr.contains("no-token"), "{stderr}");
+    }
 }

@@ -79,6 +79,16 @@ pub(crate) fn ask(url: &str) -> Command {
     command
 }
 
+/// Writes a token file as `askuser serve` would: mode 0600 (one that others could read is refused).
+pub(crate) fn write_private(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
 pub(crate) fn field<'a>(html: &'a str, name: &str) -> &'a str {
     let marker = format!(r#"name="{name}" value=""#);
     let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} in {html}")) + marker.len();

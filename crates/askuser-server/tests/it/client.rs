@@ -436,3 +436,70 @@ async fn postgres_outage_loses_no_answer() {
     server.served.await.unwrap().unwrap();
     store.close().await;
 }
+
+/// A fake answer server on loopback: takes any ask and answers every wait with `answer` and
+/// `secret_values`, as a hostile server (or anyone on a plain-HTTP path) could.
+async fn fake_server(answer: serde_json::Value, secret_values: serde_json::Value) -> String {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let page = format!("{url}/q/x/y");
+    let app = axum::Router::new()
+        .route(
+            "/v1/questions",
+            post(move || {
+                let page = page.clone();
+                async move { (axum::http::StatusCode::CREATED, axum::Json(serde_json::json!({"id": "x", "url": page}))) }
+            }),
+        )
+        .route(
+            "/v1/questions/{id}/wait",
+            get(move || {
+                let reply = serde_json::json!({"done": true, "state": "answered",
+                    "record": {"state": "answered", "response": answer.clone()}, "secret_values": secret_values.clone()});
+                async move { axum::Json(reply) }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// `ask --server` writes only the secret the request asked for, and only as one line: a server
+/// naming another secret (`LD_PRELOAD`) or sending a value with a line break gets nothing written.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_file_takes_only_the_asked_name_as_one_line() {
+    let dir = std::env::temp_dir().join(format!("askuser-server-fake-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("secrets.env");
+    let args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    let cases = [
+        (
+            serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:LD_PRELOAD"}]}),
+            serde_json::json!({"LD_PRELOAD": "/tmp/evil.so"}),
+            "named \"LD_PRELOAD\", which was not asked for",
+        ),
+        (
+            serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}]}),
+            serde_json::json!({"DEPLOY_TOKEN": "tok\nLD_PRELOAD=/tmp/evil.so"}),
+            "cannot be one NAME=value line",
+        ),
+    ];
+    for (n, (answer, values, why)) in cases.into_iter().enumerate() {
+        let url = fake_server(answer, values).await;
+        let (links, _link) = mpsc::unbounded_channel();
+        let ask_user = AskUser::builder()
+            .answerer(answerer(&url, links).secret_sink(askuser_tool::SecretFile::new(&path)))
+            .profile(Profile::Extended)
+            .build()
+            .unwrap();
+        let outcome = ask_user.call(ToolCall::new(&format!("f{n}"), args), AskContext::new()).await;
+        let CallOutcome::Failed(error) = outcome else { panic!("{outcome:?}") };
+        let text = askuser_tool::exit::with_causes(&error);
+        assert!(text.contains(why) && !text.contains("evil"), "{text}");
+        assert!(!path.exists() || !std::fs::read_to_string(&path).unwrap().contains("LD_PRELOAD"));
+    }
+    assert!(!path.exists(), "nothing was written");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

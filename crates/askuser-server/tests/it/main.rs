@@ -3,6 +3,7 @@
 mod api;
 #[cfg(feature = "client")]
 mod client;
+mod connections;
 mod extended;
 mod fleet;
 #[cfg(feature = "client")]

@@ -101,3 +101,35 @@ async fn a_dead_webhook_never_holds_an_ask() {
     };
     tokio::time::timeout(Duration::from_mins(1), asks).await.expect("an ask waited for the webhook");
 }
+
+/// A webhook answering 307 to another address is not followed there: the notice (its answer
+/// link included) never reaches the redirect's target; the webhook itself is tried five times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_never_followed() {
+    let (target_url, mut target_received) = receiver(0).await;
+    let hook_hits = Arc::new(AtomicUsize::new(0));
+    let hits = Arc::clone(&hook_hits);
+    let (tried, mut attempts) = mpsc::unbounded_channel::<()>();
+    let redirecting = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            hits.fetch_add(1, Ordering::SeqCst);
+            let _ = tried.send(());
+            let target_url = target_url.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, target_url)]) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, redirecting).await });
+
+    let app = app_with(Notifier::new(&url, NotifyFormat::Json).unwrap());
+    ask(&app, json!({"id": "r1"})).await;
+    for _ in 0..5 {
+        tokio::time::timeout(Duration::from_secs(10), attempts.recv()).await.unwrap().unwrap();
+    }
+    // The fifth try was the last: give a followed redirect time to arrive, were there one.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(hook_hits.load(Ordering::SeqCst), 5);
+    assert!(target_received.try_recv().is_err(), "the redirect's target got the notice");
+}

@@ -319,6 +319,15 @@ async fn login_sets_a_strict_http_only_cookie_that_opens_the_lists() {
     }
     let out = send(&h.app, post_form("/logout", Some(&cookie), &[])).await;
     assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    // The logged-out cookie, kept by hand, opens nothing any more; a new login does.
+    for path in ["/", "/s/s1", &format!("/q/{a}")] {
+        let page = send(&h.app, get(path, Some(&cookie))).await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{path}");
+    }
+    let again = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
+    let fresh = again.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    assert_ne!(fresh, cookie);
+    assert_eq!(send(&h.app, get("/", Some(&fresh))).await.status, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -351,4 +360,83 @@ async fn unknown_pages_are_a_plain_not_found() {
     let page = send(&h.app, get("/nothing", None)).await;
     assert_eq!(page.status, StatusCode::NOT_FOUND);
     assert!(page.text.contains("There is nothing at this address."));
+}
+
+/// Two labels that differ only by a character that draws nothing (a Hangul filler) look
+/// different on the page; validation is the reference's, and the answer is the label itself.
+#[tokio::test]
+async fn characters_that_draw_nothing_are_shown() {
+    let h = harness();
+    let args = "{\"questions\":[{\"header\":\"Go\u{3164}\",\"question\":\"Proceed\u{2800}?\",\
+        \"options\":[{\"label\":\"Yes\"},{\"label\":\"Yes\u{3164}\",\"description\":\"really\u{115f}\"}]}]}";
+    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": args}))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    for shown in ["Go⟨U+3164⟩", "Proceed⟨U+2800⟩?", "Yes⟨U+3164⟩", "really⟨U+115F⟩"] {
+        assert!(page.text.contains(shown), "{shown} in {}", page.text);
+    }
+    assert!(!page.text.contains('\u{3164}') && !page.text.contains('\u{2800}'), "{}", page.text);
+    let csrf = csrf_of(&page);
+    let done = send(&h.app, post_form(&link_of(&h, &id), None, &[("csrf", &csrf), ("q0", "1")])).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert!(done.text.contains("Yes⟨U+3164⟩") && !done.text.contains('\u{3164}'), "{}", done.text);
+    let record = h.store.get(&id).await.unwrap().unwrap();
+    assert_eq!(record.response().unwrap().answers[0].selected, vec!["Yes\u{3164}".to_owned()]);
+}
+
+/// Every root path in `html` (links, actions, assets, event streams) is under `/askuser/`.
+fn all_under_prefix(html: &str) {
+    for attribute in ["href=\"/", "src=\"/", "action=\"/", "data-events=\"/"] {
+        for (at, _) in html.match_indices(attribute) {
+            let rest = &html[at + attribute.len()..];
+            assert!(rest.starts_with("askuser/"), "{attribute}{} in {html}", &rest[..rest.len().min(40)]);
+        }
+    }
+}
+
+/// Behind a reverse proxy on a sub-path (`--public-url https://proxy.test/askuser`), every form
+/// action, link, asset, redirect and cookie stays inside it, whether the proxy strips the
+/// prefix or passes it on.
+#[tokio::test]
+async fn a_public_url_with_a_path_keeps_everything_inside_it() {
+    let h = crate::support::harness_with(|b| b.public_url("https://proxy.test/askuser/"));
+    let id = ask(&h.app, json!({"session_id": "s1"})).await;
+    let link = h.server.page_url(&id);
+    let path = link.strip_prefix("https://proxy.test").unwrap().to_owned();
+    assert!(path.starts_with("/askuser/q/"), "{link}");
+    let stripped = path.strip_prefix("/askuser").unwrap().to_owned();
+    for request_path in [&path, &stripped] {
+        let page = send(&h.app, get(request_path, None)).await;
+        assert_eq!(page.status, StatusCode::OK, "{request_path}");
+        all_under_prefix(&page.text);
+        assert!(page.text.contains(&format!("action=\"{path}\"")), "{}", page.text);
+        assert!(page.text.contains("href=\"/askuser/assets/app.css\""), "{}", page.text);
+    }
+    assert_eq!(send(&h.app, get("/askuser/assets/app.css", None)).await.status, StatusCode::OK);
+
+    let home = send(&h.app, get("/askuser/", None)).await;
+    assert_eq!(home.headers[header::LOCATION], "/askuser/login");
+    let form = send(&h.app, get("/askuser/login", None)).await;
+    all_under_prefix(&form.text);
+    assert!(form.text.contains("action=\"/askuser/login\""), "{}", form.text);
+    let ok = send(&h.app, post_form("/askuser/login", None, &[("token", TOKEN)])).await;
+    assert_eq!(ok.headers[header::LOCATION], "/askuser/");
+    let set_cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(set_cookie.contains("; Path=/askuser/;") && set_cookie.contains("Secure"), "{set_cookie}");
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let list = send(&h.app, get("/askuser/", Some(&cookie))).await;
+    assert_eq!(list.status, StatusCode::OK);
+    all_under_prefix(&list.text);
+    assert!(list.text.contains(&format!("href=\"/askuser/q/{id}\"")), "{}", list.text);
+    assert!(list.text.contains("data-events=\"/askuser/events\""), "{}", list.text);
+
+    let page = send(&h.app, get(&path, None)).await;
+    let csrf = csrf_of(&page);
+    let done = send(&h.app, post_form(&path, None, &[("csrf", &csrf), ("q0", "0"), ("q1", "0")])).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    all_under_prefix(&done.text);
+    let out = send(&h.app, post_form("/askuser/logout", Some(&cookie), &[])).await;
+    assert_eq!(out.headers[header::LOCATION], "/askuser/login");
+    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("; Path=/askuser/;"));
 }

@@ -160,3 +160,42 @@ async fn a_full_database_acknowledges_only_what_it_stored() {
     }
     assert_eq!(lost, 0, "acknowledged but not stored, of {} puts", put_ok.len());
 }
+
+/// A new store's file, `-wal` and `-shm` are mode 0600 whatever the umask; an existing one that
+/// other users could read is made 0600 when opened.
+#[cfg(unix)]
+#[tokio::test]
+async fn store_files_are_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777;
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::open(&path).await.expect("open");
+    store
+        .put(askuser_store::NewQuestion::new(
+            crate::support::request("private-1"),
+            std::time::Duration::from_mins(1),
+        ))
+        .await
+        .expect("put");
+    let wal = path.with_extension("db-wal");
+    let shm = path.with_extension("db-shm");
+    assert_eq!((mode(&path), mode(&wal), mode(&shm)), (0o600, 0o600, 0o600));
+    store.close().await;
+    drop(store);
+
+    for file in [&path, &wal, &shm] {
+        if file.exists() {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        }
+    }
+    let store = SqliteStore::open(&path).await.expect("reopen");
+    assert!(store.get("private-1").await.expect("get").is_some());
+    assert_eq!(mode(&path), 0o600);
+    for file in [&wal, &shm] {
+        if file.exists() {
+            assert_eq!(mode(file), 0o600, "{}", file.display());
+        }
+    }
+}

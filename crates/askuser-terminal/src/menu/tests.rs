@@ -451,3 +451,23 @@ fn a_secret_leaves_as_a_value_and_a_reference() {
     let mut m = extended(json);
     assert_eq!(feed(&mut m, &[ch('x'), key(KeyCode::Esc)]), Effect::Done(MenuOutcome::Declined));
 }
+
+/// A pasted secret keeps its exact characters or is refused whole, saying so: a line break or a
+/// control character inside is never turned into a space or dropped. One line ending at the end
+/// (a copied whole line) is not part of it.
+#[test]
+fn a_pasted_secret_is_exact_or_refused() {
+    let json = r#"{"questions":[{"kind":"secret","header":"Token","question":"?","secret_name":"API_TOKEN","purpose":"p"}]}"#;
+    let mut m = extended(json);
+    for refused in ["line one\nline two", "a\u{1b}[2Jb", "tab\there", "mid\r\nline"] {
+        assert_eq!(m.paste(refused), Effect::Redraw);
+        assert_eq!(m.notice, Some(Notice::SecretPasteRefused), "{refused:?}");
+    }
+    assert!(Notice::SecretPasteRefused.text().contains("line break"));
+    m.paste("t0k€n ✓\r\n");
+    assert_eq!(m.notice, None);
+    let Effect::Done(MenuOutcome::Secret(_, value)) = m.handle(key(KeyCode::Enter)) else {
+        panic!("a secret outcome")
+    };
+    assert_eq!(value.expose(), "t0k€n ✓", "exactly what was pasted, nothing of the refused pastes");
+}
