@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS,
     MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MIN_OPTIONS, Profile, QuestionOption,
     Validator, is_forbidden_char,
 };
@@ -47,15 +47,22 @@ pub const LEAVE_EMPTY: &str = "(leave empty)";
 /// problem named, then the form is declined. URL mode is always declined: this handler never
 /// opens a link.
 ///
+/// **Only a person consents.** An answer the answerer marks as not given by a person
+/// ([`AnsweredBy::Unattended`] from a [`DefaultsResponder`](askuser_core::DefaultsResponder),
+/// [`AnsweredBy::Timeout`] from defaults applied on a timeout) is never sent: the form is
+/// declined, because a server's form may be a confirmation ("Delete all 214 files?") that only a
+/// person may accept. A host that wants such answers sent to one server opts in for it by name
+/// with [`allow_unattended_from`](Self::allow_unattended_from).
+///
 /// ```no_run
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use askuser_core::DefaultsResponder;
+/// # async fn run(person: impl askuser_core::Answerer + 'static) -> Result<(), Box<dyn std::error::Error>> {
 /// use askuser_mcp::ElicitationHandler;
 /// use rmcp::ServiceExt;
 ///
-/// // In a terminal host: `askuser_terminal::TerminalAnswerer::new()` instead of the defaults.
+/// // `person` shows the questions to a person: `askuser_terminal::TerminalAnswerer::new()` in a
+/// // terminal host, a web page, a chat window.
 /// let transport = rmcp::transport::TokioChildProcess::new(tokio::process::Command::new("some-mcp-server"))?;
-/// let client = ElicitationHandler::new(DefaultsResponder::new()).serve(transport).await?;
+/// let client = ElicitationHandler::new(person).serve(transport).await?;
 /// let tools = client.list_all_tools().await?;
 /// # let _ = tools;
 /// # Ok(())
@@ -67,6 +74,8 @@ pub struct ElicitationHandler {
     client: Implementation,
     version: Option<ProtocolVersion>,
     profile: Profile,
+    /// The servers (by `serverInfo.name`) whose forms may be answered without a person.
+    unattended: Vec<String>,
 }
 
 impl fmt::Debug for ElicitationHandler {
@@ -89,7 +98,19 @@ impl ElicitationHandler {
             client: Implementation::new("askuser", env!("CARGO_PKG_VERSION")),
             version: None,
             profile: Profile::Reference,
+            unattended: Vec::new(),
         }
+    }
+
+    /// Lets answers not given by a person (defaults, a timeout's defaults, any answer marked
+    /// other than [`AnsweredBy::User`]) be sent to the server whose `serverInfo.name` is
+    /// exactly `server`; call it once per server. Default: no server, and such an answer
+    /// declines the form. Only for a server whose forms you know to be harmless to accept
+    /// unseen: a server's form may ask to confirm something destructive.
+    #[must_use]
+    pub fn allow_unattended_from(mut self, server: impl Into<String>) -> Self {
+        self.unattended.push(server.into());
+        self
     }
 
     /// The profile of the questions the answerer is asked (SPEC §10). Default:
@@ -126,11 +147,25 @@ impl ElicitationHandler {
     /// `invalid_params` when the form cannot be asked here (a required text or number field, a
     /// choice with more than six options, titles that collide); `internal_error` when the answerer
     /// fails or is interrupted. Declining is not an error.
+    ///
+    /// `server` names the server in the questions; it is also the name
+    /// [`allow_unattended_from`](Self::allow_unattended_from) is matched against.
     pub async fn answer(
         &self,
         request: ElicitRequestParams,
         server: &str,
     ) -> Result<ElicitResult, ErrorData> {
+        self.answer_for(request, server, server).await
+    }
+
+    /// [`answer`](Self::answer), with the server shown as `shown` and matched by `name`.
+    async fn answer_for(
+        &self,
+        request: ElicitRequestParams,
+        shown: &str,
+        name: &str,
+    ) -> Result<ElicitResult, ErrorData> {
+        let server = shown;
         let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
@@ -142,6 +177,10 @@ impl ElicitationHandler {
             let response =
                 self.answerer.answer(plan.request.clone(), asking).await.map_err(|e| answer_error(&e))?;
             if response.cancelled {
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+            // Consent comes from a person only, unless the host opted in for this server.
+            if response.answered_by != AnsweredBy::User && !self.unattended.iter().any(|s| s == name) {
                 return Ok(ElicitResult::new(ElicitationAction::Decline));
             }
             match plan.content(&response) {
@@ -174,14 +213,15 @@ impl rmcp::ClientHandler for ElicitationHandler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let server = context
-            .peer
-            .peer_info()
-            .and_then(|info| info.server_info.clone())
-            .map(|server| server.title.unwrap_or(server.name))
+        let info = context.peer.peer_info().and_then(|info| info.server_info.clone());
+        let name = info.as_ref().map(|server| server.name.clone()).unwrap_or_default();
+        let shown = info
+            .and_then(|server| server.title)
+            .filter(|title| !title.trim().is_empty())
+            .or_else(|| Some(name.clone()))
             .filter(|name| !name.trim().is_empty())
             .unwrap_or_else(|| "an MCP server".to_owned());
-        self.answer(request, &server).await
+        self.answer_for(request, &shown, &name).await
     }
 }
 

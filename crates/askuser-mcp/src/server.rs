@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
-    Profile, QuestionKind, Questions, Validator, ask_user_result,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, AskUserResult,
+    DefaultsResponder, Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
 use askuser_tool::exit::with_causes;
 use askuser_tool::{
@@ -16,13 +16,14 @@ use askuser_tool::{
     TOOL_NAME, ToolCall, parameters_for,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
+    ClientResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RequestId,
+    RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig, ServerRequest, Tool,
+    ToolAnnotations,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer, ServiceError};
 use rmcp::{ErrorData, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -42,6 +43,19 @@ pub const DEFAULT_STATE_TTL: Duration = Duration::from_hours(1);
 /// How much longer than the server's own timeout an `elicitation/create` request may run, so that
 /// the timeout, not the request, decides when the person is cut off.
 const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
+
+/// How many times one call shows the form: an answer that does not fit is refused and the form
+/// shown again, naming the problem, up to this many rounds in all. It is never taken as a
+/// decline: the person did answer.
+pub const FORM_ROUNDS: u8 = 5;
+
+/// What the model is told when every round's answer missed the form ([`FORM_ROUNDS`]), `last`
+/// being the last round's problem: a retry, not a decline.
+fn misfits(last: &str) -> String {
+    format!(
+        "The person answered the form {FORM_ROUNDS} times, but no answer fitted the questions (the last: {last}), so no answer was taken. Ask again with simpler questions, or ask in your reply."
+    )
+}
 
 /// How often a call waiting for the person sends a progress notification, when the client gave
 /// a progress token.
@@ -140,8 +154,10 @@ impl Fallback {
 /// | 2025-06-18 with form elicitation | `elicitation/create` with string enums and one boolean per option |
 /// | no form elicitation | the [`Fallback`] |
 ///
-/// An answer that does not fit the questions is refused and the form shown again once, naming the
-/// problem; a second misfit declines. Decline and cancel reach the model as declined.
+/// An answer that does not fit the questions is refused and the form shown again, naming the
+/// problem, up to [`FORM_ROUNDS`] rounds; after that the model is told no answer fitted (never
+/// that the person declined). A filled "Other" field is the answer, whatever the host preselected
+/// beside it. Decline and cancel reach the model as declined.
 ///
 /// ```
 /// use std::time::Duration;
@@ -534,21 +550,23 @@ impl AskUserServer {
         let Some(sealed) = params.request_state.as_deref() else {
             return Ok(self.input_required(&request, &bound, 1, None).into());
         };
-        let state: State = self.inner.codec.open_json_with(sealed, &bound).map_err(|error| match error {
-            RequestStateError::Expired => ErrorData::invalid_params(
-                format!(
-                    "requestState expired: the form was answered more than {:?} after it was shown; call {TOOL_NAME} again",
-                    self.inner.state_ttl
-                ),
-                None,
-            ),
+        let state: State = match self.inner.codec.open_json_with(sealed, &bound) {
+            Ok(state) => state,
+            // The form was answered after the wait had ended: the same outcome, and the same
+            // words, as a 2025 client's timeout (nobody answered in time), not a request to ask
+            // again.
+            Err(RequestStateError::Expired) => {
+                return Ok(text_result(AskUserResult::timed_out_for(&request).text(), false).into());
+            }
             // One message for every other failure, as the codec asks: what failed is no
             // business of the client's.
-            _ => ErrorData::invalid_params(
-                "requestState failed verification: it was altered, belongs to other arguments, or was issued by another server process",
-                None,
-            ),
-        })?;
+            Err(_) => {
+                return Err(ErrorData::invalid_params(
+                    "requestState failed verification: it was altered, belongs to other arguments, or was issued by another server process",
+                    None,
+                ));
+            }
+        };
         let response = params
             .input_responses
             .as_ref()
@@ -569,10 +587,10 @@ impl AskUserServer {
         }
         match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
             Ok(response) => Ok(rendered(&request, &response).into()),
-            Err(misfit) if state.attempt < 2 => {
-                Ok(self.input_required(&request, &bound, 2, Some(&misfit.0)).into())
+            Err(misfit) if state.attempt < FORM_ROUNDS => {
+                Ok(self.input_required(&request, &bound, state.attempt + 1, Some(&misfit.0)).into())
             }
-            Err(_) => Ok(rendered(&request, &AskUserResponse::declined()).into()),
+            Err(misfit) => Ok(text_result(&misfits(&misfit.0), true).into()),
         }
     }
 
@@ -703,16 +721,15 @@ impl Answerer for Eliciting {
         _context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
         let mut problem: Option<String> = None;
-        for _attempt in 0..2 {
+        for _round in 0..FORM_ROUNDS {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: form::message(&self.name, problem.as_deref()),
                 requested_schema: form::schema(&request, self.style),
             };
-            let result =
-                self.peer.create_elicitation_with_timeout(params, self.request_timeout).await.map_err(
-                    |e| AnswerError::failed("the client's elicitation/create failed").with_source(e),
-                )?;
+            let result = elicit(&self.peer, params, self.request_timeout)
+                .await
+                .map_err(|e| AnswerError::failed("the client's elicitation/create failed").with_source(e))?;
             if result.action != ElicitationAction::Accept {
                 return Ok(AskUserResponse::declined());
             }
@@ -721,7 +738,52 @@ impl Answerer for Eliciting {
                 Err(misfit) => problem = Some(misfit.0),
             }
         }
-        Ok(AskUserResponse::declined())
+        Err(AnswerError::retry(misfits(&problem.unwrap_or_default())))
+    }
+}
+
+/// Sends `elicitation/create` and waits for the client's answer. However the wait ends before the
+/// answer (the server's timeout, the client cancelling the call, the call dropped), the client is
+/// sent `notifications/cancelled` for the request, so it closes the form instead of leaving the
+/// person answering into the void.
+async fn elicit(
+    peer: &Peer<RoleServer>,
+    params: ElicitRequestParams,
+    timeout: Option<Duration>,
+) -> Result<ElicitResult, ServiceError> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = timeout;
+    let handle = peer.send_request_with_option(request, options).await?;
+    let mut open = OpenRequest { peer: Some(peer.clone()), id: handle.id.clone() };
+    // rmcp's own request timeout sends its cancellation itself.
+    let response = handle.await_response().await;
+    open.peer = None;
+    match response? {
+        ClientResult::ElicitResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// An `elicitation/create` still waiting for its answer; dropped while waiting, it cancels the
+/// request on the client.
+struct OpenRequest {
+    peer: Option<Peer<RoleServer>>,
+    id: RequestId,
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("askuser stopped waiting for this answer".to_owned()),
+        );
+        // The notification leaves on the peer's own sender; a closed connection has no form open.
+        runtime.spawn(async move {
+            let _ = peer.notify_cancelled(params).await;
+        });
     }
 }
 
