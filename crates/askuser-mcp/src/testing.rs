@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
-    ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ErrorData,
-    Implementation, InitializeRequestParams, NumberOrString, ProgressNotificationParam, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    ContentBlock, CustomRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    ErrorData, Implementation, InitializeRequestParams, NumberOrString, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::IntoTransport;
@@ -277,6 +277,42 @@ impl ServerHandler for FormAsker {
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let text = json!({"action": result.action, "content": result.content}).to_string();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// A plain rmcp server that sends `elicitation/create` with params given as JSON, verbatim (as
+/// another SDK's server sent them, shapes rmcp's own types refuse included), one per
+/// `tools/call` of the tool named as the form, and returns the client's answer as JSON text.
+#[derive(Debug, Clone)]
+pub struct RawFormAsker {
+    /// `(tool name, elicitation/create params)`.
+    pub forms: Vec<(String, Value)>,
+    /// The server's name, as the client is told.
+    pub name: String,
+}
+
+impl ServerHandler for RawFormAsker {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), "1.0.0"))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some((_, params)) = self.forms.iter().find(|(name, _)| *name == request.name) else {
+            return Err(ErrorData::invalid_params(format!("no form {:?}", request.name), None));
+        };
+        let raw = CustomRequest::new("elicitation/create", Some(params.clone()));
+        let result = context
+            .peer
+            .send_request(ServerRequest::CustomRequest(raw))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let text = serde_json::to_value(&result).unwrap_or_default().to_string();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 }

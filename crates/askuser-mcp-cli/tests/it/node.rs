@@ -10,12 +10,12 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-fn node_dir() -> PathBuf {
+pub(crate) fn node_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/node")
 }
 
 /// Whether Node.js and the SDK are here; under `CI=true` their absence fails the test.
-fn node_ready() -> bool {
+pub(crate) fn node_ready() -> bool {
     let problem = if Command::new("node").arg("--version").output().is_err() {
         Some("Node.js (`node`) is not installed".to_owned())
     } else if !node_dir().join("node_modules/@modelcontextprotocol/sdk/package.json").is_file() {
