@@ -63,6 +63,11 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 /// Who answers when the client cannot show a form, and (extended profile) who is asked a
 /// secret question, which never goes into a form.
+///
+/// Fallbacks chain ([`or_else`](Self::or_else)): a step whose [availability
+/// check](Self::available_when) fails at a call (a terminal fallback in a process started without
+/// a terminal) passes that call to the next step, and a call nobody could be asked tells the
+/// model which steps were not available.
 #[derive(Clone)]
 pub struct Fallback {
     answerer: Option<Arc<dyn Answerer>>,
@@ -70,7 +75,14 @@ pub struct Fallback {
     /// Whether the answerer may be asked secret questions (it reads them with echo off and hands
     /// the value to a secret sink).
     secrets: bool,
+    /// Checked at every call: why this step cannot ask now, if it cannot.
+    check: Option<Arc<Availability>>,
+    /// Who is asked when this step cannot ask now (none: nobody).
+    next: Option<Box<Fallback>>,
 }
+
+/// A step's availability check: `Err(why)` when it cannot ask now.
+type Availability = dyn Fn() -> Result<(), String> + Send + Sync;
 
 impl fmt::Debug for Fallback {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -78,6 +90,8 @@ impl fmt::Debug for Fallback {
             .field("answerer", &self.answerer.is_some())
             .field("note", &self.note)
             .field("secrets", &self.secrets)
+            .field("checked", &self.check.is_some())
+            .field("next", &self.next)
             .finish()
     }
 }
@@ -98,6 +112,8 @@ impl Fallback {
             note: "nobody is asked and the result says so at once: continue without the answers, or ask in your reply"
                 .to_owned(),
             secrets: false,
+            check: None,
+            next: None,
         }
     }
 
@@ -122,7 +138,73 @@ impl Fallback {
     /// [`answerer`](Self::answerer) with an answerer already shared.
     #[must_use]
     pub fn shared(answerer: Arc<dyn Answerer>, note: impl Into<String>) -> Self {
-        Self { answerer: Some(answerer), note: note.into(), secrets: false }
+        Self { answerer: Some(answerer), note: note.into(), secrets: false, check: None, next: None }
+    }
+
+    /// This step with a check made at every call before it is asked: `Err(why)` (e.g. "this
+    /// process has no terminal (/dev/tty: …)") passes the call to the [next step](Self::or_else),
+    /// or, at the end of the chain, to nobody, the model being told `why`.
+    #[must_use]
+    pub fn available_when(mut self, check: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> Self {
+        self.check = Some(Arc::new(check));
+        self
+    }
+
+    /// This chain with `next` asked when no step before it is [available](Self::available_when).
+    #[must_use]
+    pub fn or_else(mut self, next: Fallback) -> Self {
+        match self.next.take() {
+            Some(rest) => self.next = Some(Box::new(rest.or_else(next))),
+            None => self.next = Some(Box::new(next)),
+        }
+        self
+    }
+
+    /// The steps, first to last.
+    fn steps(&self) -> impl Iterator<Item = &Fallback> {
+        std::iter::successors(Some(self), |step| step.next.as_deref())
+    }
+
+    /// The tool description's words for the chain: each step's note, then what happens when it
+    /// is not available.
+    fn described(&self) -> String {
+        let mut text = self.note.clone();
+        let mut step = self;
+        while step.check.is_some() {
+            let Some(next) = step.next.as_deref() else {
+                text.push_str("; when that is not available, nobody is asked and the result says so");
+                break;
+            };
+            text.push_str("; when that is not available, ");
+            text.push_str(&next.note);
+            step = next;
+        }
+        text
+    }
+
+    /// The step that takes this call (a `secret` call only a step that takes secrets), checked
+    /// now, and why each step before it could not; `None` when nobody can be asked.
+    fn pick(&self, secret: bool) -> (Option<&Fallback>, Vec<String>) {
+        let mut skipped = Vec::new();
+        for step in self.steps() {
+            if secret && !step.asks_secrets_itself() {
+                // Only a step that reads secrets safely may take one; on to the next.
+                if step.answerer.is_none() {
+                    break;
+                }
+                continue;
+            }
+            match step.check.as_ref().map(|check| check()) {
+                Some(Err(why)) => skipped.push(why),
+                _ if step.answerer.is_none() => break,
+                _ => return (Some(step), skipped),
+            }
+        }
+        (None, skipped)
+    }
+
+    fn asks_secrets_itself(&self) -> bool {
+        self.secrets && self.answerer.is_some()
     }
 
     /// Lets this answerer be asked secret questions (extended profile), which are never put in
@@ -136,10 +218,11 @@ impl Fallback {
         self
     }
 
-    /// Whether a secret question goes to this fallback ([`takes_secrets`](Self::takes_secrets)).
+    /// Whether a secret question goes to this fallback ([`takes_secrets`](Self::takes_secrets)):
+    /// to a step of the chain that takes secrets.
     #[must_use]
     pub fn asks_secrets(&self) -> bool {
-        self.secrets && self.answerer.is_some()
+        self.steps().any(Fallback::asks_secrets_itself)
     }
 }
 
@@ -379,19 +462,19 @@ impl AskUserServer {
                 let secrets = if fallback.asks_secrets() {
                     format!(
                         "A secret question is never put in the MCP client's form: it is asked the way a question is when there is no form ({}).",
-                        fallback.note
+                        fallback.described()
                     )
                 } else {
                     "A secret question is never put in the MCP client's form, and this server has no other safe way to ask for one: a call with a secret question is declined at once (status \"declined\", answered_by \"unattended\"); ask the person in your reply to provide the credential another way.".to_owned()
                 };
                 format!(
                     "{EXTENDED_DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}. {secrets}",
-                    fallback.note
+                    fallback.described()
                 )
             }
             _ => format!(
                 "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
-                fallback.note
+                fallback.described()
             ),
         };
         let schema = match parameters_for(self.profile(), Dialect::Generic) {
@@ -435,9 +518,6 @@ impl AskUserServer {
                 Err(error) => return Ok(text_result(&error.retry_payload(), true).into()),
             };
             secret = questions.iter().any(|q| q.kind() == QuestionKind::Secret);
-            if secret && !self.inner.fallback.asks_secrets() {
-                return Ok(unattended_decline(questions).into());
-            }
         }
         if can_form && !secret && !version.has_initialize() {
             return self.ask_by_input_required(&params, &arguments);
@@ -449,15 +529,20 @@ impl AskUserServer {
                 name: self.inner.name.clone(),
                 request_timeout: self.inner.timeout.map(|t| t + REQUEST_TIMEOUT_MARGIN),
             })
-        } else if let Some(fallback) = &self.inner.fallback.answerer {
-            Arc::clone(fallback)
         } else {
-            return Ok(match self.inner.validator.validate_value(&arguments) {
-                Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
-                Ok(_) => text_result(NO_FORM, false),
-                Err(error) => text_result(&error.retry_payload(), true),
+            // The fallback chain, checked now: a terminal that is not there passes the call on.
+            let (step, skipped) = self.inner.fallback.pick(secret);
+            match step.and_then(|step| step.answerer.as_ref()) {
+                Some(answerer) => Arc::clone(answerer),
+                None => {
+                    return Ok(match self.inner.validator.validate_value(&arguments) {
+                        Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
+                        Ok(_) => text_result(&nobody_asked(&skipped), false),
+                        Err(error) => text_result(&error.retry_payload(), true),
+                    }
+                    .into());
+                }
             }
-            .into());
         };
         let mut builder = AskUser::builder()
             .shared_answerer(answerer)
@@ -667,6 +752,15 @@ fn request_id_text(context: &RequestContext<RoleServer>) -> String {
 fn text_result(text: &str, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+}
+
+/// What the model is told when nobody could be asked: [`NO_FORM`], then why each fallback that
+/// was tried could not ask.
+fn nobody_asked(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return NO_FORM.to_owned();
+    }
+    format!("{NO_FORM} (The fallbacks could not ask either: {}.)", skipped.join("; "))
 }
 
 /// A call nobody was asked (no form and no fallback, or a secret with nowhere safe to ask it), in

@@ -473,3 +473,54 @@ async fn a_cancelled_call_closes_the_hosts_form() {
         running.cancel().await.unwrap();
     }
 }
+
+/// Guards the fallback chain: a step that is not available at a call (a terminal in a process
+/// started without one) passes the call on, checked at every call; at the end of the chain the
+/// model is told which steps could not ask.
+#[tokio::test]
+async fn an_unavailable_fallback_passes_the_call_on() {
+    let checks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&checks);
+    let terminal = move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Err::<(), _>("the terminal fallback: this process has no terminal (/dev/tty: no device)".to_owned())
+    };
+    let never = |_: AskUserRequest, _: AskContext| async {
+        panic!("the unavailable terminal was asked");
+        #[expect(unreachable_code, reason = "the closure's return type")]
+        Ok::<AskUserResponse, AnswerError>(AskUserResponse::declined())
+    };
+    let chain = |next: Fallback| {
+        Fallback::answerer(never, "the questions are shown on the terminal")
+            .available_when(terminal.clone())
+            .or_else(next)
+    };
+    let server = AskUserServer::builder().fallback(chain(Fallback::defaults())).build();
+    let description = server.tool().description.unwrap();
+    assert!(
+        description.contains("When this MCP client cannot show a form, the questions are shown on the terminal; when that is not available, the default options are picked"),
+        "{description}"
+    );
+    for version in &REVISIONS {
+        let (text, _, _) = ask(server.clone(), version, false, vec![], &one()).await;
+        assert_eq!(text, r#"{"answered_by":"unattended","answers":{"Lang":["Rust"]}}"#, "{version}");
+    }
+    assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 3, "checked once per call");
+
+    let server = AskUserServer::builder().fallback(chain(Fallback::decline())).build();
+    let (text, is_error, _) = ask(server, &REVISIONS[1], false, vec![], &one()).await;
+    assert_eq!(
+        (text.as_str(), is_error),
+        (
+            format!("{NO_FORM} (The fallbacks could not ask either: the terminal fallback: this process has no terminal (/dev/tty: no device).)")
+                .as_str(),
+            false
+        )
+    );
+    // A client that shows forms never touches the chain.
+    let server = AskUserServer::builder().fallback(chain(Fallback::decline())).build();
+    let (text, _, _) =
+        ask(server, &REVISIONS[1], true, vec![Reply::Accept(json!({"q01": "Go"}))], &one()).await;
+    assert_eq!(text, r#"{"Lang":["Go"]}"#);
+    assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 4);
+}
