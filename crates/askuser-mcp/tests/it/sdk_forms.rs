@@ -2,10 +2,14 @@
 //! `tests/data/sdk-forms/python-mcp.json` holds the `elicitation/create` params that the MCP
 //! Python SDK's `FastMCP` (`ctx.elicit(message, schema=Model)`) sends, captured by
 //! `tests/data/sdk-forms/generate.sh`. They are sent verbatim by a plain rmcp server, shapes
-//! rmcp's own types refuse (`Optional[...]` as `anyOf` with `null`) included. (The TypeScript
-//! SDK's forms are run live: askuser-mcp-cli's `sdk_forms` test.)
+//! rmcp's own types refuse (`Optional[...]` as `anyOf` with `null`) included. The same tools
+//! also run live (`python_forms.py --serve`, in the venv `setup.sh` makes), where the SDK
+//! validates every accepted answer against its pydantic model. (The TypeScript SDK's forms are
+//! run live too: askuser-mcp-cli's `sdk_forms` test.)
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use askuser_core::{
@@ -13,7 +17,9 @@ use askuser_core::{
 };
 use askuser_mcp::ElicitationHandler;
 use askuser_mcp::testing::{RawFormAsker, connect_to, text_of};
+use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 const PYTHON: &str = include_str!("../data/sdk-forms/python-mcp.json");
@@ -132,4 +138,76 @@ async fn a_python_sdk_form_with_defaults_and_a_free_list() {
         asked.lock().unwrap()[0].questions().iter().map(|q| q.header().to_owned()).collect();
     headers.sort();
     assert_eq!(headers, ["Comment", "Rating", "Subscribe"]);
+}
+
+/// The python of the venv `tests/data/sdk-forms/setup.sh` made (`ASKUSER_MCP_PYTHON`, else its
+/// default place), when it has the SDK; under `CI=true` its absence fails the test.
+fn sdk_python() -> Option<PathBuf> {
+    let python = std::env::var_os("ASKUSER_MCP_PYTHON").map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/askuser-mcp-py/bin/python"))
+    });
+    let ready = python.as_ref().is_some_and(|python| {
+        std::process::Command::new(python)
+            .args(["-c", "import mcp.server.fastmcp"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if ready {
+        return python;
+    }
+    let problem = "the MCP Python SDK is not installed (run crates/askuser-mcp/tests/data/sdk-forms/setup.sh and set ASKUSER_MCP_PYTHON to the python it prints)";
+    assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "CI=true but {problem}");
+    // Straight to the process's stderr: the harness captures `eprintln!`, and a skip must be seen.
+    let _ = writeln!(std::io::stderr(), "SKIPPED: the live Python SDK test, because {problem}");
+    None
+}
+
+/// Calls tool `form` of the live Python SDK server with `handler` answering; its report.
+async fn ask_python(python: &Path, form: &str, handler: ElicitationHandler) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sdk-forms/python_forms.py");
+    let mut command = tokio::process::Command::new(python);
+    command.arg(script).arg("--serve");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the Python server starts");
+    let running = handler.serve(transport).await.expect("the client connects");
+    let result = running.call_tool(CallToolRequestParams::new(form.to_owned())).await.unwrap();
+    running.cancel().await.unwrap();
+    let (text, is_error) = text_of(&result);
+    assert!(!is_error, "{form}: the SDK refused the answer: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The Python SDK's own server takes the answers: pydantic validates them against the model.
+#[tokio::test]
+async fn the_python_sdk_validates_the_answers() {
+    let Some(python) = sdk_python() else { return };
+    let typed = [
+        ("Confirm", "Yes"),
+        ("Guests", "4"),
+        ("Note", "by the window"),
+        ("Alternative Date", "-"),
+        ("High Chair", "No"),
+        ("Budget", "120.5"),
+        ("Seats", "-"),
+    ];
+    let handler = ElicitationHandler::new(person(&typed, Asked::default())).with_profile(Profile::Extended);
+    assert_eq!(
+        ask_python(&python, "booking", handler).await,
+        json!({"action": "accept", "data": {"confirm": true, "guests": 4, "note": "by the window",
+            "alternative_date": null, "high_chair": false, "budget": 120.5, "seats": null}})
+    );
+    let typed = [("Rating", "5"), ("Comment", "-"), ("Subscribe", "No")];
+    let handler = ElicitationHandler::new(person(&typed, Asked::default())).with_profile(Profile::Extended);
+    assert_eq!(
+        ask_python(&python, "feedback", handler).await,
+        json!({"action": "accept", "data": {"rating": 5, "comment": "none", "subscribe": false, "tags": null}})
+    );
+    // Consent only from a person.
+    let handler = ElicitationHandler::new(askuser_core::DefaultsResponder::new());
+    assert_eq!(
+        ask_python(&python, "delete_files", handler).await,
+        json!({"action": "decline", "data": null})
+    );
 }

@@ -1,8 +1,12 @@
-"""Captures the elicitation forms the MCP Python SDK (pip `mcp`, 1.x) sends from FastMCP tools.
+"""FastMCP tools (MCP Python SDK, pip `mcp` 1.x) that ask forms made by the SDK's own helper.
 
-Each tool calls `ctx.elicit(message, schema=Model)`, the SDK's own helper, which turns the
-pydantic model into `requestedSchema`; an in-memory client records the `elicitation/create`
-params exactly as the server sent them. Run by generate.sh; prints one JSON document.
+Each tool calls `ctx.elicit(message, schema=Model)`, which turns the pydantic model into
+`requestedSchema` and validates an accepted answer against the model.
+
+    python python_forms.py --capture   # prints the forms' elicitation/create params (generate.sh)
+    python python_forms.py --serve     # serves the tools on stdio; each returns what it got as JSON
+
+In `--capture`, an in-memory client records the params exactly as the server sent them.
 """
 
 import asyncio
@@ -53,7 +57,8 @@ server = FastMCP("python-forms")
 def tool(name, message, model):
     async def ask(ctx: Context) -> str:
         result = await ctx.elicit(message=message, schema=model)
-        return result.action
+        data = result.data.model_dump(mode="json") if result.action == "accept" else None
+        return json.dumps({"action": result.action, "data": data})
 
     server.add_tool(ask, name=name)
 
@@ -77,4 +82,9 @@ async def main():
     sys.stdout.write("\n")
 
 
-asyncio.run(main())
+if sys.argv[1:] == ["--serve"]:
+    server.run("stdio")
+elif sys.argv[1:] == ["--capture"]:
+    asyncio.run(main())
+else:
+    sys.exit("usage: python_forms.py --capture | --serve")
