@@ -141,16 +141,14 @@ impl ElicitationHandler {
         self
     }
 
-    /// Answers one elicitation from the server called `server`.
+    /// Answers one elicitation from the server called `server`: the name shown in the questions,
+    /// and the one [`allow_unattended_from`](Self::allow_unattended_from) is matched against.
     ///
     /// # Errors
     ///
     /// `invalid_params` when the form cannot be asked here (a required text or number field, a
     /// choice with more than six options, titles that collide); `internal_error` when the answerer
     /// fails or is interrupted. Declining is not an error.
-    ///
-    /// `server` names the server in the questions; it is also the name
-    /// [`allow_unattended_from`](Self::allow_unattended_from) is matched against.
     pub async fn answer(
         &self,
         request: ElicitRequestParams,
@@ -159,14 +157,14 @@ impl ElicitationHandler {
         self.answer_for(request, server, server).await
     }
 
-    /// [`answer`](Self::answer), with the server shown as `shown` and matched by `name`.
+    /// [`answer`](Self::answer), with the server shown as `server` (its title, when it has one)
+    /// and matched by `name` (its `serverInfo.name`).
     async fn answer_for(
         &self,
         request: ElicitRequestParams,
-        shown: &str,
+        server: &str,
         name: &str,
     ) -> Result<ElicitResult, ErrorData> {
-        let server = shown;
         let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
