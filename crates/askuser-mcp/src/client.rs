@@ -225,7 +225,7 @@ impl rmcp::ClientHandler for ElicitationHandler {
 
     /// An `elicitation/create` that rmcp's types could not read arrives here (rmcp's default
     /// answers "method not found", and the person is never asked): read in the shapes the SDKs
-    /// emit ([`readable_params`]) and answered like any other form.
+    /// emit (`readable_params`) and answered like any other form.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
