@@ -19,11 +19,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
     ClientResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
-    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RequestId,
-    RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig, ServerRequest, Tool,
-    ToolAnnotations,
+    NumberOrString, PaginatedRequestParams, PingRequest, ProgressNotificationParam, ProtocolVersion,
+    RequestId, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
+    ServerRequest, Tool, ToolAnnotations,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer, ServiceError};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleServer, ServiceError,
+};
 use rmcp::{ErrorData, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,6 +58,9 @@ fn misfits(last: &str) -> String {
         "The person answered the form {FORM_ROUNDS} times, but no answer fitted the questions (the last: {last}), so no answer was taken. Ask again with simpler questions, or ask in your reply."
     )
 }
+
+/// How long the first `ping` waits for the client's answer (see `on_initialized`).
+const PING_PATIENCE: Duration = Duration::from_secs(30);
 
 /// How often a call waiting for the person sends a progress notification, when the client gave
 /// a progress token.
@@ -901,6 +906,25 @@ impl ServerHandler for AskUserServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         (name == TOOL_NAME).then(|| self.tool())
+    }
+
+    /// Sends the client a `ping` first (2025 revisions; 2026-07-28 has no `initialize`). rmcp
+    /// numbers a connection's requests from 0, and the TypeScript SDK ignores a
+    /// `notifications/cancelled` whose request id is 0 (it tests the id for truth): the ping takes
+    /// id 0, so that every form this server opens can be closed (`elicit`).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(PING_PATIENCE);
+        // Queued now, before any call's form; its answer is awaited on the side.
+        if let Ok(ping) = context
+            .peer
+            .send_request_with_option(ServerRequest::PingRequest(PingRequest::default()), options)
+            .await
+        {
+            tokio::spawn(async move {
+                let _ = ping.await_response().await;
+            });
+        }
     }
 
     async fn call_tool(
