@@ -31,7 +31,11 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          nobody could be asked), defaults (the recommended or first options,
                          marked unattended), terminal (ask on this machine's terminal,
                          /dev/tty; never on stdin/stdout, which carry MCP), or server URL (put
-                         the questions on a running `askuser serve` at URL and wait there)
+                         the questions on a running `askuser serve` at URL and wait there).
+                         A chain, tried in order at every call: e.g.
+                         --fallback terminal,server URL,decline: a call made while this process
+                         has no terminal (a host that starts it without one) goes to the next,
+                         and a call nobody could take tells the model why
   --token-file PATH      with --fallback server: the answer server's API token (default:
                          ASKUSER_TOKEN, else the token file askuser serve made in its data
                          directory)
@@ -55,7 +59,8 @@ enum FallbackMode {
 
 #[derive(Debug)]
 struct Options {
-    fallback: FallbackMode,
+    /// The fallback chain, first to last (never empty).
+    fallback: Vec<FallbackMode>,
     timeout: Option<Duration>,
     name: String,
     profile: Profile,
@@ -65,7 +70,7 @@ struct Options {
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
-        fallback: FallbackMode::Decline,
+        fallback: vec![FallbackMode::Decline],
         timeout: None,
         name: "askuser".to_owned(),
         profile: Profile::Reference,
@@ -93,25 +98,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 };
             }
             "--fallback" => {
-                options.fallback = match value("decline, defaults, terminal or server URL")? {
-                    "decline" => FallbackMode::Decline,
-                    "defaults" => FallbackMode::Defaults,
-                    "terminal" => FallbackMode::Terminal,
-                    "server" => {
-                        let url = args.next().ok_or("--fallback server needs the answer server's URL")?;
-                        if !(url.starts_with("http://") || url.starts_with("https://")) {
-                            return Err(format!(
-                                "--fallback server needs a URL starting with http:// or https://, got {url:?}"
-                            ));
-                        }
-                        FallbackMode::Server(url.to_owned())
-                    }
-                    other => {
-                        return Err(format!(
-                            "--fallback takes decline, defaults, terminal or server URL, got {other:?}"
-                        ));
-                    }
-                };
+                let first = value("decline, defaults, terminal or server URL")?;
+                options.fallback = parse_fallback_chain(first, &mut args)?;
             }
             "--timeout" => {
                 let text = value("a number of seconds")?;
@@ -129,18 +117,66 @@ fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other:?}")),
         }
     }
-    if options.token_file.is_some() && !matches!(options.fallback, FallbackMode::Server(_)) {
+    let has = |wanted: fn(&FallbackMode) -> bool| options.fallback.iter().any(wanted);
+    if options.token_file.is_some() && !has(|m| matches!(m, FallbackMode::Server(_))) {
         return Err("--token-file goes with --fallback server URL".to_owned());
     }
     if options.secret_file.is_some() {
         if options.profile != Profile::Extended {
             return Err("--secret-file needs --profile extended (only it has secret questions)".to_owned());
         }
-        if !matches!(options.fallback, FallbackMode::Terminal | FallbackMode::Server(_)) {
+        if !has(|m| matches!(m, FallbackMode::Terminal | FallbackMode::Server(_))) {
             return Err("--secret-file goes with --fallback terminal or --fallback server URL".to_owned());
         }
     }
     Ok(options)
+}
+
+/// The value of `--fallback`: one step or a comma-separated chain (`terminal,server URL,decline`).
+/// A `server` step's URL follows it after a space in the same argument, or is the next argument
+/// (`--fallback terminal,server URL,decline` unquoted: the URL's argument may continue the chain
+/// after a comma). `decline` and `defaults` always answer, so nothing may follow them.
+fn parse_fallback_chain<'a>(
+    first: &'a str,
+    rest: &mut impl Iterator<Item = &'a str>,
+) -> Result<Vec<FallbackMode>, String> {
+    const KINDS: &str = "decline, defaults, terminal or server URL";
+    let mut text = first.to_owned();
+    if text.rsplit(',').next().is_some_and(|last| last.trim() == "server") {
+        let url = rest.next().ok_or("--fallback server needs the answer server's URL")?;
+        text.push(' ');
+        text.push_str(url);
+    }
+    let mut chain = Vec::new();
+    for step in text.split(',').map(str::trim) {
+        if let Some(last @ (FallbackMode::Decline | FallbackMode::Defaults)) = chain.last() {
+            let name = if *last == FallbackMode::Decline { "decline" } else { "defaults" };
+            return Err(format!(
+                "--fallback: {name} always answers, so {step:?} after it would never be reached"
+            ));
+        }
+        let mode = match step.split_once(' ').map_or((step, ""), |(kind, url)| (kind, url.trim())) {
+            ("decline", "") => FallbackMode::Decline,
+            ("defaults", "") => FallbackMode::Defaults,
+            ("terminal", "") => FallbackMode::Terminal,
+            ("server", "") => return Err("--fallback server needs the answer server's URL".to_owned()),
+            ("server", url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "--fallback server needs a URL starting with http:// or https://, got {url:?}"
+                    ));
+                }
+                FallbackMode::Server(url.to_owned())
+            }
+            _ => {
+                return Err(format!(
+                    "--fallback takes {KINDS} (or a comma-separated chain of them), got {step:?}"
+                ));
+            }
+        };
+        chain.push(mode);
+    }
+    Ok(chain)
 }
 
 /// `--secret-file`, checked before anything is asked: nobody types a secret only to have it
@@ -152,8 +188,30 @@ fn secret_file(options: &Options) -> Result<Option<SecretFile>, String> {
     Ok(Some(file))
 }
 
+/// The fallback chain of `--fallback`: each step in order, a terminal step checked at every call
+/// (a process started without a terminal still starts, and its calls go to the next step).
 fn fallback(options: &Options) -> Result<Fallback, String> {
-    Ok(match &options.fallback {
+    let mut steps = options.fallback.iter().map(|mode| fallback_step(mode, options));
+    let mut chain = steps.next().unwrap_or_else(|| Ok(Fallback::decline()))?;
+    for step in steps {
+        chain = chain.or_else(step?);
+    }
+    Ok(chain)
+}
+
+/// Why this process cannot ask on a terminal now, if it cannot.
+fn terminal_available() -> Result<(), String> {
+    // stdin and stdout carry MCP: the person can only be reached on the terminal itself.
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map(drop)
+        .map_err(|e| format!("the terminal fallback: this process has no terminal (/dev/tty: {e})"))
+}
+
+fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, String> {
+    Ok(match mode {
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
@@ -184,23 +242,23 @@ fn fallback(options: &Options) -> Result<Fallback, String> {
             }
         }
         FallbackMode::Terminal => {
-            // stdin and stdout carry MCP: the person can only be reached on the terminal itself.
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/tty")
-                .map_err(|e| format!("--fallback terminal: this process has no terminal (/dev/tty: {e})"))?;
+            if let Err(why) = terminal_available() {
+                // Hosts that start servers without a terminal (the Python SDK's) must still get
+                // the tool: each call checks again and falls through to the next step.
+                eprintln!("askuser mcp: {why}; each call checks again, and goes on to the next fallback");
+            }
             askuser_terminal::install_panic_hook();
             let described = "the questions are shown on the terminal where the MCP server runs";
             let terminal = TerminalAnswerer::builder().mode(Mode::Tty);
-            match secret_file(options)? {
+            let step = match secret_file(options)? {
                 // The terminal reads a secret on /dev/tty behind a mask or with echo off, and the
                 // value goes only to the file.
                 Some(file) => {
                     Fallback::answerer(terminal.secret_sink(file).build(), described).takes_secrets()
                 }
                 None => Fallback::answerer(terminal.build(), described),
-            }
+            };
+            step.available_when(terminal_available)
         }
     })
 }
@@ -277,10 +335,35 @@ mod tests {
         .unwrap();
         assert_eq!(
             (o.fallback, o.timeout, o.name.as_str(), o.profile),
-            (FallbackMode::Defaults, Some(Duration::from_secs(90)), "ci", Profile::Extended)
+            (vec![FallbackMode::Defaults], Some(Duration::from_secs(90)), "ci", Profile::Extended)
         );
         assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
-        assert_eq!(parse(&[]).unwrap().fallback, FallbackMode::Decline);
+        assert_eq!(parse(&[]).unwrap().fallback, [FallbackMode::Decline]);
+    }
+
+    #[test]
+    fn parses_fallback_chains() {
+        let server = || FallbackMode::Server("http://127.0.0.1:8765".to_owned());
+        let chain = [FallbackMode::Terminal, server(), FallbackMode::Decline];
+        // One quoted argument, or the URL as the next argument (the shell split it there).
+        assert_eq!(
+            parse(&args(&["--fallback", "terminal,server http://127.0.0.1:8765,decline"])).unwrap().fallback,
+            chain
+        );
+        assert_eq!(
+            parse(&args(&["--fallback", "terminal,server", "http://127.0.0.1:8765,decline"]))
+                .unwrap()
+                .fallback,
+            chain
+        );
+        assert_eq!(
+            parse(&args(&["--fallback", "server", "http://127.0.0.1:8765"])).unwrap().fallback,
+            [server()]
+        );
+        assert_eq!(
+            parse(&args(&["--fallback=terminal, defaults"])).unwrap().fallback,
+            [FallbackMode::Terminal, FallbackMode::Defaults]
+        );
     }
 
     #[test]
@@ -288,6 +371,11 @@ mod tests {
         for (bad, says) in [
             (&["--fallback"][..], "--fallback needs"),
             (&["--fallback", "phone"], "decline, defaults, terminal or server URL"),
+            (&["--fallback", "terminal,phone"], "got \"phone\""),
+            (&["--fallback", "decline,terminal"], "decline always answers, so \"terminal\" after it"),
+            (&["--fallback", "defaults,server", "http://h"], "defaults always answers"),
+            (&["--fallback", "server,terminal"], "needs the answer server's URL"),
+            (&["--fallback", "terminal,server"], "needs the answer server's URL"),
             (&["--fallback", "server"], "needs the answer server's URL"),
             (&["--fallback", "server", "127.0.0.1:8765"], "http://"),
             (&["--token-file", "/tmp/t"], "goes with --fallback server"),

@@ -7,15 +7,16 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS,
     MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MIN_OPTIONS, Profile, QuestionOption,
     Validator, is_forbidden_char,
 };
 use rmcp::model::{
-    ClientCapabilities, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ElicitationSchema, EnumSchema, ErrorData, FormElicitationCapability, Implementation,
-    InitializeRequestParams, LegacyEnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition,
-    ProtocolVersion, SingleSelectEnumSchema, StringFormat,
+    ClientCapabilities, ConstString, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ElicitationCreateRequestMethod, ElicitationSchema, EnumSchema,
+    ErrorCode, ErrorData, FormElicitationCapability, Implementation, InitializeRequestParams,
+    LegacyEnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, ProtocolVersion,
+    SingleSelectEnumSchema, StringFormat,
 };
 use rmcp::service::{RequestContext, RoleClient};
 use serde_json::{Map, Value, json};
@@ -47,15 +48,22 @@ pub const LEAVE_EMPTY: &str = "(leave empty)";
 /// problem named, then the form is declined. URL mode is always declined: this handler never
 /// opens a link.
 ///
+/// **Only a person consents.** An answer the answerer marks as not given by a person
+/// ([`AnsweredBy::Unattended`] from a [`DefaultsResponder`](askuser_core::DefaultsResponder),
+/// [`AnsweredBy::Timeout`] from defaults applied on a timeout) is never sent: the form is
+/// declined, because a server's form may be a confirmation ("Delete all 214 files?") that only a
+/// person may accept. A host that wants such answers sent to one server opts in for it by name
+/// with [`allow_unattended_from`](Self::allow_unattended_from).
+///
 /// ```no_run
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use askuser_core::DefaultsResponder;
+/// # async fn run(person: impl askuser_core::Answerer + 'static) -> Result<(), Box<dyn std::error::Error>> {
 /// use askuser_mcp::ElicitationHandler;
 /// use rmcp::ServiceExt;
 ///
-/// // In a terminal host: `askuser_terminal::TerminalAnswerer::new()` instead of the defaults.
+/// // `person` shows the questions to a person: `askuser_terminal::TerminalAnswerer::new()` in a
+/// // terminal host, a web page, a chat window.
 /// let transport = rmcp::transport::TokioChildProcess::new(tokio::process::Command::new("some-mcp-server"))?;
-/// let client = ElicitationHandler::new(DefaultsResponder::new()).serve(transport).await?;
+/// let client = ElicitationHandler::new(person).serve(transport).await?;
 /// let tools = client.list_all_tools().await?;
 /// # let _ = tools;
 /// # Ok(())
@@ -67,6 +75,8 @@ pub struct ElicitationHandler {
     client: Implementation,
     version: Option<ProtocolVersion>,
     profile: Profile,
+    /// The servers (by `serverInfo.name`) whose forms may be answered without a person.
+    unattended: Vec<String>,
 }
 
 impl fmt::Debug for ElicitationHandler {
@@ -89,7 +99,19 @@ impl ElicitationHandler {
             client: Implementation::new("askuser", env!("CARGO_PKG_VERSION")),
             version: None,
             profile: Profile::Reference,
+            unattended: Vec::new(),
         }
+    }
+
+    /// Lets answers not given by a person (defaults, a timeout's defaults, any answer marked
+    /// other than [`AnsweredBy::User`]) be sent to the server whose `serverInfo.name` is
+    /// exactly `server`; call it once per server. Default: no server, and such an answer
+    /// declines the form. Only for a server whose forms you know to be harmless to accept
+    /// unseen: a server's form may ask to confirm something destructive.
+    #[must_use]
+    pub fn allow_unattended_from(mut self, server: impl Into<String>) -> Self {
+        self.unattended.push(server.into());
+        self
     }
 
     /// The profile of the questions the answerer is asked (SPEC §10). Default:
@@ -119,7 +141,8 @@ impl ElicitationHandler {
         self
     }
 
-    /// Answers one elicitation from the server called `server`.
+    /// Answers one elicitation from the server called `server`: the name shown in the questions,
+    /// and the one [`allow_unattended_from`](Self::allow_unattended_from) is matched against.
     ///
     /// # Errors
     ///
@@ -130,6 +153,17 @@ impl ElicitationHandler {
         &self,
         request: ElicitRequestParams,
         server: &str,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.answer_for(request, server, server).await
+    }
+
+    /// [`answer`](Self::answer), with the server shown as `server` (its title, when it has one)
+    /// and matched by `name` (its `serverInfo.name`).
+    async fn answer_for(
+        &self,
+        request: ElicitRequestParams,
+        server: &str,
+        name: &str,
     ) -> Result<ElicitResult, ErrorData> {
         let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -142,6 +176,10 @@ impl ElicitationHandler {
             let response =
                 self.answerer.answer(plan.request.clone(), asking).await.map_err(|e| answer_error(&e))?;
             if response.cancelled {
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+            // Consent comes from a person only, unless the host opted in for this server.
+            if response.answered_by != AnsweredBy::User && !self.unattended.iter().any(|s| s == name) {
                 return Ok(ElicitResult::new(ElicitationAction::Decline));
             }
             match plan.content(&response) {
@@ -174,14 +212,132 @@ impl rmcp::ClientHandler for ElicitationHandler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let server = context
-            .peer
-            .peer_info()
-            .and_then(|info| info.server_info.clone())
-            .map(|server| server.title.unwrap_or(server.name))
+        let info = context.peer.peer_info().and_then(|info| info.server_info.clone());
+        let name = info.as_ref().map(|server| server.name.clone()).unwrap_or_default();
+        let shown = info
+            .and_then(|server| server.title)
+            .filter(|title| !title.trim().is_empty())
+            .or_else(|| Some(name.clone()))
             .filter(|name| !name.trim().is_empty())
             .unwrap_or_else(|| "an MCP server".to_owned());
-        self.answer(request, &server).await
+        self.answer_for(request, &shown, &name).await
+    }
+
+    /// An `elicitation/create` that rmcp's types could not read arrives here (rmcp's default
+    /// answers "method not found", and the person is never asked): read in the shapes the SDKs
+    /// emit (`readable_params`) and answered like any other form.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != ElicitationCreateRequestMethod::VALUE {
+            return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
+        let params = readable_params(request.params.unwrap_or_default())
+            .map_err(|e| ErrorData::invalid_params(e, None))?;
+        let result = rmcp::ClientHandler::create_elicitation(self, params, context).await?;
+        serde_json::to_value(result)
+            .map(CustomResult::new)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+}
+
+/// An `elicitation/create` whose params rmcp's types refused, in the shapes the SDKs emit, made
+/// readable: the Python SDK's `FastMCP` (pydantic) writes an `Optional[...]` field as
+/// `anyOf: [{type: T}, {type: "null"}]` with `default: null`, the TypeScript SDK's zod helper a
+/// nullable one as `type: [T, "null"]`, and pydantic an `Enum` field as a `$ref` into `$defs`.
+/// Each becomes the plain field (MCP's schema has no null: an empty optional field is left out of
+/// the answer, which the SDKs read as `None`/absent). A list of free text (`list[str]`) cannot be
+/// asked: left out when optional, refused when required.
+///
+/// # Errors
+///
+/// What cannot be read, naming the field.
+fn readable_params(mut params: Value) -> Result<ElicitRequestParams, String> {
+    if let Some(schema) = params.get_mut("requestedSchema").and_then(Value::as_object_mut) {
+        let defs = schema.remove("$defs").or_else(|| schema.remove("definitions"));
+        schema.remove("additionalProperties");
+        let required: Vec<String> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        let mut dropped = Vec::new();
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            for (key, field) in properties.iter_mut() {
+                plain_field(field, defs.as_ref());
+                let free_list = field.get("type").and_then(Value::as_str) == Some("array")
+                    && field.get("items").is_none_or(|items| {
+                        ["enum", "anyOf", "oneOf"].iter().all(|k| items.get(*k).is_none())
+                    });
+                if free_list {
+                    if required.contains(key) {
+                        return Err(format!(
+                            "field {key:?} asks for a list of free text, which askuser cannot ask"
+                        ));
+                    }
+                    dropped.push(key.clone());
+                }
+            }
+            for key in &dropped {
+                properties.remove(key);
+            }
+        }
+    }
+    serde_json::from_value(params).map_err(|e| format!("the form cannot be read: {e}"))
+}
+
+/// One property made plain (see [`readable_params`]).
+fn plain_field(field: &mut Value, defs: Option<&Value>) {
+    let Some(object) = field.as_object_mut() else { return };
+    // `$ref` into the schema's definitions: the definition, under the field's own keys.
+    if let Some(target) = object.remove("$ref") {
+        let name = target.as_str().and_then(|r| r.rsplit('/').next()).unwrap_or_default();
+        if let Some(Value::Object(def)) = defs.and_then(|d| d.get(name)) {
+            for (k, v) in def {
+                object.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    // `anyOf`/`oneOf` of one schema and null: that schema.
+    for union in ["anyOf", "oneOf"] {
+        let Some(Value::Array(members)) = object.get(union) else { continue };
+        let is_null = |m: &Value| m.get("type").and_then(Value::as_str) == Some("null");
+        if !members.iter().any(is_null) {
+            continue;
+        }
+        let rest: Vec<Value> = members.iter().filter(|m| !is_null(m)).cloned().collect();
+        if let [Value::Object(only)] = rest.as_slice()
+            && !only.contains_key("const")
+        {
+            object.remove(union);
+            for (k, v) in only {
+                object.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        } else {
+            object.insert(union.to_owned(), Value::Array(rest));
+        }
+    }
+    // `type: [T, "null"]`: T.
+    if let Some(Value::Array(types)) = object.get("type") {
+        let rest: Vec<&Value> = types.iter().filter(|t| t.as_str() != Some("null")).collect();
+        if let [only] = rest.as_slice() {
+            let only = (*only).clone();
+            object.insert("type".to_owned(), only);
+        }
+    }
+    if object.get("default").is_some_and(Value::is_null) {
+        object.remove("default");
+    }
+    // An `enum` of strings without a type (a `$ref`'d definition may lack it).
+    if !object.contains_key("type")
+        && object.get("enum").and_then(Value::as_array).is_some_and(|e| e.iter().all(Value::is_string))
+    {
+        object.insert("type".to_owned(), Value::from("string"));
+    }
+    if let Some(items) = object.get_mut("items") {
+        plain_field(items, defs);
     }
 }
 

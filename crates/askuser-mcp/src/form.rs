@@ -226,7 +226,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                     StringSchema::new()
                         .title(joined(&[header, ": other answer"]))
                         .description(
-                            "Your own answer instead of the choices above (leave empty to use them).",
+                            "Your own answer instead of the choices above (leave empty to use them). When filled, it is the answer, whatever is picked above.",
                         )
                         .max_length(MAX_OTHER_CHARS),
                 ),
@@ -261,8 +261,8 @@ fn misfit(text: impl Into<String>) -> Misfit {
 /// # Errors
 ///
 /// A [`Misfit`] naming the field or question when the content is not an answer to the form:
-/// an unknown or mistyped field, a question answered both by a choice and by "Other", or not at
-/// all, or an answer that `check_response` rejects.
+/// an unknown or mistyped field, a question not answered at all, own words longer than the
+/// field's `maxLength` ([`MAX_OTHER_CHARS`]), or an answer that `check_response` rejects.
 pub fn read_answer(
     request: &AskUserRequest,
     style: FormStyle,
@@ -290,7 +290,10 @@ pub fn read_answer(
                 Some(Value::String(text)) if text.trim().is_empty() => {
                     return Err(misfit(format!("\"{}\" was not answered", question.header())));
                 }
-                Some(Value::String(text)) => AskUserAnswer::custom(question.header(), text.clone()),
+                Some(Value::String(text)) => {
+                    within_cap(question.header(), "answer", text)?;
+                    AskUserAnswer::custom(question.header(), text.clone())
+                }
                 Some(_) => return Err(misfit(format!("{key} (\"{}\") must be text", question.header()))),
             },
             _ => {
@@ -329,15 +332,29 @@ fn choice_answer(
         None
     };
     let picked = picked(question, index, style, fields)?;
-    match (picked.is_empty(), other) {
-        (true, Some(text)) => Ok(AskUserAnswer::custom(question.header(), text)),
-        (false, None) => Ok(AskUserAnswer::picked(question.header(), picked)),
-        (false, Some(_)) => Err(misfit(format!(
-            "\"{}\" has both a choice and an other answer; give one of them",
-            question.header()
-        ))),
-        (true, None) => Err(misfit(format!("\"{}\" was not answered", question.header()))),
+    // A filled "Other" field wins over the choice: hosts that preselect the first option of a
+    // radio group (fast-agent) or insist on a tick in a multi-select send a choice beside every
+    // typed answer, and the person meant the words they typed.
+    match (other, picked.is_empty()) {
+        (Some(text), _) => {
+            within_cap(question.header(), "other answer", &text)?;
+            Ok(AskUserAnswer::custom(question.header(), text))
+        }
+        (None, false) => Ok(AskUserAnswer::picked(question.header(), picked)),
+        (None, true) => Err(misfit(format!("\"{}\" was not answered", question.header()))),
     }
+}
+
+/// Whether `text` keeps to the `maxLength` the form declares for it ([`MAX_OTHER_CHARS`]).
+fn within_cap(header: &str, what: &str, text: &str) -> Result<(), Misfit> {
+    // Counting stops at the first character past the cap: a 3,000,000-character answer costs
+    // no more than a fitting one.
+    let cap = MAX_OTHER_CHARS as usize;
+    if text.chars().nth(cap).is_none() {
+        return Ok(());
+    }
+    let length = text.chars().count();
+    Err(misfit(format!("the {what} to \"{header}\" takes at most {cap} characters, not {length}")))
 }
 
 /// Whether the form for `questions` in `style` has a field called `name` (without building the
@@ -503,10 +520,16 @@ mod tests {
             Ok(r#"{"Lang":["Rust"],"Parts":["none of them"]}"#),
         );
         check(T, &json!({"q01": "Go"}), Err("\"Parts\" was not answered"));
+        // A filled Other field wins over a (preselected) choice, in both styles.
         check(
             T,
             &json!({"q01": "Go", "q01_other": "x", "q02": ["A"]}),
-            Err("both a choice and an other answer"),
+            Ok(r#"{"Lang":["x"],"Parts":["A"]}"#),
+        );
+        check(
+            E,
+            &json!({"q01": "Rust", "q01_other": "Zig", "q02_1": true, "q02_other": "none"}),
+            Ok(r#"{"Lang":["Zig"],"Parts":["none"]}"#),
         );
         check(T, &json!({"q01": "Java", "q02": ["A"]}), Err("Java"));
         check(T, &json!({"q01": "Go", "q02": ["A", "A"]}), Err("same option"));
@@ -517,9 +540,14 @@ mod tests {
         check(E, &json!({"q01": "Go", "q02": ["A"]}), Err("no field \"q02\""));
         check(E, &json!({"q01": "Go", "q02_4": true}), Err("no field \"q02_4\""));
         check(E, &json!({"q01": "Go", "q2_1": true}), Err("no field \"q2_1\""));
-        check(T, &json!({"q01": "Go", "q02": ["A"], "q01_other": "bell\u{7}"}), Err("both"));
+        check(T, &json!({"q01": "Go", "q02": ["A"], "q01_other": "bell\u{7}"}), Err("Lang"));
         check(T, &json!({"q01_other": "bell\u{7}", "q02": ["A"]}), Err("Lang"));
         check(T, &json!("text"), Err("not an object"));
+        // The cap the form declares (`maxLength` 2000) holds.
+        let long = "x".repeat(MAX_OTHER_CHARS as usize + 1);
+        check(T, &json!({"q01_other": long, "q02": ["A"]}), Err("takes at most 2000 characters, not 2001"));
+        let fits = "x".repeat(MAX_OTHER_CHARS as usize);
+        assert!(read_answer(&request(), T, Some(&json!({"q01_other": fits, "q02": ["A"]}))).is_ok());
     }
 
     #[test]

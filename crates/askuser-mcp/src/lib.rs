@@ -36,7 +36,8 @@ pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 pub use server::{
-    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, Fallback, INPUT_KEY, NO_FORM, PROGRESS_EVERY,
+    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, FORM_ROUNDS, Fallback, INPUT_KEY, NO_FORM,
+    PROGRESS_EVERY,
 };
 
 /// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.

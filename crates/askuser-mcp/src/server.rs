@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
-    Profile, QuestionKind, Questions, Validator, ask_user_result,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, AskUserResult,
+    DefaultsResponder, Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
 use askuser_tool::exit::with_causes;
 use askuser_tool::{
@@ -16,13 +16,16 @@ use askuser_tool::{
     TOOL_NAME, ToolCall, parameters_for,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
+    ClientResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, PingRequest, ProgressNotificationParam, ProtocolVersion,
+    RequestId, RequestStateCodec, RequestStateError, SealOptions, ServerCapabilities, ServerConfig,
+    ServerRequest, Tool, ToolAnnotations,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleServer, ServiceError,
+};
 use rmcp::{ErrorData, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,12 +46,33 @@ pub const DEFAULT_STATE_TTL: Duration = Duration::from_hours(1);
 /// the timeout, not the request, decides when the person is cut off.
 const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
 
+/// How many times one call shows the form: an answer that does not fit is refused and the form
+/// shown again, naming the problem, up to this many rounds in all. It is never taken as a
+/// decline: the person did answer.
+pub const FORM_ROUNDS: u8 = 5;
+
+/// What the model is told when every round's answer missed the form ([`FORM_ROUNDS`]), `last`
+/// being the last round's problem: a retry, not a decline.
+fn misfits(last: &str) -> String {
+    format!(
+        "The person answered the form {FORM_ROUNDS} times, but no answer fitted the questions (the last: {last}), so no answer was taken. Ask again with simpler questions, or ask in your reply."
+    )
+}
+
+/// How long the first `ping` waits for the client's answer (see `on_initialized`).
+const PING_PATIENCE: Duration = Duration::from_secs(30);
+
 /// How often a call waiting for the person sends a progress notification, when the client gave
 /// a progress token.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 /// Who answers when the client cannot show a form, and (extended profile) who is asked a
 /// secret question, which never goes into a form.
+///
+/// Fallbacks chain ([`or_else`](Self::or_else)): a step whose [availability
+/// check](Self::available_when) fails at a call (a terminal fallback in a process started without
+/// a terminal) passes that call to the next step, and a call nobody could be asked tells the
+/// model which steps were not available.
 #[derive(Clone)]
 pub struct Fallback {
     answerer: Option<Arc<dyn Answerer>>,
@@ -56,7 +80,14 @@ pub struct Fallback {
     /// Whether the answerer may be asked secret questions (it reads them with echo off and hands
     /// the value to a secret sink).
     secrets: bool,
+    /// Checked at every call: why this step cannot ask now, if it cannot.
+    check: Option<Arc<Availability>>,
+    /// Who is asked when this step cannot ask now (none: nobody).
+    next: Option<Box<Fallback>>,
 }
+
+/// A step's availability check: `Err(why)` when it cannot ask now.
+type Availability = dyn Fn() -> Result<(), String> + Send + Sync;
 
 impl fmt::Debug for Fallback {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -64,6 +95,8 @@ impl fmt::Debug for Fallback {
             .field("answerer", &self.answerer.is_some())
             .field("note", &self.note)
             .field("secrets", &self.secrets)
+            .field("checked", &self.check.is_some())
+            .field("next", &self.next)
             .finish()
     }
 }
@@ -84,6 +117,8 @@ impl Fallback {
             note: "nobody is asked and the result says so at once: continue without the answers, or ask in your reply"
                 .to_owned(),
             secrets: false,
+            check: None,
+            next: None,
         }
     }
 
@@ -108,7 +143,73 @@ impl Fallback {
     /// [`answerer`](Self::answerer) with an answerer already shared.
     #[must_use]
     pub fn shared(answerer: Arc<dyn Answerer>, note: impl Into<String>) -> Self {
-        Self { answerer: Some(answerer), note: note.into(), secrets: false }
+        Self { answerer: Some(answerer), note: note.into(), secrets: false, check: None, next: None }
+    }
+
+    /// This step with a check made at every call before it is asked: `Err(why)` (e.g. "this
+    /// process has no terminal (/dev/tty: …)") passes the call to the [next step](Self::or_else),
+    /// or, at the end of the chain, to nobody, the model being told `why`.
+    #[must_use]
+    pub fn available_when(mut self, check: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> Self {
+        self.check = Some(Arc::new(check));
+        self
+    }
+
+    /// This chain with `next` asked when no step before it is [available](Self::available_when).
+    #[must_use]
+    pub fn or_else(mut self, next: Fallback) -> Self {
+        match self.next.take() {
+            Some(rest) => self.next = Some(Box::new(rest.or_else(next))),
+            None => self.next = Some(Box::new(next)),
+        }
+        self
+    }
+
+    /// The steps, first to last.
+    fn steps(&self) -> impl Iterator<Item = &Fallback> {
+        std::iter::successors(Some(self), |step| step.next.as_deref())
+    }
+
+    /// The tool description's words for the chain: each step's note, then what happens when it
+    /// is not available.
+    fn described(&self) -> String {
+        let mut text = self.note.clone();
+        let mut step = self;
+        while step.check.is_some() {
+            let Some(next) = step.next.as_deref() else {
+                text.push_str("; when that is not available, nobody is asked and the result says so");
+                break;
+            };
+            text.push_str("; when that is not available, ");
+            text.push_str(&next.note);
+            step = next;
+        }
+        text
+    }
+
+    /// The step that takes this call (a `secret` call only a step that takes secrets), checked
+    /// now, and why each step before it could not; `None` when nobody can be asked.
+    fn pick(&self, secret: bool) -> (Option<&Fallback>, Vec<String>) {
+        let mut skipped = Vec::new();
+        for step in self.steps() {
+            if secret && !step.asks_secrets_itself() {
+                // Only a step that reads secrets safely may take one; on to the next.
+                if step.answerer.is_none() {
+                    break;
+                }
+                continue;
+            }
+            match step.check.as_ref().map(|check| check()) {
+                Some(Err(why)) => skipped.push(why),
+                _ if step.answerer.is_none() => break,
+                _ => return (Some(step), skipped),
+            }
+        }
+        (None, skipped)
+    }
+
+    fn asks_secrets_itself(&self) -> bool {
+        self.secrets && self.answerer.is_some()
     }
 
     /// Lets this answerer be asked secret questions (extended profile), which are never put in
@@ -122,10 +223,11 @@ impl Fallback {
         self
     }
 
-    /// Whether a secret question goes to this fallback ([`takes_secrets`](Self::takes_secrets)).
+    /// Whether a secret question goes to this fallback ([`takes_secrets`](Self::takes_secrets)):
+    /// to a step of the chain that takes secrets.
     #[must_use]
     pub fn asks_secrets(&self) -> bool {
-        self.secrets && self.answerer.is_some()
+        self.steps().any(Fallback::asks_secrets_itself)
     }
 }
 
@@ -140,8 +242,10 @@ impl Fallback {
 /// | 2025-06-18 with form elicitation | `elicitation/create` with string enums and one boolean per option |
 /// | no form elicitation | the [`Fallback`] |
 ///
-/// An answer that does not fit the questions is refused and the form shown again once, naming the
-/// problem; a second misfit declines. Decline and cancel reach the model as declined.
+/// An answer that does not fit the questions is refused and the form shown again, naming the
+/// problem, up to [`FORM_ROUNDS`] rounds; after that the model is told no answer fitted (never
+/// that the person declined). A filled "Other" field is the answer, whatever the host preselected
+/// beside it. Decline and cancel reach the model as declined.
 ///
 /// ```
 /// use std::time::Duration;
@@ -363,19 +467,19 @@ impl AskUserServer {
                 let secrets = if fallback.asks_secrets() {
                     format!(
                         "A secret question is never put in the MCP client's form: it is asked the way a question is when there is no form ({}).",
-                        fallback.note
+                        fallback.described()
                     )
                 } else {
                     "A secret question is never put in the MCP client's form, and this server has no other safe way to ask for one: a call with a secret question is declined at once (status \"declined\", answered_by \"unattended\"); ask the person in your reply to provide the credential another way.".to_owned()
                 };
                 format!(
                     "{EXTENDED_DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}. {secrets}",
-                    fallback.note
+                    fallback.described()
                 )
             }
             _ => format!(
                 "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
-                fallback.note
+                fallback.described()
             ),
         };
         let schema = match parameters_for(self.profile(), Dialect::Generic) {
@@ -419,9 +523,6 @@ impl AskUserServer {
                 Err(error) => return Ok(text_result(&error.retry_payload(), true).into()),
             };
             secret = questions.iter().any(|q| q.kind() == QuestionKind::Secret);
-            if secret && !self.inner.fallback.asks_secrets() {
-                return Ok(unattended_decline(questions).into());
-            }
         }
         if can_form && !secret && !version.has_initialize() {
             return self.ask_by_input_required(&params, &arguments);
@@ -433,15 +534,20 @@ impl AskUserServer {
                 name: self.inner.name.clone(),
                 request_timeout: self.inner.timeout.map(|t| t + REQUEST_TIMEOUT_MARGIN),
             })
-        } else if let Some(fallback) = &self.inner.fallback.answerer {
-            Arc::clone(fallback)
         } else {
-            return Ok(match self.inner.validator.validate_value(&arguments) {
-                Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
-                Ok(_) => text_result(NO_FORM, false),
-                Err(error) => text_result(&error.retry_payload(), true),
+            // The fallback chain, checked now: a terminal that is not there passes the call on.
+            let (step, skipped) = self.inner.fallback.pick(secret);
+            match step.and_then(|step| step.answerer.as_ref()) {
+                Some(answerer) => Arc::clone(answerer),
+                None => {
+                    return Ok(match self.inner.validator.validate_value(&arguments) {
+                        Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
+                        Ok(_) => text_result(&nobody_asked(&skipped), false),
+                        Err(error) => text_result(&error.retry_payload(), true),
+                    }
+                    .into());
+                }
             }
-            .into());
         };
         let mut builder = AskUser::builder()
             .shared_answerer(answerer)
@@ -534,21 +640,23 @@ impl AskUserServer {
         let Some(sealed) = params.request_state.as_deref() else {
             return Ok(self.input_required(&request, &bound, 1, None).into());
         };
-        let state: State = self.inner.codec.open_json_with(sealed, &bound).map_err(|error| match error {
-            RequestStateError::Expired => ErrorData::invalid_params(
-                format!(
-                    "requestState expired: the form was answered more than {:?} after it was shown; call {TOOL_NAME} again",
-                    self.inner.state_ttl
-                ),
-                None,
-            ),
+        let state: State = match self.inner.codec.open_json_with(sealed, &bound) {
+            Ok(state) => state,
+            // The form was answered after the wait had ended: the same outcome, and the same
+            // words, as a 2025 client's timeout (nobody answered in time), not a request to ask
+            // again.
+            Err(RequestStateError::Expired) => {
+                return Ok(text_result(AskUserResult::timed_out_for(&request).text(), false).into());
+            }
             // One message for every other failure, as the codec asks: what failed is no
             // business of the client's.
-            _ => ErrorData::invalid_params(
-                "requestState failed verification: it was altered, belongs to other arguments, or was issued by another server process",
-                None,
-            ),
-        })?;
+            Err(_) => {
+                return Err(ErrorData::invalid_params(
+                    "requestState failed verification: it was altered, belongs to other arguments, or was issued by another server process",
+                    None,
+                ));
+            }
+        };
         let response = params
             .input_responses
             .as_ref()
@@ -569,10 +677,10 @@ impl AskUserServer {
         }
         match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
             Ok(response) => Ok(rendered(&request, &response).into()),
-            Err(misfit) if state.attempt < 2 => {
-                Ok(self.input_required(&request, &bound, 2, Some(&misfit.0)).into())
+            Err(misfit) if state.attempt < FORM_ROUNDS => {
+                Ok(self.input_required(&request, &bound, state.attempt + 1, Some(&misfit.0)).into())
             }
-            Err(_) => Ok(rendered(&request, &AskUserResponse::declined()).into()),
+            Err(misfit) => Ok(text_result(&misfits(&misfit.0), true).into()),
         }
     }
 
@@ -651,6 +759,15 @@ fn text_result(text: &str, is_error: bool) -> CallToolResult {
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
 }
 
+/// What the model is told when nobody could be asked: [`NO_FORM`], then why each fallback that
+/// was tried could not ask.
+fn nobody_asked(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return NO_FORM.to_owned();
+    }
+    format!("{NO_FORM} (The fallbacks could not ask either: {}.)", skipped.join("; "))
+}
+
 /// A call nobody was asked (no form and no fallback, or a secret with nowhere safe to ask it), in
 /// the extended profile: `{"status":"declined","answered_by":"unattended","answers":[]}`.
 fn unattended_decline(questions: Questions) -> CallToolResult {
@@ -703,16 +820,15 @@ impl Answerer for Eliciting {
         _context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
         let mut problem: Option<String> = None;
-        for _attempt in 0..2 {
+        for _round in 0..FORM_ROUNDS {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: form::message(&self.name, problem.as_deref()),
                 requested_schema: form::schema(&request, self.style),
             };
-            let result =
-                self.peer.create_elicitation_with_timeout(params, self.request_timeout).await.map_err(
-                    |e| AnswerError::failed("the client's elicitation/create failed").with_source(e),
-                )?;
+            let result = elicit(&self.peer, params, self.request_timeout)
+                .await
+                .map_err(|e| AnswerError::failed("the client's elicitation/create failed").with_source(e))?;
             if result.action != ElicitationAction::Accept {
                 return Ok(AskUserResponse::declined());
             }
@@ -721,7 +837,52 @@ impl Answerer for Eliciting {
                 Err(misfit) => problem = Some(misfit.0),
             }
         }
-        Ok(AskUserResponse::declined())
+        Err(AnswerError::retry(misfits(&problem.unwrap_or_default())))
+    }
+}
+
+/// Sends `elicitation/create` and waits for the client's answer. However the wait ends before the
+/// answer (the server's timeout, the client cancelling the call, the call dropped), the client is
+/// sent `notifications/cancelled` for the request, so it closes the form instead of leaving the
+/// person answering into the void.
+async fn elicit(
+    peer: &Peer<RoleServer>,
+    params: ElicitRequestParams,
+    timeout: Option<Duration>,
+) -> Result<ElicitResult, ServiceError> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = timeout;
+    let handle = peer.send_request_with_option(request, options).await?;
+    let mut open = OpenRequest { peer: Some(peer.clone()), id: handle.id.clone() };
+    // rmcp's own request timeout sends its cancellation itself.
+    let response = handle.await_response().await;
+    open.peer = None;
+    match response? {
+        ClientResult::ElicitResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// An `elicitation/create` still waiting for its answer; dropped while waiting, it cancels the
+/// request on the client.
+struct OpenRequest {
+    peer: Option<Peer<RoleServer>>,
+    id: RequestId,
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("askuser stopped waiting for this answer".to_owned()),
+        );
+        // The notification leaves on the peer's own sender; a closed connection has no form open.
+        runtime.spawn(async move {
+            let _ = peer.notify_cancelled(params).await;
+        });
     }
 }
 
@@ -745,6 +906,25 @@ impl ServerHandler for AskUserServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         (name == TOOL_NAME).then(|| self.tool())
+    }
+
+    /// Sends the client a `ping` first (2025 revisions; 2026-07-28 has no `initialize`). rmcp
+    /// numbers a connection's requests from 0, and the TypeScript SDK ignores a
+    /// `notifications/cancelled` whose request id is 0 (it tests the id for truth): the ping takes
+    /// id 0, so that every form this server opens can be closed (`elicit`).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(PING_PATIENCE);
+        // Queued now, before any call's form; its answer is awaited on the side.
+        if let Ok(ping) = context
+            .peer
+            .send_request_with_option(ServerRequest::PingRequest(PingRequest::default()), options)
+            .await
+        {
+            tokio::spawn(async move {
+                let _ = ping.await_response().await;
+            });
+        }
     }
 
     async fn call_tool(

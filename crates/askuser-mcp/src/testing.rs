@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ErrorData, Implementation,
-    InitializeRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
+    ContentBlock, CustomRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    ErrorData, Implementation, InitializeRequestParams, NumberOrString, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::IntoTransport;
@@ -33,6 +34,8 @@ pub enum Reply {
     /// Submits the first option of every choice field (a titled single-select's first `const`,
     /// a multi-select's first item).
     FirstChoice,
+    /// Keeps the form open until the server cancels the request, then closes it (cancels).
+    Hang,
 }
 
 /// A form the host was shown.
@@ -42,6 +45,8 @@ pub struct Shown {
     pub message: String,
     /// The `requestedSchema`, as sent.
     pub schema: Value,
+    /// The JSON-RPC id of the `elicitation/create` request, as text.
+    pub id: String,
 }
 
 /// A scripted MCP host: declares form elicitation (or not) at the given revision, answers each
@@ -56,6 +61,7 @@ pub struct ScriptedClient {
     record: bool,
     shown: Arc<Mutex<Vec<Shown>>>,
     progress: Arc<Mutex<Vec<String>>>,
+    cancelled: Arc<Mutex<Vec<String>>>,
 }
 
 impl ScriptedClient {
@@ -70,6 +76,7 @@ impl ScriptedClient {
             record: true,
             shown: Arc::default(),
             progress: Arc::default(),
+            cancelled: Arc::default(),
         }
     }
 
@@ -92,6 +99,12 @@ impl ScriptedClient {
     #[must_use]
     pub fn shown(&self) -> Vec<Shown> {
         lock(&self.shown).clone()
+    }
+
+    /// The request ids of the `notifications/cancelled` received so far, as text.
+    #[must_use]
+    pub fn cancelled(&self) -> Vec<String> {
+        lock(&self.cancelled).clone()
     }
 
     /// The messages of the progress notifications received so far.
@@ -138,10 +151,18 @@ impl ClientHandler for ScriptedClient {
         lock(&self.progress).push(params.message.unwrap_or_default());
     }
 
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        lock(&self.cancelled).push(params.request_id.as_ref().map(id_text).unwrap_or_default());
+    }
+
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        request_context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -154,7 +175,11 @@ impl ClientHandler for ScriptedClient {
         }
         let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         if self.record {
-            lock(&self.shown).push(Shown { message, schema: schema.clone() });
+            lock(&self.shown).push(Shown {
+                message,
+                schema: schema.clone(),
+                id: id_text(&request_context.id),
+            });
         }
         Ok(match reply {
             Some(Reply::Accept(content)) => {
@@ -169,7 +194,18 @@ impl ClientHandler for ScriptedClient {
             Some(Reply::FirstChoice) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(first_choices(&schema))
             }
+            Some(Reply::Hang) => {
+                request_context.ct.cancelled().await;
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
         })
+    }
+}
+
+fn id_text(id: &NumberOrString) -> String {
+    match id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
     }
 }
 
@@ -241,6 +277,42 @@ impl ServerHandler for FormAsker {
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let text = json!({"action": result.action, "content": result.content}).to_string();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// A plain rmcp server that sends `elicitation/create` with params given as JSON, verbatim (as
+/// another SDK's server sent them, shapes rmcp's own types refuse included), one per
+/// `tools/call` of the tool named as the form, and returns the client's answer as JSON text.
+#[derive(Debug, Clone)]
+pub struct RawFormAsker {
+    /// `(tool name, elicitation/create params)`.
+    pub forms: Vec<(String, Value)>,
+    /// The server's name, as the client is told.
+    pub name: String,
+}
+
+impl ServerHandler for RawFormAsker {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), "1.0.0"))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some((_, params)) = self.forms.iter().find(|(name, _)| *name == request.name) else {
+            return Err(ErrorData::invalid_params(format!("no form {:?}", request.name), None));
+        };
+        let raw = CustomRequest::new("elicitation/create", Some(params.clone()));
+        let result = context
+            .peer
+            .send_request(ServerRequest::CustomRequest(raw))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let text = serde_json::to_value(&result).unwrap_or_default().to_string();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 }

@@ -2,6 +2,7 @@
 //! clients: rmcp's, and the official TypeScript SDK's.
 
 mod node;
+mod sdk_forms;
 mod server;
 mod stdio;
 mod terminal;

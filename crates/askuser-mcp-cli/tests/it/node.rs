@@ -10,12 +10,12 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-fn node_dir() -> PathBuf {
+pub(crate) fn node_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/node")
 }
 
 /// Whether Node.js and the SDK are here; under `CI=true` their absence fails the test.
-fn node_ready() -> bool {
+pub(crate) fn node_ready() -> bool {
     let problem = if Command::new("node").arg("--version").output().is_err() {
         Some("Node.js (`node`) is not installed".to_owned())
     } else if !node_dir().join("node_modules/@modelcontextprotocol/sdk/package.json").is_file() {
@@ -120,4 +120,18 @@ fn the_typescript_sdk_answers_an_extended_form() {
     assert_eq!(schema["properties"]["q01"]["default"], "Small");
     assert_eq!(schema["properties"]["q02"]["minLength"], 1);
     assert!(schema["properties"].get("q01_other").is_none());
+}
+
+/// Guards forms left open, with the TypeScript SDK as the host: when `--timeout` ends the wait,
+/// the SDK is sent `notifications/cancelled` for the open `elicitation/create`, and aborts it.
+#[test]
+fn the_typescript_sdk_hears_the_form_cancelled_on_timeout() {
+    if !node_ready() {
+        return;
+    }
+    let report = run("hang", &["--timeout", "1"], &batch());
+    assert_eq!(text(&report), askuser_core::TIMED_OUT);
+    let shown = report["shown"].as_array().unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(report["cancelled"], json!([shown[0]["requestId"].clone()]));
 }

@@ -111,3 +111,41 @@ async fn the_extended_profile_over_stdio() {
     assert_eq!(client.shown().len(), 1, "the secret went into a form");
     running.cancel().await.unwrap();
 }
+
+/// Spawns `askuser-mcp ARGS` in a session of its own without a controlling terminal, as the
+/// Python SDK starts servers, with a host that cannot show forms.
+async fn spawn_without_terminal(args: &[&str]) -> RunningService<RoleClient, ScriptedClient> {
+    let mut command = tokio::process::Command::new("setsid");
+    command.arg("--wait").arg(env!("CARGO_BIN_EXE_askuser-mcp")).args(args);
+    let (transport, _stderr) =
+        TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("askuser-mcp starts");
+    let version = ProtocolVersion::V_2025_11_25;
+    serve_client(ScriptedClient::new(version.clone(), false, vec![]), version, transport).await
+}
+
+/// Guards `--fallback terminal` under hosts that start servers without a terminal: the server
+/// starts, and each call goes on to the next fallback, the model told why when nobody is left.
+#[tokio::test]
+async fn the_terminal_fallback_without_a_terminal_passes_calls_on() {
+    let running = spawn_without_terminal(&["--fallback", "terminal,defaults"]).await;
+    let tools = running.list_all_tools().await.unwrap();
+    let description = tools[0].description.as_deref().unwrap();
+    assert!(
+        description.contains("shown on the terminal where the MCP server runs; when that is not available, the default options are picked"),
+        "{description}"
+    );
+    let result = running.call_tool(batch()).await.unwrap();
+    assert_eq!(
+        text(&result),
+        r#"{"answered_by":"unattended","answers":{"Plan":["Small"],"Extras":["Backups"]}}"#
+    );
+    running.cancel().await.unwrap();
+
+    let running = spawn_without_terminal(&["--fallback", "terminal"]).await;
+    let result = running.call_tool(batch()).await.unwrap();
+    let said = text(&result);
+    assert!(said.starts_with(askuser_mcp::NO_FORM), "{said}");
+    assert!(said.contains("the terminal fallback: this process has no terminal (/dev/tty: "), "{said}");
+    assert_eq!(result.is_error, Some(false));
+    running.cancel().await.unwrap();
+}

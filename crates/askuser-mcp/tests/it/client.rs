@@ -301,3 +301,51 @@ async fn the_extended_handler_answers_askusers_extended_form() {
         }
     }
 }
+
+/// A plain rmcp server's destructive confirmation, as a server would ask it.
+fn delete_form() -> FormAsker {
+    let form = json!({"type": "object", "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm", "description": "Delete all 214 files? This cannot be undone."}},
+        "required": ["confirm"]});
+    FormAsker {
+        form: serde_json::from_value(form).unwrap(),
+        message: "Delete all 214 files? This cannot be undone.".to_owned(),
+        name: "files-server".to_owned(),
+    }
+}
+
+async fn delete_with(handler: ElicitationHandler) -> Value {
+    let running = connect_to(delete_form(), handler, ProtocolVersion::V_2025_11_25).await;
+    let result = running.call_tool(CallToolRequestParams::new("delete")).await.unwrap();
+    running.cancel().await.unwrap();
+    serde_json::from_str(&text_of(&result).0).unwrap()
+}
+
+/// Guards consent: an answer nobody gave (the defaults) never accepts a server's form, unless the
+/// host opted in for that very server.
+#[tokio::test]
+async fn only_a_person_accepts_a_form() {
+    let declined = json!({"action": "decline", "content": null});
+    let accepted = json!({"action": "accept", "content": {"confirm": true}});
+    assert_eq!(delete_with(ElicitationHandler::new(askuser_core::DefaultsResponder::new())).await, declined);
+    // Defaults applied on a timeout are no person either.
+    let timed_out = |request: AskUserRequest, _: AskContext| async move {
+        Ok::<_, AnswerError>(askuser_core::DefaultsResponder::respond(
+            &request,
+            askuser_core::AnsweredBy::Timeout,
+        ))
+    };
+    assert_eq!(delete_with(ElicitationHandler::new(timed_out)).await, declined);
+    // An opt-in for another server changes nothing; one for this server lets the defaults through.
+    let elsewhere =
+        ElicitationHandler::new(askuser_core::DefaultsResponder::new()).allow_unattended_from("other-server");
+    assert_eq!(delete_with(elsewhere).await, declined);
+    let here =
+        ElicitationHandler::new(askuser_core::DefaultsResponder::new()).allow_unattended_from("files-server");
+    assert_eq!(delete_with(here).await, accepted);
+    // A person's "Yes" is sent as ever.
+    let seen = Seen::default();
+    let person = answering(Arc::clone(&seen), |q| AskUserAnswer::picked(q.header(), ["Yes"]));
+    assert_eq!(delete_with(ElicitationHandler::new(person)).await, accepted);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}

@@ -77,7 +77,7 @@ async fn text_defaults_and_no_other_in_every_revision() {
 }
 
 #[tokio::test]
-async fn a_blank_text_answer_is_asked_again_then_declined() {
+async fn a_blank_or_overlong_text_answer_is_asked_again() {
     for version in &REVISIONS {
         let replies =
             vec![Reply::Accept(answer(version, "  ")), Reply::Accept(answer(version, "feature/forms"))];
@@ -85,12 +85,16 @@ async fn a_blank_text_answer_is_asked_again_then_declined() {
         assert_eq!(text, ANSWERED, "{version}");
         assert!(shown[1].message.contains("\"Branch\" was not answered"), "{}", shown[1].message);
 
-        let replies = vec![Reply::Accept(answer(version, "")), Reply::Accept(answer(version, ""))];
+        // The text field declares `maxLength` 2000: a longer answer is refused, never passed on.
+        let long = "b".repeat(2001);
+        let replies =
+            vec![Reply::Accept(answer(version, &long)), Reply::Accept(answer(version, "feature/forms"))];
         let (text, _, shown) = ask(extended(), version, true, replies, &batch()).await;
-        assert_eq!(
-            (text.as_str(), shown.len()),
-            (r#"{"status":"declined","answered_by":"user","answers":[]}"#, 2),
-            "{version}"
+        assert_eq!((text.as_str(), shown.len()), (ANSWERED, 2), "{version}");
+        assert!(
+            shown[1].message.contains("the answer to \"Branch\" takes at most 2000 characters, not 2001"),
+            "{}",
+            shown[1].message
         );
     }
 }

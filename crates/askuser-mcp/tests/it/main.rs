@@ -3,4 +3,5 @@
 mod client;
 mod extended;
 mod harness;
+mod sdk_forms;
 mod server;

@@ -122,15 +122,57 @@ async fn a_misfit_is_asked_again_once() {
     }
 }
 
+/// Guards "asked again, never declined": a person who keeps answering in a way that does not fit
+/// is asked again up to `FORM_ROUNDS` times, and the model is then told no answer fitted: not
+/// that the person declined.
 #[tokio::test]
-async fn a_second_misfit_declines() {
+async fn misfits_are_asked_again_never_declined() {
     for version in &REVISIONS {
-        let both = json!({"q01": "Go", "q01_other": "Zig"});
-        let replies =
-            vec![Reply::Accept(both.clone()), Reply::Accept(json!({"q01": "Java"})), Reply::Accept(both)];
+        let replies = vec![Reply::Accept(json!({"q01": "Java"})); usize::from(askuser_mcp::FORM_ROUNDS)];
+        let (text, is_error, shown) = ask(AskUserServer::default(), version, true, replies, &one()).await;
+        assert_eq!(shown.len(), usize::from(askuser_mcp::FORM_ROUNDS), "{version}");
+        assert!(is_error, "{version}");
+        assert_ne!(text, DECLINED);
+        assert!(text.starts_with("The person answered the form 5 times, but no answer fitted"), "{text}");
+        assert!(text.contains("Java"), "{text}");
+        assert!(shown[4].message.contains("Java"), "{}", shown[4].message);
+    }
+}
+
+/// Guards hosts that preselect (fast-agent: the first radio option is always picked, a
+/// multi-select needs a tick): a filled "Other" field is the answer, in every revision.
+#[tokio::test]
+async fn a_filled_other_field_wins_over_a_preselected_choice() {
+    for version in &REVISIONS {
+        let mut content = answer_two(version, "Rust", &["A"]);
+        content["q01_other"] = json!("Zig, if the team agrees");
+        content["q02_other"] = json!("none yet");
+        let (text, _, shown) =
+            ask(AskUserServer::default(), version, true, vec![Reply::Accept(content)], &two()).await;
+        assert_eq!(text, r#"{"Lang":["Zig, if the team agrees"],"Parts":["none yet"]}"#, "{version}");
+        assert_eq!(shown.len(), 1, "{version}");
+    }
+}
+
+/// Guards the caps the form declares: an "Other" answer past its `maxLength` (2,000 characters)
+/// never reaches the model; the person is asked again, told why.
+#[tokio::test]
+async fn answers_past_the_forms_cap_are_asked_again() {
+    for version in &REVISIONS {
+        let huge = "x".repeat(3_000_000);
+        let replies = vec![
+            Reply::Accept(json!({"q01_other": huge})),
+            Reply::Accept(json!({"q01_other": "y".repeat(2000)})),
+        ];
         let (text, _, shown) = ask(AskUserServer::default(), version, true, replies, &one()).await;
-        assert_eq!((text.as_str(), shown.len()), (DECLINED, 2), "{version}");
-        assert!(shown[1].message.contains("both a choice and an other answer"), "{}", shown[1].message);
+        assert_eq!(shown[0].schema["properties"]["q01_other"]["maxLength"], 2000);
+        assert_eq!(text, format!(r#"{{"Lang":["{}"]}}"#, "y".repeat(2000)), "{version}");
+        assert_eq!(shown.len(), 2, "{version}");
+        assert!(
+            shown[1].message.contains("takes at most 2000 characters, not 3000000"),
+            "{version}: {}",
+            shown[1].message
+        );
     }
 }
 
@@ -345,30 +387,140 @@ async fn a_tampered_state_is_refused() {
 }
 
 /// The codec's expiry reads the wall clock, so this test waits for real (a few milliseconds).
+/// A late answer is nobody answering in time, as in the 2025 revisions; never "ask again".
 #[tokio::test]
-async fn an_expired_state_is_refused() {
+async fn an_expired_state_is_a_timeout() {
     let server = AskUserServer::builder().state_ttl(Duration::from_millis(20)).build();
     let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![]);
     let running = connect(server, client).await;
     let state = first_round(&running, &one()).await;
     tokio::time::sleep(Duration::from_millis(60)).await;
-    refused(retry(&running, &one(), &state, json!({"q01": "Go"})).await, "requestState expired");
-    running.cancel().await.unwrap();
-}
-
-/// A client that keeps a person waiting past the timeout on 2026-07-28: the state has expired by
-/// the time the client retries, and rmcp's client reports the refusal.
-#[tokio::test]
-async fn the_timeout_expires_the_state() {
-    let server = AskUserServer::builder().timeout(Duration::from_millis(20)).build();
-    let replies = vec![Reply::Late(Duration::from_millis(60), json!({"q01": "Go"}))];
-    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, replies);
-    let running = connect(server, client).await;
-    match running.call_tool(call(&one())).await {
-        Err(ServiceError::McpError(error)) => {
-            assert!(error.message.contains("requestState expired"), "{error:?}");
-        }
+    match retry(&running, &one(), &state, json!({"q01": "Go"})).await.unwrap() {
+        CallToolResponse::Complete(result) => assert_eq!(text_of(&result), (TIMED_OUT.to_owned(), false)),
         other => panic!("{other:?}"),
     }
     running.cancel().await.unwrap();
+}
+
+/// Guards one outcome for one timeout: a person who answers after `--timeout` gets the model the
+/// same result in every revision (2025: the wait ends; 2026-07-28: the state has expired by the
+/// time the client retries), in both profiles.
+#[tokio::test]
+async fn the_timeout_reads_the_same_in_every_revision() {
+    let extended = r#"{"status":"timed_out","answered_by":"timeout","answers":[]}"#;
+    for (profile, expected) in
+        [(askuser_core::Profile::Reference, TIMED_OUT), (askuser_core::Profile::Extended, extended)]
+    {
+        for version in &REVISIONS {
+            let server = AskUserServer::builder().timeout(Duration::from_millis(50)).profile(profile).build();
+            let replies = vec![Reply::Late(Duration::from_millis(250), json!({"q01": "Go"}))];
+            let client = TestClient::new(version.clone(), true, replies);
+            let running = connect(server, client).await;
+            let result = running.call_tool(call(&one())).await.unwrap_or_else(|e| panic!("{version}: {e}"));
+            assert_eq!(text_of(&result), (expected.to_owned(), false), "{version} {profile:?}");
+            running.cancel().await.unwrap();
+        }
+    }
+}
+
+/// Waits (a bounded while) until `client` has been sent a cancellation, then returns them all.
+async fn cancellations(client: &TestClient) -> Vec<String> {
+    for _ in 0..200 {
+        if !client.cancelled().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    client.cancelled()
+}
+
+/// Guards forms left open: when the timeout ends the wait, the host is told to close the form
+/// (`notifications/cancelled` with the `elicitation/create` request's id).
+#[tokio::test(start_paused = true)]
+async fn a_timeout_closes_the_hosts_form() {
+    for version in &REVISIONS[..2] {
+        let server = AskUserServer::builder().timeout(Duration::from_secs(30)).build();
+        let client = TestClient::new(version.clone(), true, vec![Reply::Hang]);
+        let running = connect(server, client.clone()).await;
+        let result = running.call_tool(call(&one())).await.unwrap();
+        assert_eq!(text_of(&result), (TIMED_OUT.to_owned(), false), "{version}");
+        let shown = client.shown();
+        assert_eq!(shown.len(), 1);
+        assert_eq!(cancellations(&client).await, [shown[0].id.clone()], "{version}");
+        running.cancel().await.unwrap();
+    }
+}
+
+/// Guards forms left open: when the host cancels the tool call, the form it opened is cancelled too.
+#[tokio::test]
+async fn a_cancelled_call_closes_the_hosts_form() {
+    for version in &REVISIONS[..2] {
+        let client = TestClient::new(version.clone(), true, vec![Reply::Hang]);
+        let running = connect(AskUserServer::default(), client.clone()).await;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(call(&one())));
+        let handle =
+            running.peer().send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+        for _ in 0..500 {
+            if !client.shown().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let shown = client.shown();
+        assert_eq!(shown.len(), 1, "{version}: the form was never shown");
+        handle.cancel(Some("the user moved on".to_owned())).await.unwrap();
+        assert_eq!(cancellations(&client).await, [shown[0].id.clone()], "{version}");
+        running.cancel().await.unwrap();
+    }
+}
+
+/// Guards the fallback chain: a step that is not available at a call (a terminal in a process
+/// started without one) passes the call on, checked at every call; at the end of the chain the
+/// model is told which steps could not ask.
+#[tokio::test]
+async fn an_unavailable_fallback_passes_the_call_on() {
+    let checks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&checks);
+    let terminal = move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Err::<(), _>("the terminal fallback: this process has no terminal (/dev/tty: no device)".to_owned())
+    };
+    let never = |_: AskUserRequest, _: AskContext| async {
+        panic!("the unavailable terminal was asked");
+        #[expect(unreachable_code, reason = "the closure's return type")]
+        Ok::<AskUserResponse, AnswerError>(AskUserResponse::declined())
+    };
+    let chain = |next: Fallback| {
+        Fallback::answerer(never, "the questions are shown on the terminal")
+            .available_when(terminal.clone())
+            .or_else(next)
+    };
+    let server = AskUserServer::builder().fallback(chain(Fallback::defaults())).build();
+    let description = server.tool().description.unwrap();
+    assert!(
+        description.contains("When this MCP client cannot show a form, the questions are shown on the terminal; when that is not available, the default options are picked"),
+        "{description}"
+    );
+    for version in &REVISIONS {
+        let (text, _, _) = ask(server.clone(), version, false, vec![], &one()).await;
+        assert_eq!(text, r#"{"answered_by":"unattended","answers":{"Lang":["Rust"]}}"#, "{version}");
+    }
+    assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 3, "checked once per call");
+
+    let server = AskUserServer::builder().fallback(chain(Fallback::decline())).build();
+    let (text, is_error, _) = ask(server, &REVISIONS[1], false, vec![], &one()).await;
+    assert_eq!(
+        (text.as_str(), is_error),
+        (
+            format!("{NO_FORM} (The fallbacks could not ask either: the terminal fallback: this process has no terminal (/dev/tty: no device).)")
+                .as_str(),
+            false
+        )
+    );
+    // A client that shows forms never touches the chain.
+    let server = AskUserServer::builder().fallback(chain(Fallback::decline())).build();
+    let (text, _, _) =
+        ask(server, &REVISIONS[1], true, vec![Reply::Accept(json!({"q01": "Go"}))], &one()).await;
+    assert_eq!(text, r#"{"Lang":["Go"]}"#);
+    assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 4);
 }
