@@ -40,6 +40,21 @@ fn moves(versions: &[i64]) -> (String, String) {
     )
 }
 
+/// Inside the transaction `$tx`: moves `$migrator`'s own rows from the legacy table into
+/// [`TABLE`] (created first). A macro, as the two backends' transactions are different types.
+macro_rules! move_ours {
+    ($tx:ident, $migrator:expr) => {
+        let applied = $tx.list_applied_migrations(LEGACY).await?;
+        let versions = ours($migrator, &applied);
+        if !versions.is_empty() {
+            $tx.ensure_migrations_table(TABLE).await?;
+            let (insert, delete) = moves(&versions);
+            sqlx::query(sqlx::AssertSqlSafe(insert)).execute(&mut *$tx).await?;
+            sqlx::query(sqlx::AssertSqlSafe(delete)).execute(&mut *$tx).await?;
+        }
+    };
+}
+
 /// Moves askuser's rows out of SQLite's legacy table, if it has any and [`TABLE`] is new, then
 /// runs the migrations. Callers retry on "database is locked" (two first opens at once).
 pub(crate) async fn sqlite(pool: &sqlx::SqlitePool, migrator: &Migrator) -> Result<(), crate::StoreError> {
@@ -50,14 +65,7 @@ pub(crate) async fn sqlite(pool: &sqlx::SqlitePool, migrator: &Migrator) -> Resu
     };
     if exists(TABLE).await? == 0 && exists(LEGACY).await? > 0 {
         let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-        let applied = tx.list_applied_migrations(LEGACY).await?;
-        let versions = ours(migrator, &applied);
-        if !versions.is_empty() {
-            tx.ensure_migrations_table(TABLE).await?;
-            let (insert, delete) = moves(&versions);
-            sqlx::query(sqlx::AssertSqlSafe(insert)).execute(&mut *tx).await?;
-            sqlx::query(sqlx::AssertSqlSafe(delete)).execute(&mut *tx).await?;
-        }
+        move_ours!(tx, migrator);
         tx.commit().await?;
     }
     migrator.run(pool).await?;
@@ -76,14 +84,7 @@ pub(crate) async fn postgres(pool: &sqlx::PgPool, migrator: &Migrator) -> Result
             .fetch_one(&mut *tx)
             .await?;
     if !ours_exists && legacy_exists {
-        let applied = tx.list_applied_migrations(LEGACY).await?;
-        let versions = ours(migrator, &applied);
-        if !versions.is_empty() {
-            tx.ensure_migrations_table(TABLE).await?;
-            let (insert, delete) = moves(&versions);
-            sqlx::query(sqlx::AssertSqlSafe(insert)).execute(&mut *tx).await?;
-            sqlx::query(sqlx::AssertSqlSafe(delete)).execute(&mut *tx).await?;
-        }
+        move_ours!(tx, migrator);
     }
     tx.commit().await?;
     migrator.run(pool).await?;
