@@ -1,5 +1,6 @@
 //! [`PostgresStore`]: pending questions shared by a fleet of workers and servers on many hosts.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -205,7 +206,7 @@ impl PostgresStoreBuilder {
             wakers: Arc::clone(&wakers),
             feed: Arc::clone(&feed),
             cursor,
-            gaps: Vec::new(),
+            gaps: BTreeMap::new(),
         };
         let listener = tokio::spawn(listen(listening, reader));
         Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock: self.clock, listener }) })
@@ -232,7 +233,7 @@ struct Reader {
     feed: Arc<Feed>,
     cursor: i64,
     /// Numbers below the cursor not seen yet, with when they were first missed.
-    gaps: Vec<(i64, tokio::time::Instant)>,
+    gaps: BTreeMap<i64, tokio::time::Instant>,
 }
 
 impl Reader {
@@ -253,8 +254,8 @@ impl Reader {
     async fn read(&mut self) -> Result<(), sqlx::Error> {
         loop {
             let now = tokio::time::Instant::now();
-            self.gaps.retain(|(_, since)| now.duration_since(*since) < GAP_PATIENCE);
-            let gaps: Vec<i64> = self.gaps.iter().map(|(seq, _)| *seq).collect();
+            self.gaps.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
+            let gaps: Vec<i64> = self.gaps.keys().copied().collect();
             let rows: Vec<(String, Option<String>, String, i64, i64)> =
                 sqlx::query_as(CHANGES).bind(self.cursor).bind(&gaps).fetch_all(&self.pool).await?;
             let full = rows.len() == 1000;
@@ -265,7 +266,7 @@ impl Reader {
                     self.gaps.extend(missing);
                     self.cursor = seq;
                 } else {
-                    self.gaps.retain(|(n, _)| *n != seq);
+                    self.gaps.remove(&seq);
                 }
                 let Ok(state) = state.parse::<State>() else { continue };
                 if state != State::Pending {
@@ -303,11 +304,15 @@ async fn listen(mut listener: PgListener, mut reader: Reader) {
                 false
             }
             Err(_quiet) => {
+                // Read first, so that a dead listener's check does not delay the changes.
                 reader.read_logged().await;
                 let check =
                     tokio::time::timeout(HEARTBEAT, sqlx::query(HEARTBEAT_QUERY).execute(&mut listener))
                         .await;
-                matches!(check, Ok(Ok(_)))
+                if matches!(check, Ok(Ok(_))) {
+                    continue;
+                }
+                false
             }
         };
         if !healthy {
