@@ -33,7 +33,16 @@ fn serves_mcp_on_stdio_in_this_binary() {
     assert_eq!(reply["result"]["protocolVersion"], "2025-06-18", "{reply}");
     send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-    let reply: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    // The server may ask something first (it pings a 2025 client once after `initialized`):
+    // answer that, and read on to the reply.
+    let reply: serde_json::Value = loop {
+        let message: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if message["method"] == "ping" {
+            send(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, message["id"]));
+            continue;
+        }
+        break message;
+    };
     let tools = reply["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 1, "{reply}");
     assert_eq!(tools[0]["name"], "ask_user_question");
