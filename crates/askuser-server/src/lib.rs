@@ -41,7 +41,6 @@ mod openapi;
 mod pages;
 mod paths;
 mod secrets;
-mod sessions;
 mod subpath;
 mod throttle;
 mod zeroed;
@@ -122,8 +121,6 @@ pub(crate) struct AppState {
     pub(crate) on_asked: Option<Arc<AskedHook>>,
     /// Login attempts per client.
     pub(crate) logins: throttle::LoginThrottle,
-    /// Login sessions logged out on this replica.
-    pub(crate) revoked: sessions::Revoked,
 }
 
 /// What [`AnswerServerBuilder::on_asked`] calls.
@@ -295,7 +292,6 @@ impl AnswerServerBuilder {
                 closing,
                 on_asked: self.on_asked,
                 logins: throttle::LoginThrottle::default(),
-                revoked: sessions::Revoked::default(),
             }),
         }
     }

@@ -90,10 +90,20 @@ fn login_cookie(headers: &HeaderMap) -> Option<&str> {
         .find_map(|pair| pair.trim().strip_prefix(LOGIN_COOKIE)?.strip_prefix('='))
 }
 
-fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
+/// The login a request's cookie holds, if the cookie is this server's, unexpired, and its session
+/// was not logged out on any replica (the store keeps logouts). When the store cannot say, nobody
+/// is logged in: a logout is never overlooked.
+async fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
     let cookie = login_cookie(headers)?;
     let (session, _) = state.keys.check_login_cookie(cookie, now_secs())?;
-    (!state.revoked.is_revoked(session)).then(|| Access { credential: cookie.to_owned(), logged_in: true })
+    match bounded(state.store.is_login_revoked(session)).await {
+        Ok(false) => Some(Access { credential: cookie.to_owned(), logged_in: true }),
+        Ok(true) => None,
+        Err(error) => {
+            tracing::warn!(%error, "a login was refused: the store could not say whether it was logged out");
+            None
+        }
+    }
 }
 
 fn by_link(state: &AppState, id: &str, token: &str) -> Option<Access> {
@@ -298,7 +308,7 @@ async fn session_page(
 
 /// The questions waiting for an answer: all of them, or one session's with a link to its history.
 async fn pending_page(state: &AppState, headers: &HeaderMap, session: Option<&str>) -> Response {
-    if logged_in(state, headers).is_none() {
+    if logged_in(state, headers).await.is_none() {
         return to_login();
     }
     let items = match pending_items(state, session).await {
@@ -330,7 +340,7 @@ async fn history_page(
     Path(session): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if logged_in(&state, &headers).is_none() {
+    if logged_in(&state, &headers).await.is_none() {
         return to_login();
     }
     let query = ListQuery::new().session_id(session.as_str()).limit(ListQuery::MAX_LIMIT);
@@ -442,10 +452,14 @@ fn too_many_logins(wait: Duration) -> Response {
 
 async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     // The cookie opens nothing after this, even where the browser keeps it.
+    // Kept in the store, so every replica sharing it and every later start refuses the cookie.
     if let Some(cookie) = login_cookie(&headers)
         && let Some((session, expires)) = state.keys.check_login_cookie(cookie, now_secs())
     {
-        state.revoked.revoke(session, expires, now_secs());
+        let until = Timestamp::from_unix_millis(expires.saturating_mul(1000));
+        if let Err(error) = bounded(state.store.revoke_login(session, until)).await {
+            return failure(&error);
+        }
     }
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(
@@ -632,7 +646,7 @@ async fn batch_by_cookie(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match logged_in(&state, &headers) {
+    match logged_in(&state, &headers).await {
         Some(access) => show_batch(&state, &id, &access, &format!("/q/{}", encode_segment(&id))).await,
         None => to_login(),
     }
@@ -846,7 +860,7 @@ async fn submit_by_cookie(
     headers: HeaderMap,
     form: Fields,
 ) -> Response {
-    let Some(access) = logged_in(&state, &headers) else { return to_login() };
+    let Some(access) = logged_in(&state, &headers).await else { return to_login() };
     match form_fields(form) {
         Ok(fields) => submit(&state, &id, &access, &format!("/q/{}", encode_segment(&id)), fields).await,
         Err((status, title, text)) => message(status, title, text),
@@ -886,7 +900,7 @@ async fn batch_events_by_cookie(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if logged_in(&state, &headers).is_none() {
+    if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     batch_events(&state, id)
@@ -897,7 +911,7 @@ async fn session_events(
     Path(session): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if logged_in(&state, &headers).is_none() {
+    if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     let session = Some(session);
@@ -905,7 +919,7 @@ async fn session_events(
 }
 
 async fn all_events(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if logged_in(&state, &headers).is_none() {
+    if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     events::stream(&state, |_| true).into_response()

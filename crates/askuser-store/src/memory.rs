@@ -44,6 +44,8 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct Inner {
     records: Mutex<HashMap<String, PendingRecord>>,
+    /// Revoked login sessions and when their cookies expire.
+    revoked_logins: Mutex<HashMap<String, Timestamp>>,
     wakers: Arc<Wakers>,
     feed: Feed,
     clock: Arc<dyn Clock>,
@@ -68,6 +70,7 @@ impl MemoryStore {
         Self {
             inner: Arc::new(Inner {
                 records: Mutex::new(HashMap::new()),
+                revoked_logins: Mutex::new(HashMap::new()),
                 wakers: Arc::default(),
                 feed: Feed::default(),
                 clock,
@@ -93,6 +96,23 @@ impl Backend for MemoryStore {
 
     fn feed(&self) -> &Feed {
         &self.inner.feed
+    }
+
+    async fn revoke_login(
+        &self,
+        session: &str,
+        expires_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let mut revoked = self.inner.revoked_logins.lock().unwrap_or_else(PoisonError::into_inner);
+        revoked.retain(|_, at| *at > now);
+        revoked.entry(session.to_owned()).or_insert(expires_at);
+        Ok(())
+    }
+
+    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
+        let revoked = self.inner.revoked_logins.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(revoked.get(session).is_some_and(|at| *at > now))
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {

@@ -385,6 +385,34 @@ impl Backend for PostgresStore {
         &self.inner.feed
     }
 
+    async fn revoke_login(
+        &self,
+        session: &str,
+        expires_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "WITH purged AS (DELETE FROM askuser_revoked_logins WHERE expires_at <= $3) \
+             INSERT INTO askuser_revoked_logins (session, expires_at) VALUES ($1, $2) ON CONFLICT (session) DO NOTHING",
+        )
+        .bind(session)
+        .bind(expires_at.unix_millis())
+        .bind(now.unix_millis())
+        .execute(&self.inner.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
+        let found: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM askuser_revoked_logins WHERE session = $1 AND expires_at > $2")
+                .bind(session)
+                .bind(now.unix_millis())
+                .fetch_optional(&self.inner.pool)
+                .await?;
+        Ok(found.is_some())
+    }
+
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())

@@ -420,6 +420,36 @@ impl Backend for SqliteStore {
         &self.inner.feed
     }
 
+    async fn revoke_login(
+        &self,
+        session: &str,
+        expires_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query("DELETE FROM askuser_revoked_logins WHERE expires_at <= ?1")
+            .bind(now.unix_millis())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO askuser_revoked_logins (session, expires_at) VALUES (?1, ?2) ON CONFLICT (session) DO NOTHING")
+            .bind(session)
+            .bind(expires_at.unix_millis())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM askuser_revoked_logins WHERE session = ?1 AND expires_at > ?2")
+                .bind(session)
+                .bind(now.unix_millis())
+                .fetch_optional(&self.inner.pool)
+                .await?;
+        Ok(found.is_some())
+    }
+
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
         let mut tx = self.write().await?;
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)

@@ -94,6 +94,22 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// process sharing the store (the in-memory store: by this store). Each change arrives within
     /// a second of its commit, normally within milliseconds.
     fn changes(&self) -> Changes;
+
+    /// Revokes login session `session` (the session an `askuser-server` login cookie names), whose
+    /// cookie expires at `expires_at`, for every process sharing the store and across restarts;
+    /// forgets revocations whose cookies have expired. Revoking twice changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn revoke_login(&self, session: &str, expires_at: Timestamp) -> Result<(), StoreError>;
+
+    /// Whether login session `session` was revoked (and its cookie has not expired yet).
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError>;
 }
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
@@ -161,6 +177,17 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Up to `limit` pending records past `expires_at` at `now` → `timed_out`, each by one caller.
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+
+    /// Records the revocation of login `session` until `expires_at`; drops those expired at `now`.
+    async fn revoke_login(
+        &self,
+        session: &str,
+        expires_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<(), StoreError>;
+
+    /// Whether login `session` is revoked and its cookie not expired at `now`.
+    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError>;
 }
 
 pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result<PendingRecord, StoreError> {
@@ -409,6 +436,20 @@ macro_rules! pending_store_via_backend {
 
             fn changes(&self) -> $crate::feed::Changes {
                 $crate::store::Backend::feed(self).subscribe()
+            }
+
+            async fn revoke_login(
+                &self,
+                session: &str,
+                expires_at: askuser_core::Timestamp,
+            ) -> Result<(), $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::revoke_login(self, session, expires_at, now).await
+            }
+
+            async fn is_login_revoked(&self, session: &str) -> Result<bool, $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::is_login_revoked(self, session, now).await
             }
         }
     };

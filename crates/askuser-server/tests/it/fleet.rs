@@ -238,3 +238,44 @@ async fn a_wait_on_one_replica_returns_when_the_other_takes_the_answer() {
     store_a.close().await;
     store_b.close().await;
 }
+
+/// Logs in on `app` with the API token; the login cookie (`name=value`).
+async fn log_in(app: &axum::Router) -> String {
+    let login = Request::post("/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("token={TOKEN}")))
+        .unwrap();
+    let logged = send(app, login).await;
+    logged.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned()
+}
+
+async fn status_with_cookie(app: &axum::Router, cookie: &str) -> StatusCode {
+    send(app, Request::get("/").header(header::COOKIE, cookie).body(Body::empty()).unwrap()).await.status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logout_on_one_replica_holds_on_the_other_and_after_a_restart() {
+    let Some(url) = postgres_url("fleet::a_logout_on_one_replica_holds_on_the_other_and_after_a_restart")
+    else {
+        return;
+    };
+    let schema = format!("askuser_server_fleet_logout_{}", std::process::id());
+    let (store_a, a) = replica(&url, &schema).await;
+    let (store_b, b) = replica(&url, &schema).await;
+    let cookie = log_in(&a).await;
+    let kept = log_in(&b).await;
+    assert_eq!(status_with_cookie(&b, &cookie).await, StatusCode::OK, "a login made on A opens B");
+    let out =
+        send(&a, Request::post("/logout").header(header::COOKIE, &cookie).body(Body::empty()).unwrap()).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert_eq!(status_with_cookie(&a, &cookie).await, StatusCode::SEE_OTHER, "refused where it logged out");
+    assert_eq!(status_with_cookie(&b, &cookie).await, StatusCode::SEE_OTHER, "refused on the other replica");
+    // A replica started afterwards (a restart) refuses it too; the other login still works.
+    store_b.close().await;
+    let (store_c, c) = replica(&url, &schema).await;
+    assert_eq!(status_with_cookie(&c, &cookie).await, StatusCode::SEE_OTHER, "refused after a restart");
+    assert_eq!(status_with_cookie(&c, &kept).await, StatusCode::OK, "only the logged-out session is refused");
+    drop_schema(&store_a, &schema).await;
+    store_a.close().await;
+    store_c.close().await;
+}

@@ -105,6 +105,20 @@ impl PendingStore for Flaky {
     fn changes(&self) -> askuser_store::Changes {
         self.inner.changes()
     }
+
+    async fn revoke_login(
+        &self,
+        session: &str,
+        expires_at: askuser_store::Timestamp,
+    ) -> Result<(), StoreError> {
+        self.check(true)?;
+        self.inner.revoke_login(session, expires_at).await
+    }
+
+    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError> {
+        self.check(false)?;
+        self.inner.is_login_revoked(session).await
+    }
 }
 
 pub(crate) fn flaky_harness() -> (Harness, Arc<Flaky>) {
@@ -288,6 +302,12 @@ async fn a_store_that_hangs_fails_within_the_limit() {
         fn changes(&self) -> askuser_store::Changes {
             // A feed that never tells anything: its store is gone.
             askuser_store::MemoryStore::new().changes()
+        }
+        async fn revoke_login(&self, _: &str, _: askuser_store::Timestamp) -> Result<(), StoreError> {
+            std::future::pending().await
+        }
+        async fn is_login_revoked(&self, _: &str) -> Result<bool, StoreError> {
+            std::future::pending().await
         }
     }
     let server = AnswerServer::builder(Arc::new(Hangs), ApiToken::new(TOKEN).unwrap()).build();

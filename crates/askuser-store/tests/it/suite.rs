@@ -31,6 +31,7 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     change_feed(&*store, &clock).await;
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
+    revoked_logins(&*store, &clock).await;
 }
 
 fn question(id: &str, timeout_secs: u64) -> NewQuestion {
@@ -526,4 +527,24 @@ impl NowAt for ManualClock {
     fn now_at(&self) -> askuser_store::Timestamp {
         askuser_store::Clock::now(self)
     }
+}
+
+/// A revoked login stays revoked until its cookie expires, then is forgotten; revoking twice keeps
+/// the first expiry; other sessions are untouched.
+async fn revoked_logins(store: &dyn PendingStore, clock: &ManualClock) {
+    let now = clock.now_at();
+    let later = Timestamp::from_unix_millis(now.unix_millis() + 60_000);
+    assert!(!store.is_login_revoked("login-a").await.unwrap());
+    store.revoke_login("login-a", later).await.unwrap();
+    store.revoke_login("login-a", Timestamp::from_unix_millis(now.unix_millis() + 1)).await.unwrap();
+    assert!(store.is_login_revoked("login-a").await.unwrap());
+    assert!(!store.is_login_revoked("login-b").await.unwrap());
+    clock.advance(Duration::from_secs(59));
+    assert!(store.is_login_revoked("login-a").await.unwrap(), "revoked until its cookie expires");
+    clock.advance(Duration::from_secs(1));
+    assert!(!store.is_login_revoked("login-a").await.unwrap(), "its cookie expired: nothing to revoke");
+    // A later revocation purges the expired one: revoking it again starts afresh.
+    store.revoke_login("login-b", Timestamp::from_unix_millis(now.unix_millis() + 120_000)).await.unwrap();
+    assert!(!store.is_login_revoked("login-a").await.unwrap());
+    assert!(store.is_login_revoked("login-b").await.unwrap());
 }
