@@ -215,6 +215,12 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
+            if askuser_server::is_cleartext_beyond_loopback(url) {
+                eprintln!(
+                    "askuser mcp: warning: {url} is plain HTTP beyond this machine: the token, the answers and \
+                     any secret cross the network readable and changeable by anyone on the path; use https://"
+                );
+            }
             let flag = if options.token_file.is_some() { "--token-file" } else { "--fallback server" };
             let token =
                 ApiToken::for_client(options.token_file.as_deref()).map_err(|e| format!("{flag}: {e}"))?;

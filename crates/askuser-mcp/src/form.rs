@@ -11,7 +11,7 @@
 
 use askuser_core::{
     AskUserAnswer, AskUserRequest, AskUserResponse, MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionKind,
-    check_response,
+    check_response, show_blank,
 };
 use std::collections::BTreeMap;
 
@@ -110,10 +110,10 @@ fn key(index: usize) -> &'static str {
 /// not with `format!`: it runs for every option of every form, and the formatting machinery cost
 /// several times the copying (callgrind, the typical 4 × 4 form).
 fn option_title(option: &askuser_core::QuestionOption) -> String {
-    let label = option.label();
+    let label = show_blank(option.label());
     match option.description() {
-        Some(description) if !description.is_empty() => joined(&[label, " — ", description]),
-        _ => label.to_owned(),
+        Some(description) if !description.is_empty() => joined(&[&label, " — ", &show_blank(description)]),
+        _ => label.into_owned(),
     }
 }
 
@@ -141,7 +141,12 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
     let mut required = Vec::new();
     for (index, question) in request.questions().iter().enumerate() {
         let key = key(index);
-        let header = question.header();
+        // What the person reads shows characters that render blank (two labels that look alike
+        // are told apart); the values the form returns stay the labels as they are.
+        let header_shown = show_blank(question.header());
+        let header: &str = &header_shown;
+        let text_shown = show_blank(question.question());
+        let text: &str = &text_shown;
         match question.kind() {
             QuestionKind::Choice => {}
             QuestionKind::Text => {
@@ -150,7 +155,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                     PrimitiveSchemaDefinition::String(
                         StringSchema::new()
                             .title(header.to_owned())
-                            .description(question.question().to_owned())
+                            .description(text.to_owned())
                             .min_length(1)
                             .max_length(MAX_OTHER_CHARS),
                     ),
@@ -170,7 +175,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                 let mut field =
                     LegacyEnumSchema::new(question.options().iter().map(|o| o.label().to_owned()).collect());
                 field.title = Some(header.to_owned().into());
-                field.description = Some(question.question().to_owned().into());
+                field.description = Some(text.to_owned().into());
                 field.enum_names = Some(question.options().iter().map(option_title).collect());
                 Some(EnumSchema::Legacy(field))
             }
@@ -179,14 +184,16 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                     let mut field = BooleanSchema::new().with_default(option.is_default());
                     field = if n == 0 {
                         let description = match option.description() {
-                            Some(d) if !d.is_empty() => format!("{}\n\n{d}", question.question()),
-                            _ => question.question().to_owned(),
+                            Some(d) if !d.is_empty() => format!("{text}\n\n{}", show_blank(d)),
+                            _ => text.to_owned(),
                         };
-                        field.title(format!("{header}: {}", option.label())).description(description)
+                        field
+                            .title(format!("{header}: {}", show_blank(option.label())))
+                            .description(description)
                     } else {
-                        let field = field.title(option.label().to_owned());
+                        let field = field.title(show_blank(option.label()).into_owned());
                         match option.description() {
-                            Some(d) if !d.is_empty() => field.description(d.to_owned()),
+                            Some(d) if !d.is_empty() => field.description(show_blank(d).into_owned()),
                             _ => field,
                         }
                     };
@@ -198,14 +205,14 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
             (FormStyle::Titled2025, false) => {
                 let mut field = TitledSingleSelectEnumSchema::new(titled());
                 field.title = Some(header.to_owned().into());
-                field.description = Some(question.question().to_owned().into());
+                field.description = Some(text.to_owned().into());
                 field.default = defaults().into_iter().next();
                 Some(EnumSchema::Single(SingleSelectEnumSchema::Titled(field)))
             }
             (FormStyle::Titled2025, true) => {
                 let mut field = TitledMultiSelectEnumSchema::new(TitledItems::new(titled()))
                     .with_title(header.to_owned())
-                    .with_description(question.question().to_owned())
+                    .with_description(text.to_owned())
                     .with_min_items(1)
                     .with_max_items(question.options().len() as u64);
                 let defaults = defaults();
@@ -448,6 +455,35 @@ mod tests {
         assert_eq!(schema["properties"]["q01"]["enumNames"], json!(["Rust — fast", "Go"]));
         assert_eq!(schema["properties"]["q02_2"]["type"], "boolean");
         assert!(schema.get("required").is_none());
+    }
+
+    /// Two labels that look alike (one ends in U+3164, which renders blank) are told apart in
+    /// what the person reads, in every style; the values returned stay the labels as they are.
+    #[test]
+    fn characters_that_render_blank_are_shown() {
+        let request = AskUserRequest::new(
+            askuser_core::Questions::from_json(
+                r#"{"questions":[
+                {"header":"Goㅤ","question":"Delete⠀?","options":[{"label":"Yes","description":"nowㅤ"},{"label":"Yesㅤ"}]},
+                {"header":"M","question":"?","multi_select":true,"options":[{"label":"a⠀"},{"label":"b","description":"ㅤ"}]}]}"#,
+            )
+            .unwrap(),
+        );
+        let titled = serde_json::to_value(schema(&request, FormStyle::Titled2025)).unwrap();
+        let q01 = &titled["properties"]["q01"];
+        assert_eq!(
+            (q01["title"].as_str(), q01["description"].as_str()),
+            (Some("Go⟨U+3164⟩"), Some("Delete⟨U+2800⟩?"))
+        );
+        assert_eq!(
+            q01["oneOf"],
+            json!([{"const": "Yes", "title": "Yes — now⟨U+3164⟩"}, {"const": "Yes\u{3164}", "title": "Yes⟨U+3164⟩"}])
+        );
+        let legacy = serde_json::to_value(schema(&request, FormStyle::Enums2025)).unwrap();
+        assert_eq!(legacy["properties"]["q01"]["enum"], json!(["Yes", "Yes\u{3164}"]));
+        assert_eq!(legacy["properties"]["q01"]["enumNames"], json!(["Yes — now⟨U+3164⟩", "Yes⟨U+3164⟩"]));
+        assert_eq!(legacy["properties"]["q02_1"]["title"], "M: a⟨U+2800⟩");
+        assert_eq!(legacy["properties"]["q02_2"]["description"], "⟨U+3164⟩");
     }
 
     #[test]

@@ -71,8 +71,9 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 ///
 /// Fallbacks chain ([`or_else`](Self::or_else)): a step whose [availability
 /// check](Self::available_when) fails at a call (a terminal fallback in a process started without
-/// a terminal) passes that call to the next step, and a call nobody could be asked tells the
-/// model which steps were not available.
+/// a terminal) passes that call to the next step, a call nobody could be asked tells the model
+/// which steps were not available, and a call a later step took gets a second text block saying
+/// where the person was asked and why not before.
 #[derive(Clone)]
 pub struct Fallback {
     answerer: Option<Arc<dyn Answerer>>,
@@ -527,6 +528,8 @@ impl AskUserServer {
         if can_form && !secret && !version.has_initialize() {
             return self.ask_by_input_required(&params, &arguments);
         }
+        // Which fallback step took the call after others could not, for the model (below).
+        let mut fell_through = None;
         let answerer: Arc<dyn Answerer> = if can_form && !secret {
             Arc::new(Eliciting {
                 peer: context.peer.clone(),
@@ -537,8 +540,13 @@ impl AskUserServer {
         } else {
             // The fallback chain, checked now: a terminal that is not there passes the call on.
             let (step, skipped) = self.inner.fallback.pick(secret);
-            match step.and_then(|step| step.answerer.as_ref()) {
-                Some(answerer) => Arc::clone(answerer),
+            match step.and_then(|step| Some((step, step.answerer.as_ref()?))) {
+                Some((step, answerer)) => {
+                    if !skipped.is_empty() {
+                        fell_through = Some(fell_through_note(&skipped, &step.note));
+                    }
+                    Arc::clone(answerer)
+                }
                 None => {
                     return Ok(match self.inner.validator.validate_value(&arguments) {
                         Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
@@ -592,7 +600,12 @@ impl AskUserServer {
                 }
             }
         };
-        Ok(outcome_result(outcome).into())
+        let mut result = outcome_result(outcome);
+        if let Some(note) = fell_through {
+            // A block of its own: the first stays exactly what the tool returns anywhere else.
+            result.content.push(ContentBlock::text(note));
+        }
+        Ok(result.into())
     }
 
     /// A receiver of the server's progress ticker, started on first use: one timer per server,
@@ -766,6 +779,12 @@ fn nobody_asked(skipped: &[String]) -> String {
         return NO_FORM.to_owned();
     }
     format!("{NO_FORM} (The fallbacks could not ask either: {}.)", skipped.join("; "))
+}
+
+/// What the model is told when a fallback step took a call because the steps before it could
+/// not: which surface the person was asked on, and why not on the others.
+fn fell_through_note(skipped: &[String], note: &str) -> String {
+    format!("(How this was asked: {}; so {note}.)", skipped.join("; "))
 }
 
 /// A call nobody was asked (no form and no fallback, or a secret with nowhere safe to ask it), in

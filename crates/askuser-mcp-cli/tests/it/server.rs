@@ -236,3 +236,25 @@ fn a_missing_token_is_named_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--token-file"), "{stderr}");
 }
+
+/// `--fallback server http://` to another machine warns that everything crosses in the clear (here
+/// before the missing token file stops it: nothing is sent anywhere); loopback does not.
+#[test]
+fn plain_http_beyond_loopback_is_warned_about() {
+    for (url, warned) in [("http://ask.example.com:8765", true), ("http://127.0.0.1:9", false)] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"))
+            .args(["--fallback", "server", url, "--token-file", "/nonexistent/askuser-token"])
+            .env_remove("ASKUSER_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.contains(&format!("askuser mcp: warning: {url} is plain HTTP beyond this machine")),
+            warned,
+            "{stderr}"
+        );
+        assert!(stderr.contains("/nonexistent/askuser-token"), "{stderr}");
+    }
+}

@@ -502,8 +502,20 @@ async fn an_unavailable_fallback_passes_the_call_on() {
         "{description}"
     );
     for version in &REVISIONS {
-        let (text, _, _) = ask(server.clone(), version, false, vec![], &one()).await;
-        assert_eq!(text, r#"{"answered_by":"unattended","answers":{"Lang":["Rust"]}}"#, "{version}");
+        // The answer as anywhere else, then a block telling the model where it was asked and why.
+        let running = connect(server.clone(), TestClient::new(version.clone(), false, vec![])).await;
+        let result = running.call_tool(call(&one())).await.unwrap();
+        running.cancel().await.unwrap();
+        let blocks: Vec<&str> = result.content.iter().map(|b| b.as_text().unwrap().text.as_str()).collect();
+        assert_eq!(
+            blocks,
+            [
+                r#"{"answered_by":"unattended","answers":{"Lang":["Rust"]}}"#,
+                "(How this was asked: the terminal fallback: this process has no terminal (/dev/tty: no device); \
+                 so the default options are picked without the person and marked \"answered_by\":\"unattended\".)",
+            ],
+            "{version}"
+        );
     }
     assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 3, "checked once per call");
 
