@@ -35,14 +35,23 @@ async fn a_lost_listener_is_replaced() {
     for round in 0..3 {
         let id = format!("relisten-{round}");
         watching.put(NewQuestion::new(request(&id), Duration::from_mins(1))).await.expect("put");
-        let terminated: Vec<bool> = sqlx::query_scalar(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE application_name = $1 AND (query ILIKE 'listen%' OR query LIKE '%listener heartbeat%')",
-        )
-        .bind(&schema)
-        .fetch_all(answering.pool())
-        .await
-        .expect("terminate");
+        // The listener of the round before may still be reconnecting (its replacement waits out a
+        // backoff): look for it until it is there, then end it.
+        let mut terminated: Vec<bool> = Vec::new();
+        for _ in 0..100 {
+            terminated = sqlx::query_scalar(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = $1 AND (query ILIKE 'listen%' OR query LIKE '%listener heartbeat%')",
+            )
+            .bind(&schema)
+            .fetch_all(answering.pool())
+            .await
+            .expect("terminate");
+            if !terminated.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         assert_eq!(terminated, [true], "round {round}: one listening connection");
         let watcher = tokio::spawn({
             let (watching, id) = (watching.clone(), id.clone());
