@@ -2,15 +2,15 @@
 //! print the tool result the model would receive.
 
 use std::fs::OpenOptions;
-use std::io::{self, IsTerminal, Read};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use askuser_core::{
     AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Profile,
-    QuestionKind, Validator,
+    QuestionKind,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
+use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{AskUser, OnTimeout, ToolCall};
 
 pub(crate) const USAGE: &str = "\
@@ -28,6 +28,13 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
                       created with mode 0600; an existing file must be 0600 (else refused,
                       exit 2). Without it a secret question is declined (exit 1), said on stderr
 
+Through a running answer server (`askuser serve`) instead of this terminal, so the person can
+answer on a phone (askuser ask --server URL --help lists every option there):
+  --server URL        the server, as askuser serve printed it; the page link goes to stderr
+  --token-file PATH   its API token file (default: ASKUSER_TOKEN, else the file askuser serve
+                      made in the user's data directory)
+  --session ID        the session (conversation) the questions belong to
+
 The tool result goes to stdout, everything else to stderr.
 
 exit status:
@@ -44,6 +51,10 @@ exit status:
 
 // The exit statuses, as `USAGE` lists them.
 use askuser_tool::exit as status;
+
+/// `askuser ask` and `askuser demo`, which share their usage.
+const ASK: Command = Command::new("askuser ask", USAGE);
+const DEMO_COMMAND: Command = Command::new("askuser demo", USAGE);
 
 /// The demo batch: what an assistant starting a new service might ask.
 const DEMO: &str = r#"{"questions":[
@@ -72,7 +83,7 @@ struct Options {
     secret_file: Option<std::path::PathBuf>,
 }
 
-fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
+fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
     let mut options = Options {
         source: None,
         timeout: None,
@@ -82,55 +93,29 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
         profile: Profile::Reference,
         secret_file: None,
     };
-    // `--timeout=5` is read as `--timeout 5`.
-    let args: Vec<&str> = args
-        .iter()
-        .flat_map(|a| match a.split_once('=') {
-            Some((flag @ ("--timeout" | "--on-timeout" | "--profile" | "--secret-file"), value)) => {
-                vec![flag, value]
-            }
-            _ => vec![a.as_str()],
-        })
-        .collect();
-    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        match arg {
+        match arg.as_str() {
             "--timeout" => {
-                let value = args.next().ok_or("--timeout needs a number of seconds")?;
-                let secs: f64 =
-                    value.parse().map_err(|_| format!("--timeout: not a number of seconds: {value:?}"))?;
-                // `try_from`: a huge number (`1e30`) is an error, not a panic.
-                options.timeout =
-                    Some(Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero()).ok_or_else(
-                        || format!("--timeout must be a number of seconds above 0, got {value}"),
-                    )?);
+                options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
             }
             "--on-timeout" => {
-                options.on_timeout = match args.next() {
-                    Some("decline") => OnTimeout::Decline,
-                    Some("defaults") => OnTimeout::ApplyDefaults,
-                    Some(other) => {
-                        return Err(format!("--on-timeout takes decline or defaults, got {other:?}"));
-                    }
-                    None => return Err("--on-timeout needs decline or defaults".to_owned()),
-                };
+                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "decline or defaults")?)?;
             }
             "--profile" if takes_file => {
-                let value = args.next().ok_or("--profile needs reference or extended")?;
-                options.profile = value
-                    .parse()
-                    .map_err(|_| format!("--profile takes reference or extended, got {value:?}"))?;
+                options.profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?;
             }
             "--secret-file" if takes_file => {
-                let value = args.next().filter(|v| !v.is_empty()).ok_or("--secret-file needs a path")?;
+                let value = Some(args.value(&arg, "a path")?)
+                    .filter(|v| !v.is_empty())
+                    .ok_or("--secret-file needs a path")?;
                 options.secret_file = Some(value.into());
             }
             "--unattended" => options.unattended = true,
             "--accessible" => options.accessible = true,
-            "-" if takes_file && options.source.is_none() => options.source = Some("-".to_owned()),
-            flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),
-            file if takes_file && options.source.is_none() => options.source = Some(file.to_owned()),
-            extra => return Err(format!("unexpected argument {extra:?}")),
+            "-" if takes_file && options.source.is_none() => options.source = Some(arg),
+            flag if flag.starts_with('-') => return Err(cli::unknown(flag)),
+            _ if takes_file && options.source.is_none() => options.source = Some(arg),
+            extra => return Err(cli::unknown(extra)),
         }
     }
     if options.secret_file.is_some() && options.profile != Profile::Extended {
@@ -141,12 +126,9 @@ fn parse(args: &[String], takes_file: bool) -> Result<Options, String> {
 
 /// `askuser ask [FILE|-] [options]`.
 pub(crate) fn ask(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        return crate::print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS);
-    }
-    let options = match parse(args, true) {
+    let options = match ASK.options(args, |args| parse(args, true)) {
         Ok(options) => options,
-        Err(message) => return usage_error(&message),
+        Err(status) => return status,
     };
     // Checked before anything is asked: nobody types a secret only to have it refused.
     if let Some(path) = &options.secret_file
@@ -156,86 +138,22 @@ pub(crate) fn ask(args: &[String]) -> ExitCode {
         return ExitCode::from(status::USAGE);
     }
     let from_stdin = options.source.as_deref().is_none_or(|s| s == "-");
-    if from_stdin && io::stdin().is_terminal() {
-        eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
-    }
-    let started = Instant::now();
-    let text = match read_arguments(options.source.clone().filter(|_| !from_stdin), options.timeout) {
-        Ok(text) => text,
-        Err(ReadError::TimedOut) => {
-            eprintln!("askuser: no arguments arrived within the timeout");
-            return ExitCode::from(status::TIMED_OUT);
-        }
-        Err(ReadError::TooLarge) => {
-            eprintln!(
-                "askuser: the arguments are more than {LIMIT} bytes, the limit (reading stopped there)",
-                LIMIT = Validator::DEFAULT_MAX_ARGUMENT_BYTES
-            );
-            return ExitCode::from(status::USAGE);
-        }
-        Err(ReadError::Io(e)) => {
-            eprintln!("askuser: cannot read the arguments: {e}");
-            return ExitCode::from(status::USAGE);
+    let (text, timeout) = match cli::read_call("askuser", options.source.as_deref(), options.timeout) {
+        Ok(read) => read,
+        Err(error) => {
+            eprintln!("askuser: {error}");
+            return ExitCode::from(error.exit_status());
         }
     };
-    // The timeout bounds the whole command: what reading the arguments took is spent.
-    let options =
-        Options { timeout: options.timeout.map(|t| t.saturating_sub(started.elapsed())), ..options };
-    if options.timeout.is_some_and(|t| t.is_zero()) {
-        eprintln!("askuser: no arguments arrived within the timeout");
-        return ExitCode::from(status::TIMED_OUT);
-    }
-    run(&text, &options, from_stdin)
-}
-
-enum ReadError {
-    TimedOut,
-    TooLarge,
-    Io(io::Error),
-}
-
-/// Reads the arguments from `file`, or stdin when `None`: at most the argument cap plus one byte
-/// (a bigger input is refused without being read whole), within `timeout`.
-fn read_arguments(file: Option<String>, timeout: Option<Duration>) -> Result<String, ReadError> {
-    let limit = Validator::DEFAULT_MAX_ARGUMENT_BYTES as u64;
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    // On a thread, so that a timeout can give up on a read that never ends (a FIFO, a silent
-    // pipe); the process exits without waiting for it.
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = match file {
-            Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
-            None => io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
-        };
-        let _ = tx.send(read.map(|_| bytes));
-    });
-    let received = match timeout {
-        Some(timeout) => rx.recv_timeout(timeout).map_err(|_| ReadError::TimedOut)?,
-        None => rx.recv().map_err(|_| ReadError::Io(io::Error::other("the reader thread failed")))?,
-    };
-    let bytes = received.map_err(ReadError::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge);
-    }
-    String::from_utf8(bytes).map_err(|_| {
-        ReadError::Io(io::Error::new(io::ErrorKind::InvalidData, "the arguments are not valid UTF-8"))
-    })
+    run(&text, &Options { timeout, ..options }, from_stdin)
 }
 
 /// `askuser demo [options]`.
 pub(crate) fn demo(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        return crate::print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS);
-    }
-    match parse(args, false) {
+    match DEMO_COMMAND.options(args, |args| parse(args, false)) {
         Ok(options) => run(DEMO, &options, false),
-        Err(message) => usage_error(&message),
+        Err(status) => status,
     }
-}
-
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("askuser: {message}\n\n{USAGE}");
-    ExitCode::from(status::USAGE)
 }
 
 /// The answerer when nobody can be asked: stdin carried the arguments and there is no terminal.
@@ -309,7 +227,7 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
     };
     let call = ToolCall::new("askuser-cli", text);
     let outcome = runtime.block_on(async {
-        let signal = signals::first();
+        let signal = cli::first_signal();
         tokio::select! {
             outcome = ask_user.call(call, AskContext::new()) => Ok(outcome),
             // The call's future is dropped first, which restores the terminal (raw mode, echo,
@@ -321,7 +239,7 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         Ok(outcome) => outcome,
         Err(signal) => {
             eprintln!("askuser: ended by {}", signal.name);
-            return ExitCode::from(128 + signal.number);
+            return ExitCode::from(signal.exit_status());
         }
     };
     if let Some(text) = outcome.model_text()
@@ -333,49 +251,6 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         eprintln!("askuser: {message}");
     }
     ExitCode::from(outcome.exit_status())
-}
-
-/// The signals that end `askuser ask` while it waits: SIGHUP (the terminal closed), SIGINT
-/// (`kill -INT`; Ctrl-C in the menu is a key, not a signal), SIGTERM.
-mod signals {
-    /// A signal that arrived.
-    pub(super) struct Signal {
-        pub(super) number: u8,
-        pub(super) name: &'static str,
-    }
-
-    /// Waits for the first of the signals. Registered when called (before the first poll), so
-    /// from then on they no longer kill the process outright. Without signal support this never
-    /// completes.
-    #[cfg(unix)]
-    pub(super) fn first() -> impl Future<Output = Signal> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let kinds = [
-            (1, "SIGHUP", SignalKind::hangup()),
-            (2, "SIGINT", SignalKind::interrupt()),
-            (15, "SIGTERM", SignalKind::terminate()),
-        ];
-        let mut streams: Vec<_> = kinds
-            .into_iter()
-            .filter_map(|(number, name, kind)| Some((number, name, signal(kind).ok()?)))
-            .collect();
-        async move {
-            std::future::poll_fn(|cx| {
-                for (number, name, stream) in &mut streams {
-                    if stream.poll_recv(cx).is_ready() {
-                        return std::task::Poll::Ready(Signal { number: *number, name });
-                    }
-                }
-                std::task::Poll::Pending
-            })
-            .await
-        }
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn first() -> impl Future<Output = Signal> {
-        std::future::pending()
-    }
 }
 
 fn failure(error: &dyn std::error::Error) -> ExitCode {
@@ -394,15 +269,20 @@ mod tests {
 
     #[test]
     fn parses_options() {
-        let o =
-            parse(&args(&["q.json", "--timeout", "1.5", "--on-timeout", "defaults", "--unattended"]), true)
-                .unwrap();
+        let o = parse(
+            Args::new(&args(&["q.json", "--timeout", "1.5", "--on-timeout", "defaults", "--unattended"])),
+            true,
+        )
+        .unwrap();
         assert_eq!(o.source.as_deref(), Some("q.json"));
         assert_eq!(o.timeout, Some(Duration::from_millis(1500)));
         assert_eq!(o.on_timeout, OnTimeout::ApplyDefaults);
         assert!(o.unattended && !o.accessible);
-        assert_eq!(parse(&args(&["-", "--accessible"]), true).unwrap().source.as_deref(), Some("-"));
-        let o = parse(&args(&["--timeout=2", "--on-timeout=defaults"]), false).unwrap();
+        assert_eq!(
+            parse(Args::new(&args(&["-", "--accessible"])), true).unwrap().source.as_deref(),
+            Some("-")
+        );
+        let o = parse(Args::new(&args(&["--timeout=2", "--on-timeout=defaults"])), false).unwrap();
         assert_eq!((o.timeout, o.on_timeout), (Some(Duration::from_secs(2)), OnTimeout::ApplyDefaults));
     }
 
@@ -422,9 +302,9 @@ mod tests {
             &["--frobnicate"],
             &["a.json", "b.json"],
         ] {
-            assert!(parse(&args(bad), true).is_err(), "{bad:?}");
+            assert!(parse(Args::new(&args(bad)), true).is_err(), "{bad:?}");
         }
-        assert!(parse(&args(&["file.json"]), false).is_err(), "demo takes no file");
+        assert!(parse(Args::new(&args(&["file.json"])), false).is_err(), "demo takes no file");
     }
 
     /// Guards the documentation of the exit statuses: every status the command uses is listed in
@@ -467,9 +347,15 @@ mod tests {
             assert!(USAGE.contains(&format!("  {flag} ")), "ask --help: {flag}");
             assert!(synopsis.contains(flag), "docs/terminal.md: {flag}");
         }
-        let listed = USAGE.lines().filter(|l| l.trim_start().starts_with("--")).count();
+        // The flags of `--server`, which askuser-server-cli reads, are listed after it.
+        let (terminal, server) = USAGE.split_once("Through a running answer server").unwrap();
+        let listed = terminal.lines().filter(|l| l.trim_start().starts_with("--")).count();
         assert_eq!(listed, flags.len(), "a flag in --help this test does not know");
-        assert!(parse(&args(&["--profile", "extended", "--secret-file", "s.env"]), true).is_ok());
+        for flag in ["--server", "--token-file", "--session"] {
+            assert!(server.contains(&format!("  {flag} ")), "ask --help: {flag}");
+            assert!(parse(Args::new(&args(&[flag, "x"])), true).is_err(), "{flag} is not the terminal's");
+        }
+        assert!(parse(Args::new(&args(&["--profile", "extended", "--secret-file", "s.env"])), true).is_ok());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use askuser_core::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Location, Profile, Questions,
     ValidationError, Validator, ask_user_result,
 };
+use askuser_tool::cli::{self, Command};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::ser::Formatter as _;
@@ -32,38 +33,22 @@ A malformed line, or one over 16 MiB, gets {\"id\"?,\"ok\":false,\"input_error\"
 unless reading or writing fails.
 ";
 
+const CHECK: Command = Command::new("askuser check", HELP);
+
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    let mut profile = Profile::Reference;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let value = match arg.as_str() {
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "--profile" => rest.next().map(String::as_str),
-            other => {
-                let Some(value) = other.strip_prefix("--profile=") else {
-                    eprintln!(
-                        "askuser check: unexpected argument {arg:?} (cases are read from stdin)\n\n{HELP}"
-                    );
-                    return ExitCode::from(2);
-                };
-                Some(value)
-            }
-        };
-        match value.map(str::parse::<Profile>) {
-            Some(Ok(chosen)) => profile = chosen,
-            Some(Err(e)) => {
-                eprintln!("askuser check: {e}");
-                return ExitCode::from(2);
-            }
-            None => {
-                eprintln!("askuser check: --profile needs a value (reference or extended)");
-                return ExitCode::from(2);
+    let profile = match CHECK.options(args, |mut args| {
+        let mut profile = Profile::Reference;
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--profile" => profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?,
+                other => return Err(format!("{} (cases are read from stdin)", cli::unknown(other))),
             }
         }
-    }
+        Ok(profile)
+    }) {
+        Ok(profile) => profile,
+        Err(status) => return status,
+    };
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
     match run_with(stdin, stdout, Validator::new().with_profile(profile)) {
@@ -127,7 +112,8 @@ pub(crate) fn run_with(mut input: impl BufRead, output: impl Write, validator: V
             verdict => verdict,
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut output, AsciiFormatter);
-        verdict.serialize(&mut serializer).map_err(io::Error::other)?;
+        // `From` keeps the kind of a write error (a closed pipe), which `main` treats as normal.
+        verdict.serialize(&mut serializer).map_err(io::Error::from)?;
         output.write_all(b"\n")?;
     }
     output.flush()

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use askuser_tool::cli::{self, Args, Command};
 use serde_json::Value;
 
 const USAGE: &str = "\
@@ -514,46 +515,38 @@ struct Options {
     entry: Entry,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
+fn parse(mut args: Args) -> Result<Options, String> {
     let mut host = None;
     let mut print = false;
     let mut name = "askuser".to_owned();
     let mut command = None;
     let mut timeout_secs = 600;
-    let mut args = args.iter();
     while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |what: &str| {
-            inline.clone().or_else(|| args.next().cloned()).ok_or(format!("{flag} needs {what}"))
-        };
-        match flag {
+        match arg.as_str() {
             "--print" => print = true,
             "--name" => {
-                name = value("a name")?;
+                name = args.value(&arg, "a name")?;
                 if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)) {
                     return Err(format!("--name takes letters, digits, - and _, got {name:?}"));
                 }
             }
-            "--command" => command = Some(value("a command")?),
+            "--command" => command = Some(args.value(&arg, "a command")?),
             "--timeout" => {
-                let text = value("a number of seconds")?;
+                let text = args.value(&arg, "a number of seconds")?;
                 timeout_secs = text
                     .parse::<u64>()
                     .ok()
                     .filter(|s| (1..=31_536_000).contains(s))
                     .ok_or(format!("--timeout takes whole seconds from 1 to 31536000, got {text:?}"))?;
             }
-            other if other.starts_with('-') => return Err(format!("unknown option {other:?}")),
+            other if other.starts_with('-') => return Err(cli::unknown(other)),
             other if host.is_none() => {
                 host = Some(*HOSTS.iter().find(|h| h.id == other).ok_or_else(|| {
                     let ids: Vec<&str> = HOSTS.iter().map(|h| h.id).collect();
                     format!("unknown host {other:?}; one of {}", ids.join(", "))
                 })?);
             }
-            other => return Err(format!("unexpected argument {other:?}")),
+            other => return Err(cli::unknown(other)),
         }
     }
     let host = host.ok_or("which host? (askuser mcp install --help lists them)")?;
@@ -624,11 +617,14 @@ fn write(file: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Runs `askuser mcp install ARGS`.
+const INSTALL: Command = Command::new("askuser mcp install", USAGE);
+
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        return crate::print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS);
-    }
-    match run(args) {
+    let options = match INSTALL.options(args, parse) {
+        Ok(options) => options,
+        Err(status) => return status,
+    };
+    match run(options) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("askuser mcp install: {message}");
@@ -637,8 +633,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<ExitCode, String> {
-    let options = parse(args).map_err(|e| format!("{e}\n\n{USAGE}"))?;
+fn run(options: Options) -> Result<ExitCode, String> {
     let Options { host, print, entry } = options;
     let file = host.file(&Places::here()?);
     let shown = quoted(&file);

@@ -115,9 +115,8 @@ fn main() -> ExitCode {
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
-        Some(other) => {
-            eprintln!("askuser: unknown command {other:?}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Some(other) => askuser_tool::cli::Command::new("askuser", USAGE).usage_error(&format!(
+            "unknown command {other:?} (the commands: ask, demo, check, mcp, serve, pending, schema, version)"
+        )),
     }
 }

@@ -13,6 +13,7 @@ use askuser_mcp::{AskUserServer, Fallback};
 use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::SecretFile;
+use askuser_tool::cli::{self, Args, Command};
 use rmcp::ServiceExt;
 
 const USAGE: &str = "\
@@ -48,6 +49,8 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
 Logs and errors go to stderr.
 ";
 
+const MCP: Command = Command::new("askuser mcp", USAGE);
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum FallbackMode {
     Decline,
@@ -68,7 +71,7 @@ struct Options {
     secret_file: Option<PathBuf>,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
+fn parse(mut args: Args) -> Result<Options, String> {
     let mut options = Options {
         fallback: vec![FallbackMode::Decline],
         timeout: None,
@@ -77,44 +80,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
         token_file: None,
         secret_file: None,
     };
-    // `--timeout=5` is read as `--timeout 5`.
-    let args: Vec<&str> = args
-        .iter()
-        .flat_map(|a| match a.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => vec![flag, value],
-            _ => vec![a.as_str()],
-        })
-        .collect();
-    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} needs {what}"));
-        match arg {
-            "--profile" => {
-                options.profile = match value("a profile")? {
-                    // `standard` is what earlier builds called the reference profile.
-                    "reference" | "standard" => Profile::Reference,
-                    "extended" => Profile::Extended,
-                    other => return Err(format!("--profile takes reference or extended, got {other:?}")),
-                };
-            }
+        match arg.as_str() {
+            "--profile" => options.profile = cli::profile(&arg, &args.value(&arg, "a profile")?)?,
             "--fallback" => {
-                let first = value("decline, defaults, terminal or server URL")?;
-                options.fallback = parse_fallback_chain(first, &mut args)?;
+                let first = args.value(&arg, "decline, defaults, terminal or server URL")?;
+                options.fallback = parse_fallback_chain(&first, &mut args)?;
             }
             "--timeout" => {
-                let text = value("a number of seconds")?;
-                let secs: f64 =
-                    text.parse().map_err(|_| format!("--timeout: not a number of seconds: {text:?}"))?;
-                // `try_from`: a huge number (`1e30`) is an error, not a panic.
-                options.timeout =
-                    Some(Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero()).ok_or_else(
-                        || format!("--timeout must be a number of seconds above 0, got {text}"),
-                    )?);
+                options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
             }
-            "--name" => value("a name")?.clone_into(&mut options.name),
-            "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
-            "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),
-            other => return Err(format!("unknown option {other:?}")),
+            "--name" => options.name = args.value(&arg, "a name")?,
+            "--token-file" => options.token_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
+            "--secret-file" => options.secret_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
+            other => return Err(cli::unknown(other)),
         }
     }
     let has = |wanted: fn(&FallbackMode) -> bool| options.fallback.iter().any(wanted);
@@ -136,16 +115,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
 /// A `server` step's URL follows it after a space in the same argument, or is the next argument
 /// (`--fallback terminal,server URL,decline` unquoted: the URL's argument may continue the chain
 /// after a comma). `decline` and `defaults` always answer, so nothing may follow them.
-fn parse_fallback_chain<'a>(
-    first: &'a str,
-    rest: &mut impl Iterator<Item = &'a str>,
+fn parse_fallback_chain(
+    first: &str,
+    rest: &mut impl Iterator<Item = String>,
 ) -> Result<Vec<FallbackMode>, String> {
     const KINDS: &str = "decline, defaults, terminal or server URL";
     let mut text = first.to_owned();
     if text.rsplit(',').next().is_some_and(|last| last.trim() == "server") {
         let url = rest.next().ok_or("--fallback server needs the answer server's URL")?;
         text.push(' ');
-        text.push_str(url);
+        text.push_str(&url);
     }
     let mut chain = Vec::new();
     for step in text.split(',').map(str::trim) {
@@ -272,16 +251,12 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
 /// Runs `askuser mcp ARGS` (the arguments after `mcp`) until the host closes stdin.
 #[must_use]
 pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help" || a == "help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
+    if args.first().is_some_and(|a| a == "help") {
+        return MCP.help();
     }
-    let options = match parse(args) {
+    let options = match MCP.options(args, parse) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("askuser mcp: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+        Err(status) => return status,
     };
     let fallback = match fallback(&options) {
         Ok(fallback) => fallback,
@@ -329,7 +304,7 @@ mod tests {
 
     #[test]
     fn parses_options() {
-        let o = parse(&args(&[
+        let o = parse(Args::new(&args(&[
             "--fallback",
             "defaults",
             "--timeout=90",
@@ -337,14 +312,14 @@ mod tests {
             "extended",
             "--name",
             "ci",
-        ]))
+        ])))
         .unwrap();
         assert_eq!(
             (o.fallback, o.timeout, o.name.as_str(), o.profile),
             (vec![FallbackMode::Defaults], Some(Duration::from_secs(90)), "ci", Profile::Extended)
         );
-        assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
-        assert_eq!(parse(&[]).unwrap().fallback, [FallbackMode::Decline]);
+        assert_eq!(parse(Args::new(&args(&["--profile", "standard"]))).unwrap().profile, Profile::Reference);
+        assert_eq!(parse(Args::default()).unwrap().fallback, [FallbackMode::Decline]);
     }
 
     #[test]
@@ -353,21 +328,23 @@ mod tests {
         let chain = [FallbackMode::Terminal, server(), FallbackMode::Decline];
         // One quoted argument, or the URL as the next argument (the shell split it there).
         assert_eq!(
-            parse(&args(&["--fallback", "terminal,server http://127.0.0.1:8765,decline"])).unwrap().fallback,
-            chain
-        );
-        assert_eq!(
-            parse(&args(&["--fallback", "terminal,server", "http://127.0.0.1:8765,decline"]))
+            parse(Args::new(&args(&["--fallback", "terminal,server http://127.0.0.1:8765,decline"])))
                 .unwrap()
                 .fallback,
             chain
         );
         assert_eq!(
-            parse(&args(&["--fallback", "server", "http://127.0.0.1:8765"])).unwrap().fallback,
+            parse(Args::new(&args(&["--fallback", "terminal,server", "http://127.0.0.1:8765,decline"])))
+                .unwrap()
+                .fallback,
+            chain
+        );
+        assert_eq!(
+            parse(Args::new(&args(&["--fallback", "server", "http://127.0.0.1:8765"]))).unwrap().fallback,
             [server()]
         );
         assert_eq!(
-            parse(&args(&["--fallback=terminal, defaults"])).unwrap().fallback,
+            parse(Args::new(&args(&["--fallback=terminal, defaults"]))).unwrap().fallback,
             [FallbackMode::Terminal, FallbackMode::Defaults]
         );
     }
@@ -394,7 +371,7 @@ mod tests {
             (&["--timeout", "soon"], "not a number"),
             (&["--frobnicate"], "unknown option"),
         ] {
-            let error = parse(&args(bad)).unwrap_err();
+            let error = parse(Args::new(&args(bad))).unwrap_err();
             assert!(error.contains(says), "{bad:?}: {error}");
         }
     }

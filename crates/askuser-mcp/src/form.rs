@@ -126,6 +126,34 @@ fn joined(parts: &[&str]) -> String {
     text
 }
 
+/// A 2025-06-18 multi-select: one boolean field per option (that revision has no multi-select
+/// enum); the first carries the header and the question.
+fn boolean_fields(
+    properties: &mut BTreeMap<String, PrimitiveSchemaDefinition>,
+    index: usize,
+    question: &Question,
+    header: &str,
+    text: &str,
+) {
+    for (n, option) in question.options().iter().enumerate() {
+        let mut field = BooleanSchema::new().with_default(option.is_default());
+        field = if n == 0 {
+            let description = match option.description() {
+                Some(d) if !d.is_empty() => format!("{text}\n\n{}", show_blank(d)),
+                _ => text.to_owned(),
+            };
+            field.title(format!("{header}: {}", show_blank(option.label()))).description(description)
+        } else {
+            let field = field.title(show_blank(option.label()).into_owned());
+            match option.description() {
+                Some(d) if !d.is_empty() => field.description(show_blank(d).into_owned()),
+                _ => field,
+            }
+        };
+        properties.insert(OPTION_KEYS[index][n].to_owned(), PrimitiveSchemaDefinition::Boolean(field));
+    }
+}
+
 /// The `requestedSchema` for `request` in `style`.
 ///
 /// Extended-profile questions add: a text question as a string field (`minLength` 1, `maxLength`
@@ -180,26 +208,7 @@ pub fn schema(request: &AskUserRequest, style: FormStyle) -> ElicitationSchema {
                 Some(EnumSchema::Legacy(field))
             }
             (FormStyle::Enums2025, true) => {
-                for (n, option) in question.options().iter().enumerate() {
-                    let mut field = BooleanSchema::new().with_default(option.is_default());
-                    field = if n == 0 {
-                        let description = match option.description() {
-                            Some(d) if !d.is_empty() => format!("{text}\n\n{}", show_blank(d)),
-                            _ => text.to_owned(),
-                        };
-                        field
-                            .title(format!("{header}: {}", show_blank(option.label())))
-                            .description(description)
-                    } else {
-                        let field = field.title(show_blank(option.label()).into_owned());
-                        match option.description() {
-                            Some(d) if !d.is_empty() => field.description(show_blank(d).into_owned()),
-                            _ => field,
-                        }
-                    };
-                    properties
-                        .insert(OPTION_KEYS[index][n].to_owned(), PrimitiveSchemaDefinition::Boolean(field));
-                }
+                boolean_fields(&mut properties, index, question, header, text);
                 None
             }
             (FormStyle::Titled2025, false) => {

@@ -1,6 +1,6 @@
 //! `askuser ask --server URL`: ask the questions of a tool call through a running answer server.
 
-use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -109,23 +109,15 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             options.server
         );
     }
-    let text = match options.source.as_deref() {
-        None | Some("-") => {
-            if std::io::stdin().is_terminal() {
-                eprintln!("askuser: reading the tool-call arguments from stdin (end with Ctrl-D)");
+    let (text, timeout) =
+        match askuser_tool::cli::read_call("askuser", options.source.as_deref(), Some(options.timeout)) {
+            Ok(read) => read,
+            Err(error) => {
+                eprintln!("askuser: {error}");
+                return ExitCode::from(error.exit_status());
             }
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map(|_| text)
-        }
-        Some(path) => std::fs::read_to_string(path),
-    };
-    let text = match text {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("askuser: cannot read the arguments: {e}");
-            return ExitCode::from(2);
-        }
-    };
+        };
+    let options = Options { timeout: timeout.unwrap_or(options.timeout), ..options };
     let token = match askuser_server::ApiToken::for_client(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
@@ -150,6 +142,7 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
             }),
         Err(e) => return failure(&e),
     };
+    let withdrawing = answerer.clone();
     match &options.secret_file {
         Some(path) => answerer = answerer.secret_sink(askuser_tool::SecretFile::new(path)),
         None if has_secret_question(text, options.profile) => {
@@ -174,41 +167,28 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
         context = context.with_session_id(session.as_str());
     }
     let call = ask_user.call(ToolCall::new("askuser-cli", text), context);
-    let outcome = tokio::select! {
-        outcome = call => outcome,
-        (number, name) = first_signal() => {
-            // Dropping the call cancels the question on the server.
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            eprintln!("askuser: ended by {name}");
-            return ExitCode::from(128 + number);
+    let ended = tokio::select! {
+        outcome = call => Ok(outcome),
+        signal = askuser_tool::cli::first_signal() => Err(signal),
+    };
+    match ended {
+        Ok(outcome) => exit_status(&outcome),
+        Err(signal) => {
+            // The call is dropped by now, which withdrew its question: wait until the server has
+            // that, so the person is not left answering a question nobody waits for.
+            if tokio::time::timeout(WITHDRAW_WAIT, withdrawing.withdrawn()).await.is_err() {
+                eprintln!(
+                    "askuser: the server did not confirm the withdrawal; the question expires at its deadline"
+                );
+            }
+            eprintln!("askuser: ended by {}", signal.name);
+            ExitCode::from(signal.exit_status())
         }
-    };
-    exit_status(&outcome)
-}
-
-/// The first of SIGINT, SIGHUP and SIGTERM, as its number and name (Ctrl-C elsewhere).
-#[cfg(unix)]
-async fn first_signal() -> (u8, &'static str) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut hup), Ok(mut term)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::hangup()), signal(SignalKind::terminate()))
-    else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => (2, "SIGINT"),
-        _ = hup.recv() => (1, "SIGHUP"),
-        _ = term.recv() => (15, "SIGTERM"),
     }
 }
 
-#[cfg(not(unix))]
-async fn first_signal() -> (u8, &'static str) {
-    match tokio::signal::ctrl_c().await {
-        Ok(()) => (2, "Ctrl-C"),
-        Err(_) => std::future::pending().await,
-    }
-}
+/// How long an ending command waits for the server to hear that its question is withdrawn.
+const WITHDRAW_WAIT: Duration = Duration::from_secs(5);
 
 /// Whether valid arguments hold a secret question (invalid ones fail later, with the retry payload).
 fn has_secret_question(text: &str, profile: Profile) -> bool {

@@ -8,6 +8,8 @@ mod serve;
 
 use std::process::ExitCode;
 
+use askuser_tool::cli::{self, Args, Command};
+
 const USAGE: &str = "\
 usage: askuser serve [options]               (also: askuser-server serve [options])
        askuser ask --server URL [FILE|-] [options]
@@ -17,6 +19,8 @@ usage: askuser serve [options]               (also: askuser-server serve [option
   ask     ask the questions of a tool call through a running server and print the tool result
           (see askuser ask --server URL --help)
 ";
+
+const SERVER: Command = Command::new("askuser-server", USAGE);
 
 /// `askuser serve ARGS` (the arguments after `serve`): runs the answer server until Ctrl-C or
 /// SIGTERM.
@@ -39,58 +43,35 @@ pub fn main(args: &[String]) -> ExitCode {
     match command {
         Some("serve") => serve::main(rest),
         Some("ask") => ask::main(rest),
-        Some("help" | "--help" | "-h") | None => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("askuser-server: unknown command {other:?}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Some("help" | "--help" | "-h") | None => SERVER.help(),
+        Some("version" | "--version" | "-V") => SERVER.version(env!("CARGO_PKG_VERSION")),
+        Some(other) => SERVER.usage_error(&format!("unknown command {other:?} (serve or ask)")),
     }
 }
 
-/// A command's options from `args`: `Err(0)` after printing `usage` for `-h`/`--help`, `Err(2)`
-/// after saying what is wrong (prefixed with `who`) and printing `usage`.
+/// A command's options from `args`, read the way every askuser binary reads them
+/// (`askuser_tool::cli`): `Err(0)` after printing `usage` for `-h`/`--help`, `Err(2)` after saying
+/// in one line what is wrong (prefixed with `who`) and how to get the usage.
 fn options<T>(
     args: &[String],
-    usage: &str,
-    who: &str,
+    usage: &'static str,
+    who: &'static str,
     parse: impl FnOnce(&[String]) -> Result<T, String>,
 ) -> Result<T, ExitCode> {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{usage}");
-        return Err(ExitCode::SUCCESS);
-    }
-    parse(args).map_err(|message| {
-        eprintln!("{who}: {message}\n\n{usage}");
-        ExitCode::from(2)
-    })
+    Command::new(who, usage).options(args, |words| parse(&words.collect::<Vec<_>>()))
 }
 
 /// `--flag=value` read as `--flag value`.
 fn split_equals(args: &[String]) -> Vec<String> {
-    args.iter()
-        .flat_map(|a| match a.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => vec![flag.to_owned(), value.to_owned()],
-            _ => vec![a.clone()],
-        })
-        .collect()
+    Args::new(args).collect()
 }
 
 /// A positive number of seconds.
 fn seconds(flag: &str, value: &str) -> Result<std::time::Duration, String> {
-    let secs: f64 = value.parse().map_err(|_| format!("{flag}: not a number of seconds: {value:?}"))?;
-    std::time::Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{flag} must be a number of seconds above 0, got {value}"))
+    cli::seconds(flag, value)
 }
 
 /// A profile name: `reference` (`standard` is taken for it too) or `extended`.
 fn profile(name: &str) -> Result<askuser_core::Profile, String> {
-    match name {
-        "standard" => Ok(askuser_core::Profile::Reference),
-        other => other.parse().map_err(|e: askuser_core::UnknownProfile| format!("--profile: {e}")),
-    }
+    cli::profile("--profile", name)
 }

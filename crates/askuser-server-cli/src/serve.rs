@@ -290,27 +290,10 @@ async fn run(options: Options) -> Result<(), String> {
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.
 async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
-    eprintln!("askuser serve: shutting down");
+    let signal = askuser_tool::cli::first_signal().await;
+    eprintln!("askuser serve: shutting down ({})", signal.name);
 }
 
 #[cfg(test)]

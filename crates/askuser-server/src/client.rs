@@ -113,6 +113,8 @@ pub struct HttpAnswerer {
     on_link: Option<Arc<LinkHandler>>,
     on_retry: Option<Arc<RetryHandler>>,
     secret_sink: Option<Arc<dyn SecretSink>>,
+    /// The cancels that dropped calls sent, shared by clones: [`withdrawn`](Self::withdrawn).
+    withdrawals: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
 
 impl fmt::Debug for HttpAnswerer {
@@ -141,7 +143,19 @@ impl HttpAnswerer {
             on_link: None,
             on_retry: None,
             secret_sink: None,
+            withdrawals: Arc::default(),
         })
+    }
+
+    /// Waits until the server has heard every cancel that a dropped call of this answerer (or of
+    /// a clone) sent, or the cancel failed: a command that ends on a signal drops its call, then
+    /// awaits this before it exits, so the question it withdrew is not left answerable. Bound it
+    /// with a timeout of yours: a server that does not answer holds it up to the request's own
+    /// limits.
+    pub async fn withdrawn(&self) {
+        let mut pending =
+            std::mem::take(&mut *self.withdrawals.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        while pending.join_next().await.is_some() {}
     }
 
     /// Where the values of secret answers go (extended profile). Without one, a batch with a
@@ -500,10 +514,18 @@ impl Drop for CancelOnDrop {
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let id = std::mem::take(&mut self.id);
-        runtime.spawn(async move {
-            let url = format!("{}/v1/questions/{}/cancel", answerer.base, crate::paths::encode_segment(&id));
-            // A failure leaves the question to expire at its deadline.
-            let _ = answerer.call(answerer.client.post(url)).await;
-        });
+        let withdrawals = Arc::clone(&answerer.withdrawals);
+        let mut withdrawals = withdrawals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Finished cancels are let go of here, so the set holds only those still on their way.
+        while withdrawals.try_join_next().is_some() {}
+        withdrawals.spawn_on(
+            async move {
+                let url =
+                    format!("{}/v1/questions/{}/cancel", answerer.base, crate::paths::encode_segment(&id));
+                // A failure leaves the question to expire at its deadline.
+                let _ = answerer.call(answerer.client.post(url)).await;
+            },
+            &runtime,
+        );
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::{ListQuery, NewQuestion, PendingStore, PostgresStore, State, StoreAnswerer};
 use askuser_core::{AskContext, AskUserRequest, AskUserResponse, Questions};
+use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{AskUser, ToolCall};
 
 /// Printed on a usage error.
@@ -29,39 +30,13 @@ usage: askuser pending --store URL [--schema NAME] COMMAND   (also: askuser-pend
   sweep                                           → the ids expired
 ";
 
-struct Args {
-    words: Vec<String>,
-}
+const PENDING: Command = Command::new("askuser pending", USAGE);
 
-impl Args {
-    /// Removes `--name VALUE` and returns the value.
-    fn option(&mut self, name: &str) -> Result<Option<String>, String> {
-        let Some(at) = self.words.iter().position(|w| w == name) else { return Ok(None) };
-        if at + 1 >= self.words.len() {
-            return Err(format!("{name} needs a value"));
-        }
-        let value = self.words.remove(at + 1);
-        self.words.remove(at);
-        Ok(Some(value))
-    }
-
-    /// Removes `--name` and says whether it was there.
-    fn flag(&mut self, name: &str) -> bool {
-        let found = self.words.iter().position(|w| w == name);
-        found.map(|at| self.words.remove(at)).is_some()
-    }
-
-    fn timeout(&mut self) -> Result<Duration, String> {
-        match self.option("--timeout")? {
-            None => Ok(crate::DEFAULT_TIMEOUT),
-            // `try_from`: a huge number (`1e300`) is an error, not a panic.
-            Some(secs) => secs
-                .parse::<f64>()
-                .ok()
-                .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| format!("--timeout must be a positive number of seconds, not {secs:?}")),
-        }
+/// `--timeout SECS` wherever it stands, or the default.
+fn timeout(args: &mut Args) -> Result<Duration, String> {
+    match args.take_option("--timeout")? {
+        None => Ok(crate::DEFAULT_TIMEOUT),
+        Some(secs) => cli::seconds("--timeout", &secs),
     }
 }
 
@@ -88,15 +63,22 @@ fn stdin_text() -> Result<String, Failure> {
     Ok(text)
 }
 
+/// The tool-call arguments on stdin, read as every askuser command reads them (capped).
+fn call_text() -> Result<String, Failure> {
+    cli::read_call("askuser pending", None, None)
+        .map(|(text, _)| text)
+        .map_err(|e| Failure::Usage(e.to_string()))
+}
+
 fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
     let line = serde_json::to_string(value).map_err(|e| Failure::Store(e.to_string()))?;
     println!("{line}");
     Ok(())
 }
 
-fn one_id(args: &Args) -> Result<&str, Failure> {
-    match args.words.as_slice() {
-        [id] => Ok(id),
+fn one_id(args: &Args) -> Result<String, Failure> {
+    match args.rest().as_slice() {
+        [id] => Ok(id.clone()),
         _ => Err(Failure::Usage("expected exactly one ID".to_owned())),
     }
 }
@@ -109,40 +91,39 @@ async fn open(url: &str, schema: Option<String>) -> Result<Arc<dyn PendingStore>
 }
 
 async fn run(mut args: Args) -> Result<(), Failure> {
-    let url = match args.option("--store").map_err(Failure::Usage)? {
+    let url = match args.take_option("--store").map_err(Failure::Usage)? {
         Some(url) => url,
         None => std::env::var("ASKUSER_STORE")
             .map_err(|_| Failure::Usage("--store URL (or ASKUSER_STORE) is required".to_owned()))?,
     };
-    let schema = args.option("--schema").map_err(Failure::Usage)?;
-    if args.words.is_empty() {
+    let schema = args.take_option("--schema").map_err(Failure::Usage)?;
+    let hold = args.take_flag("--hold");
+    let Some(command) = args.next() else {
         return Err(Failure::Usage("a command is required".to_owned()));
-    }
-    let command = args.words.remove(0);
+    };
     let store = open(&url, schema).await?;
     match command.as_str() {
         "put" => put(&*store, args).await,
         "ask" => ask(store, args).await,
-        "get" => match store.get(one_id(&args)?).await? {
+        "get" => match store.get(&one_id(&args)?).await? {
             Some(record) => print_json(&record),
             None => Err(Failure::Store(format!("no pending question has id {:?}", one_id(&args)?))),
         },
         "wait" => {
             let id = one_id(&args)?;
-            if store.get(id).await?.is_some_and(|r| r.state() == State::Pending) {
+            if store.get(&id).await?.is_some_and(|r| r.state() == State::Pending) {
                 // Tells a script (and the crash test) that this process is waiting, not finding an
                 // answer that was already there.
                 eprintln!("waiting for {id}");
             }
-            print_json(&store.watch(id).await?)
+            print_json(&store.watch(&id).await?)
         }
-        "cancel" => print_json(&store.cancel(one_id(&args)?).await?),
-        "expire" => print_json(&store.expire(one_id(&args)?).await?),
+        "cancel" => print_json(&store.cancel(&one_id(&args)?).await?),
+        "expire" => print_json(&store.expire(&one_id(&args)?).await?),
         "answer" => {
-            let hold = args.flag("--hold");
             let response: AskUserResponse = serde_json::from_str(&stdin_text()?)
                 .map_err(|e| Failure::Usage(format!("the response on stdin is invalid: {e}")))?;
-            print_json(&store.answer(one_id(&args)?, &response).await?)?;
+            print_json(&store.answer(&one_id(&args)?, &response).await?)?;
             if hold {
                 std::future::pending::<()>().await;
             }
@@ -151,7 +132,7 @@ async fn run(mut args: Args) -> Result<(), Failure> {
         "result" => {
             let id = one_id(&args)?;
             let record = store
-                .get(id)
+                .get(&id)
                 .await?
                 .ok_or_else(|| Failure::Store(format!("no pending question has id {id:?}")))?;
             match record.result().map_err(|e| Failure::Store(e.to_string()))? {
@@ -176,10 +157,10 @@ async fn run(mut args: Args) -> Result<(), Failure> {
 }
 
 async fn put(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
-    let id = args.option("--id").map_err(Failure::Usage)?;
-    let session = args.option("--session").map_err(Failure::Usage)?;
-    let timeout = args.timeout().map_err(Failure::Usage)?;
-    let questions = Questions::from_json(&stdin_text()?)
+    let id = args.take_option("--id").map_err(Failure::Usage)?;
+    let session = args.take_option("--session").map_err(Failure::Usage)?;
+    let timeout = timeout(&mut args).map_err(Failure::Usage)?;
+    let questions = Questions::from_json(&call_text()?)
         .map_err(|e| Failure::Usage(format!("the arguments on stdin are invalid: {e}")))?;
     let request = match id {
         Some(id) => AskUserRequest::with_id(id, questions),
@@ -193,9 +174,9 @@ async fn put(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
 }
 
 async fn ask(store: Arc<dyn PendingStore>, mut args: Args) -> Result<(), Failure> {
-    let session = args.option("--session").map_err(Failure::Usage)?;
-    let timeout = args.timeout().map_err(Failure::Usage)?;
-    let arguments = stdin_text()?;
+    let session = args.take_option("--session").map_err(Failure::Usage)?;
+    let timeout = timeout(&mut args).map_err(Failure::Usage)?;
+    let arguments = call_text()?;
     let answerer = StoreAnswerer::new(store).timeout(timeout);
     let ask_user =
         AskUser::builder().answerer(answerer).build().map_err(|e| Failure::Usage(e.to_string()))?;
@@ -213,16 +194,16 @@ async fn ask(store: Arc<dyn PendingStore>, mut args: Args) -> Result<(), Failure
 
 async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
     let mut query = ListQuery::new();
-    if let Some(session) = args.option("--session").map_err(Failure::Usage)? {
+    if let Some(session) = args.take_option("--session").map_err(Failure::Usage)? {
         query = query.session_id(session);
     }
-    if let Some(state) = args.option("--state").map_err(Failure::Usage)? {
+    if let Some(state) = args.take_option("--state").map_err(Failure::Usage)? {
         query = query.state(state.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
     }
-    if let Some(limit) = args.option("--limit").map_err(Failure::Usage)? {
+    if let Some(limit) = args.take_option("--limit").map_err(Failure::Usage)? {
         query = query.limit(limit.parse().map_err(|_| Failure::Usage(format!("--limit {limit:?}")))?);
     }
-    if let Some(after) = args.option("--after").map_err(Failure::Usage)? {
+    if let Some(after) = args.take_option("--after").map_err(Failure::Usage)? {
         query = query.after(after.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
     }
     let page = store.list(&query).await?;
@@ -238,9 +219,8 @@ async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
 /// Runs `askuser pending ARGS` (the arguments after `pending`).
 #[must_use]
 pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
+    if cli::wants_help(args) {
+        return PENDING.help();
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -249,12 +229,9 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(Args { words: args.to_vec() })) {
+    match runtime.block_on(run(Args::new(args))) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(message)) => {
-            eprintln!("askuser pending: {message}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Err(Failure::Usage(message)) => PENDING.usage_error(&message),
         Err(Failure::Store(message)) => {
             eprintln!("askuser pending: {message}");
             ExitCode::from(1)
@@ -264,16 +241,17 @@ pub fn main(args: &[String]) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::Args;
+    use super::{Args, timeout};
 
     #[test]
     fn timeouts_out_of_range_are_errors_not_panics() {
         for bad in ["1e300", "0", "-1", "inf", "NaN", "soon"] {
-            let mut args = Args { words: vec!["--timeout".to_owned(), bad.to_owned()] };
-            let error = args.timeout().expect_err(bad);
-            assert!(error.contains("--timeout must be a positive number of seconds"), "{bad}: {error}");
+            let mut args = Args::new(&["put".to_owned(), "--timeout".to_owned(), bad.to_owned()]);
+            let error = timeout(&mut args).expect_err(bad);
+            assert!(error.starts_with("--timeout"), "{bad}: {error}");
         }
-        let mut args = Args { words: vec!["--timeout".to_owned(), "2.5".to_owned()] };
-        assert_eq!(args.timeout(), Ok(std::time::Duration::from_millis(2500)));
+        let mut args = Args::new(&["--timeout=2.5".to_owned()]);
+        assert_eq!(timeout(&mut args), Ok(std::time::Duration::from_millis(2500)));
+        assert_eq!(timeout(&mut Args::default()), Ok(crate::DEFAULT_TIMEOUT));
     }
 }

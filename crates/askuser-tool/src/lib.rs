@@ -81,6 +81,8 @@
 
 mod call;
 mod capability;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod definition;
 mod error;
 mod event;

@@ -144,3 +144,34 @@ fn the_profile_is_checked() {
     assert!(check(line).0.contains(r#""ok":false"#));
     assert!(check_with(&["--profile=extended"], line).0.contains(r#""ok":true"#));
 }
+
+/// `askuser check … | head -1`: a reader that stops early closes the pipe, which is normal for a
+/// filter: exit 0 and nothing on stderr (it printed "Broken pipe" and exited 1).
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::{BufRead as _, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .arg("check")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run askuser");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // Enough verdicts to fill the pipe many times over.
+    let writer = std::thread::spawn(move || {
+        for _ in 0..200 {
+            if stdin.write_all(CASES.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout is piped")).read_line(&mut first).expect("a verdict");
+    assert!(first.starts_with('{'), "{first}");
+    // The reader is dropped here: the pipe is closed.
+    let output = child.wait_with_output().expect("askuser finishes");
+    writer.join().expect("the writer thread");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert_eq!(output.status.code(), Some(0));
+}

@@ -7,4 +7,5 @@ mod mcp;
 #[cfg(unix)]
 mod pty;
 mod server;
+mod usage;
 mod version;

@@ -149,3 +149,17 @@ async fn the_terminal_fallback_without_a_terminal_passes_calls_on() {
     assert_eq!(result.is_error, Some(false));
     running.cancel().await.unwrap();
 }
+
+/// Every binary answers `--version` (`askuser --version` also names the commit).
+#[test]
+fn names_its_version() {
+    for flag in ["--version", "-V"] {
+        let output =
+            std::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp")).arg(flag).output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(
+            String::from_utf8(output.stdout).unwrap(),
+            format!("askuser-mcp {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}

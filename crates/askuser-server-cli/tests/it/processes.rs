@@ -345,3 +345,16 @@ async fn ask_warns_about_plain_http_beyond_loopback() {
         assert!(stderr.contains("no-token"), "{stderr}");
     }
 }
+
+/// Every binary answers `--version` (`askuser --version` also names the commit).
+#[test]
+fn names_its_version() {
+    for flag in ["--version", "-V", "version"] {
+        let output = std::process::Command::new(support::BIN).arg(flag).output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(
+            String::from_utf8(output.stdout).unwrap(),
+            format!("askuser-server {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}

@@ -271,3 +271,27 @@ async fn postgres_feed_sees_other_processes() {
     another_process_changes_reach_the_feed(&store, &Target::postgres(&url, &schema)).await;
     drop_schema(&store, &schema).await;
 }
+
+/// Every binary answers `--version` (`askuser --version` also names the commit), and reads its
+/// options as every askuser command does: a usage error is one line and how to get the usage.
+#[test]
+fn names_its_version_and_reports_usage_errors_in_one_line() {
+    let output =
+        std::process::Command::new(env!("CARGO_BIN_EXE_askuser-pending")).arg("--version").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("askuser-pending {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_askuser-pending"))
+        .args(["--store", "memory:", "put", "--timeout", "1e300"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "askuser pending: --timeout must be a number of seconds above 0, got 1e300\n\
+         Run 'askuser pending --help' for the options.\n"
+    );
+}

@@ -1,0 +1,450 @@
+//! What every askuser binary shares on its command line (feature `cli`): one argument reader, the
+//! option values they have in common, the answer to `--help` and to a usage error, reading a tool
+//! call's arguments, and the signals that end a wait. `askuser`, `askuser-server`, `askuser-mcp`
+//! and `askuser-pending` all read their flags through it, so `--timeout 1e300`, `--flag=value` and
+//! a mistyped option mean the same everywhere; a wrapper of yours can do the same.
+//!
+//! ```
+//! use askuser_tool::cli::{Args, Command};
+//!
+//! const MINE: Command = Command::new("my-asker", "usage: my-asker [--timeout SECS]\n");
+//! let words = vec!["--timeout=2.5".to_owned()];
+//! let timeout = MINE.options(&words, |mut args| {
+//!     let mut timeout = None;
+//!     while let Some(arg) = args.next() {
+//!         match arg.as_str() {
+//!             "--timeout" => timeout = Some(askuser_tool::cli::seconds(&arg, &args.value(&arg, "seconds")?)?),
+//!             other => return Err(askuser_tool::cli::unknown(other)),
+//!         }
+//!     }
+//!     Ok(timeout)
+//! });
+//! assert_eq!(timeout.ok().flatten(), Some(std::time::Duration::from_millis(2500)));
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, IsTerminal as _, Read as _, Write as _};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use askuser_core::{Profile, Validator};
+
+use crate::OnTimeout;
+use crate::exit::{TIMED_OUT, USAGE, WRITE_FAILED};
+
+/// A command's name (as the person typed it: `askuser ask`) and its `--help` text.
+#[derive(Debug, Clone, Copy)]
+pub struct Command {
+    name: &'static str,
+    usage: &'static str,
+}
+
+impl Command {
+    /// The command `name` (`"askuser ask"`), whose `--help` prints `usage`.
+    #[must_use]
+    pub const fn new(name: &'static str, usage: &'static str) -> Self {
+        Self { name, usage }
+    }
+
+    /// The command's name, which starts every line it writes on stderr.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The options `parse` reads from `args`; `Err` is the exit status after `-h`/`--help`
+    /// printed the usage on stdout (0, or [`WRITE_FAILED`]), or after a usage error was reported
+    /// ([`USAGE`], see [`usage_error`](Self::usage_error)).
+    ///
+    /// # Errors
+    ///
+    /// Help was asked for, or `parse` said what is wrong.
+    pub fn options<T>(
+        &self,
+        args: &[String],
+        parse: impl FnOnce(Args) -> Result<T, String>,
+    ) -> Result<T, ExitCode> {
+        if wants_help(args) {
+            return Err(self.help());
+        }
+        parse(Args::new(args)).map_err(|message| self.usage_error(&message))
+    }
+
+    /// Prints the usage on stdout: status 0, or [`WRITE_FAILED`] when stdout cannot take it.
+    #[must_use]
+    pub fn help(&self) -> ExitCode {
+        self.print("the help", self.usage)
+    }
+
+    /// Prints `NAME VERSION` (`version` being the package's, and whatever the caller adds, such as
+    /// the commit) on stdout, for `--version`.
+    #[must_use]
+    pub fn version(&self, version: &str) -> ExitCode {
+        self.print("the version", &format!("{} {version}\n", self.name))
+    }
+
+    fn print(&self, what: &str, text: &str) -> ExitCode {
+        let mut stdout = io::stdout().lock();
+        match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+            Ok(()) => ExitCode::SUCCESS,
+            // A closed pipe (`--help | head`) is normal for a filter.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{}: cannot write {what} to stdout: {e}", self.name);
+                ExitCode::from(WRITE_FAILED)
+            }
+        }
+    }
+
+    /// Says what is wrong in one line, and how to see the usage, on stderr: status [`USAGE`].
+    #[must_use]
+    pub fn usage_error(&self, message: &str) -> ExitCode {
+        eprintln!("{}: {message}\n{}", self.name, self.how_to_get_help());
+        ExitCode::from(USAGE)
+    }
+
+    /// `Run 'askuser ask --help' for the options.`
+    #[must_use]
+    pub fn how_to_get_help(&self) -> String {
+        format!("Run '{} --help' for the options.", self.name)
+    }
+}
+
+/// Whether `args` ask for help (`-h` or `--help` anywhere, before a `--`).
+#[must_use]
+pub fn wants_help(args: &[String]) -> bool {
+    args.iter().take_while(|a| *a != "--").any(|a| a == "-h" || a == "--help")
+}
+
+/// The words after a command's name, in order, `--flag=value` read as `--flag value`. An
+/// iterator over them; [`value`](Self::value) takes the one an option needs.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    words: VecDeque<String>,
+}
+
+impl Args {
+    /// The words of `args`, each `--flag=value` split in two.
+    #[must_use]
+    pub fn new(args: &[String]) -> Self {
+        let mut words = VecDeque::with_capacity(args.len());
+        for arg in args {
+            match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") && flag.len() > 2 => {
+                    words.push_back(flag.to_owned());
+                    words.push_back(value.to_owned());
+                }
+                _ => words.push_back(arg.clone()),
+            }
+        }
+        Self { words }
+    }
+
+    /// The word after option `flag`, which needs `what` (for the message when it is missing).
+    ///
+    /// # Errors
+    ///
+    /// `"{flag} needs {what}"` when nothing follows.
+    pub fn value(&mut self, flag: &str, what: &str) -> Result<String, String> {
+        self.words.pop_front().ok_or_else(|| format!("{flag} needs {what}"))
+    }
+
+    /// Takes `name VALUE` out wherever it stands, for commands whose options may come anywhere.
+    ///
+    /// # Errors
+    ///
+    /// `name` is the last word.
+    pub fn take_option(&mut self, name: &str) -> Result<Option<String>, String> {
+        let Some(at) = self.words.iter().position(|w| w == name) else { return Ok(None) };
+        if at + 1 >= self.words.len() {
+            return Err(format!("{name} needs a value"));
+        }
+        self.words.remove(at);
+        Ok(self.words.remove(at))
+    }
+
+    /// Takes the flag `name` out wherever it stands, and says whether it was there.
+    pub fn take_flag(&mut self, name: &str) -> bool {
+        let found = self.words.iter().position(|w| w == name);
+        found.and_then(|at| self.words.remove(at)).is_some()
+    }
+
+    /// The words not taken yet.
+    #[must_use]
+    pub fn rest(&self) -> Vec<String> {
+        self.words.iter().cloned().collect()
+    }
+}
+
+impl Iterator for Args {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        self.words.pop_front()
+    }
+}
+
+/// The message for an option nobody knows, or a word nobody expected.
+#[must_use]
+pub fn unknown(word: &str) -> String {
+    if word.starts_with('-') && word != "-" {
+        format!("unknown option {word:?}")
+    } else {
+        format!("unexpected argument {word:?}")
+    }
+}
+
+/// A positive number of seconds (`2`, `0.5`, `1e3`): anything else, zero, or a number too large
+/// for a [`Duration`] (`1e300`) is an error naming `flag`, never a panic.
+///
+/// # Errors
+///
+/// `value` is not such a number.
+pub fn seconds(flag: &str, value: &str) -> Result<Duration, String> {
+    let secs: f64 = value.parse().map_err(|_| format!("{flag}: not a number of seconds: {value:?}"))?;
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{flag} must be a number of seconds above 0, got {value}"))
+}
+
+/// A profile name: `reference` (`standard`, what earlier builds called it) or `extended`.
+///
+/// # Errors
+///
+/// Another name.
+pub fn profile(flag: &str, value: &str) -> Result<Profile, String> {
+    match value {
+        "reference" | "standard" => Ok(Profile::Reference),
+        "extended" => Ok(Profile::Extended),
+        other => Err(format!("{flag} takes reference or extended, got {other:?}")),
+    }
+}
+
+/// What the model is told on a timeout: `decline` or `defaults`.
+///
+/// # Errors
+///
+/// Another word.
+pub fn on_timeout(flag: &str, value: &str) -> Result<OnTimeout, String> {
+    match value {
+        "decline" => Ok(OnTimeout::Decline),
+        "defaults" => Ok(OnTimeout::ApplyDefaults),
+        other => Err(format!("{flag} takes decline or defaults, got {other:?}")),
+    }
+}
+
+/// Why a tool call's arguments could not be read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Nothing complete arrived within the timeout.
+    TimedOut,
+    /// More than [`Validator::DEFAULT_MAX_ARGUMENT_BYTES`] (reading stopped there).
+    TooLarge,
+    /// The file or stdin could not be read, or did not hold UTF-8.
+    Io(io::Error),
+}
+
+impl ReadError {
+    /// The exit status: [`TIMED_OUT`] for a timeout, else [`USAGE`].
+    #[must_use]
+    pub fn exit_status(&self) -> u8 {
+        if matches!(self, Self::TimedOut) { TIMED_OUT } else { USAGE }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TimedOut => f.write_str("no arguments arrived within the timeout"),
+            Self::TooLarge => write!(
+                f,
+                "the arguments are more than {} bytes, the limit (reading stopped there)",
+                Validator::DEFAULT_MAX_ARGUMENT_BYTES
+            ),
+            Self::Io(e) => write!(f, "cannot read the arguments: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(e) => Some(e),
+            Self::TimedOut | Self::TooLarge => None,
+        }
+    }
+}
+
+/// Reads a tool call's arguments from `source` (a path; stdin when `None` or `-`): at most the
+/// argument cap plus one byte (a bigger input is refused without being read whole), within
+/// `timeout`, and returns them with the time that is left of it. Says on stderr, as `who`, that it
+/// reads stdin when stdin is a terminal.
+///
+/// # Errors
+///
+/// See [`ReadError`].
+pub fn read_call(
+    who: &str,
+    source: Option<&str>,
+    timeout: Option<Duration>,
+) -> Result<(String, Option<Duration>), ReadError> {
+    let file = source.filter(|s| *s != "-").map(ToOwned::to_owned);
+    if file.is_none() && io::stdin().is_terminal() {
+        eprintln!("{who}: reading the tool-call arguments from stdin (end with Ctrl-D)");
+    }
+    let started = Instant::now();
+    let limit = Validator::DEFAULT_MAX_ARGUMENT_BYTES as u64;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // On a thread, so that a timeout can give up on a read that never ends (a FIFO, a silent
+    // pipe); the process exits without waiting for it.
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = match file {
+            Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+            None => io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
+        };
+        let _ = tx.send(read.map(|_| bytes));
+    });
+    let received = match timeout {
+        Some(timeout) => rx.recv_timeout(timeout).map_err(|_| ReadError::TimedOut)?,
+        None => rx.recv().map_err(|_| ReadError::Io(io::Error::other("the reader thread failed")))?,
+    };
+    let bytes = received.map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| {
+        ReadError::Io(io::Error::new(io::ErrorKind::InvalidData, "the arguments are not valid UTF-8"))
+    })?;
+    // The timeout bounds the whole command: what reading the arguments took is spent.
+    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    if left.is_some_and(|t| t.is_zero()) {
+        return Err(ReadError::TimedOut);
+    }
+    Ok((text, left))
+}
+
+/// A signal that ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signal {
+    /// Its number (1 SIGHUP, 2 SIGINT, 15 SIGTERM): a command ends with 128 + it.
+    pub number: u8,
+    /// Its name, for the line a command writes as it ends.
+    pub name: &'static str,
+}
+
+impl Signal {
+    /// The exit status of a command ended by it: 128 + its number.
+    #[must_use]
+    pub fn exit_status(self) -> u8 {
+        128 + self.number
+    }
+}
+
+/// The first of SIGHUP (the terminal closed), SIGINT and SIGTERM (Ctrl-C where there are no Unix
+/// signals). Registered when called, before the first poll: from then on they no longer end the
+/// process outright, so the caller can withdraw what it asked and restore the terminal. Never
+/// completes where signals cannot be registered. Needs a Tokio runtime with I/O enabled.
+pub fn first_signal() -> impl Future<Output = Signal> {
+    signals::first()
+}
+
+#[cfg(unix)]
+mod signals {
+    use super::Signal;
+    use tokio::signal::unix::{SignalKind, signal};
+
+    pub(super) fn first() -> impl Future<Output = Signal> {
+        let kinds = [
+            (1, "SIGHUP", SignalKind::hangup()),
+            (2, "SIGINT", SignalKind::interrupt()),
+            (15, "SIGTERM", SignalKind::terminate()),
+        ];
+        let mut streams: Vec<_> = kinds
+            .into_iter()
+            .filter_map(|(number, name, kind)| Some((number, name, signal(kind).ok()?)))
+            .collect();
+        async move {
+            std::future::poll_fn(|cx| {
+                for (number, name, stream) in &mut streams {
+                    if stream.poll_recv(cx).is_ready() {
+                        return std::task::Poll::Ready(Signal { number: *number, name });
+                    }
+                }
+                std::task::Poll::Pending
+            })
+            .await
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod signals {
+    use super::Signal;
+
+    pub(super) fn first() -> impl Future<Output = Signal> {
+        async {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => Signal { number: 2, name: "Ctrl-C" },
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn equals_splits_only_long_options() {
+        let args: Vec<String> = Args::new(&words(&["--timeout=5", "a=b.json", "-x=1", "--=y"])).collect();
+        assert_eq!(args, words(&["--timeout", "5", "a=b.json", "-x=1", "--=y"]));
+    }
+
+    #[test]
+    fn seconds_out_of_range_are_errors_not_panics() {
+        for bad in ["1e300", "-1", "0", "NaN", "inf", "x", ""] {
+            let error = seconds("--timeout", bad).expect_err(bad);
+            assert!(error.starts_with("--timeout"), "{bad}: {error}");
+        }
+        assert_eq!(seconds("--timeout", "2.5"), Ok(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn options_anywhere_are_taken_out() {
+        let mut args = Args::new(&words(&["list", "--store", "memory:", "--hold", "x"]));
+        assert_eq!(args.take_option("--store"), Ok(Some("memory:".to_owned())));
+        assert!(args.take_flag("--hold"));
+        assert!(!args.take_flag("--hold"));
+        assert_eq!(args.rest(), words(&["list", "x"]));
+        let mut args = Args::new(&words(&["get", "--schema"]));
+        assert_eq!(args.take_option("--schema"), Err("--schema needs a value".to_owned()));
+    }
+
+    #[test]
+    fn values_and_words_are_named_in_errors() {
+        let mut args = Args::new(&words(&["--profile"]));
+        let flag = args.next().unwrap();
+        assert_eq!(
+            args.value(&flag, "reference or extended"),
+            Err("--profile needs reference or extended".into())
+        );
+        assert_eq!(profile("--profile", "standard"), Ok(Profile::Reference));
+        assert_eq!(
+            profile("--profile", "x"),
+            Err(r#"--profile takes reference or extended, got "x""#.into())
+        );
+        assert_eq!(unknown("--nope"), r#"unknown option "--nope""#);
+        assert_eq!(unknown("extra"), r#"unexpected argument "extra""#);
+        assert!(wants_help(&words(&["a", "-h"])));
+        assert!(!wants_help(&words(&["--", "-h"])));
+    }
+}
