@@ -24,6 +24,8 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         (default: `token` beside the SQLite store, or in the data directory).
                         Without --token-file, ASKUSER_TOKEN is used when set.
   --default-timeout S   how long a question waits when the asker gives no timeout (default 3600)
+  --lease S             a question whose asker stopped waiting (killed, or gone) is withdrawn
+                        about S seconds after its last wait ended (default 30)
   --profile NAME        reference (default: multiple choice) or extended (also text and
                         secret questions, declared defaults, timeout_seconds; SPEC §10)
   --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
@@ -48,6 +50,7 @@ struct Options {
     public_url: Option<String>,
     token_file: Option<PathBuf>,
     default_timeout: Option<Duration>,
+    lease: Option<Duration>,
     notify_url: Option<String>,
     notify_format: NotifyFormat,
     notify_questions: bool,
@@ -62,6 +65,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         public_url: None,
         token_file: None,
         default_timeout: None,
+        lease: None,
         notify_url: None,
         notify_format: NotifyFormat::Json,
         notify_questions: false,
@@ -87,6 +91,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
             "--default-timeout" => options.default_timeout = Some(crate::seconds(arg, value("seconds")?)?),
+            "--lease" => options.lease = Some(crate::seconds(arg, value("seconds")?)?),
             "--notify-url" => {
                 let url = value("a URL")?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -262,6 +267,9 @@ async fn run(options: Options) -> Result<(), String> {
         .connection_limits(options.limits);
     if let Some(postgres) = &fleet {
         builder = builder.fleet(postgres);
+    }
+    if let Some(lease) = options.lease {
+        builder = builder.lease(lease);
     }
     if let Some(timeout) = options.default_timeout {
         builder = builder.default_timeout(timeout);

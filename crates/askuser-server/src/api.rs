@@ -48,6 +48,13 @@ pub(crate) struct AskBody {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     profile: Option<Profile>,
+    /// The asker waits for the answer now, long-polling `/wait`: the question holds a lease that
+    /// the ask and each wait renew, and is withdrawn (`cancelled`; its page says the assistant
+    /// stopped waiting, an answer is refused) once no wait has held it for the server's lease
+    /// (30 s by default), as when the asker was killed. Default `false`: a deferred question,
+    /// which waits for its deadline whoever waits.
+    #[serde(default)]
+    live: bool,
 }
 
 /// A question was asked (or an ask repeated with the same id and arguments).
@@ -144,6 +151,9 @@ pub(crate) async fn ask(
         None => AskUserRequest::new(questions),
     };
     let mut question = NewQuestion::new(request, timeout);
+    if body.live {
+        question = question.lease(state.config.lease);
+    }
     if let Some(session) = body.session_id {
         check_id("session_id", &session)?;
         question = question.session_id(session);
@@ -153,6 +163,10 @@ pub(crate) async fn ask(
         question = question.tool_name(tool);
     }
     let record = bounded(state.store.put(question)).await?;
+    if repeated && body.live {
+        // A retry of the ask renews the lease as a wait does.
+        bounded(state.store.renew(record.id(), state.config.lease)).await?;
+    }
     // A reused id delivers nothing of another conversation: only a retry of an ask that still
     // waits gets the stored question (a question just stored is pending; this catches one that
     // settled since the read above).
@@ -277,6 +291,7 @@ pub(crate) async fn wait(
             Ok(settled) => settled.map_err(ApiError::from_store)?,
             Err(_elapsed) => fetch(&state, &id).await?,
         },
+        failed = hold_lease(&state, &id) => return Err(failed),
         () = state.closed() => return Err(ApiError::ShuttingDown),
     };
     let wants_secrets = record.response().is_some_and(|r| {
@@ -289,6 +304,24 @@ pub(crate) async fn wait(
         return Ok(crate::zeroed::json(&reply));
     }
     Ok(Json(reply).into_response())
+}
+
+/// While a wait is held (its future is dropped when the asker's connection goes), renews the
+/// question's lease every third of a lease, so a killed asker's question lapses one lease after
+/// its connection went. Ends at once, renewing nothing more, for a deferred question or one that
+/// settled; resolves only with the store's failure.
+async fn hold_lease(state: &AppState, id: &str) -> ApiError {
+    let lease = state.config.lease;
+    let mut ticks = tokio::time::interval(lease / 3);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match bounded(state.store.renew(id, lease)).await {
+            Ok(true) => {}
+            Ok(false) => return std::future::pending().await,
+            Err(failed) => return failed,
+        }
+    }
 }
 
 /// An answer that committed: the record and the tool result the model receives.

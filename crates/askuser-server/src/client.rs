@@ -258,6 +258,8 @@ impl HttpAnswerer {
             // Whole milliseconds: the server takes at least one.
             "timeout_secs": limit.max(Duration::from_millis(1)).as_secs_f64(),
             "profile": request.profile(),
+            // This call waits for the answer: a question whose caller was killed is withdrawn.
+            "live": true,
         });
         if let Some(session) = &context.session_id {
             body["session_id"] = json!(session);

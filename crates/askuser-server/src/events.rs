@@ -39,10 +39,11 @@ impl From<Change> for ServerEvent {
     }
 }
 
-/// Expires overdue questions every sweep interval, until the server closes (the store's change
-/// feed tells the event streams).
+/// Expires overdue questions, and withdraws those whose asker's lease lapsed, every sweep
+/// interval, until the server closes (the store's change feed tells the event streams).
 pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     let mut ticks = tokio::time::interval(state.config.sweep_interval);
+    let sweeper = askuser_store::Sweeper::new(Arc::clone(&state.store)).leases(state.config.lease);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -50,17 +51,13 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
             _ = ticks.tick() => {}
         }
         state.secrets.purge();
-        loop {
-            match state.store.expire_due(500).await {
-                Ok(expired) => {
-                    if expired.len() < 500 {
-                        break;
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(error = %crate::error::with_causes(&error), "sweep failed; retrying next tick");
-                    break;
-                }
+        match sweeper.sweep_once().await {
+            Ok(swept) if swept.withdrawn > 0 => {
+                tracing::info!(withdrawn = swept.withdrawn, "withdrew questions whose asker stopped waiting");
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(error = %crate::error::with_causes(&error), "sweep failed; retrying next tick");
             }
         }
     }

@@ -79,6 +79,10 @@ pub const MAX_TIMEOUT: Duration = Duration::from_hours(7 * 24);
 /// The longest a single wait (long-poll) holds a request open: 60 seconds.
 pub const MAX_WAIT: Duration = Duration::from_mins(1);
 
+/// How long a live asker's question outlasts its asker's last wait before it is withdrawn: 30
+/// seconds ([`AnswerServerBuilder::lease`]).
+pub const DEFAULT_LEASE: Duration = askuser_store::DEFAULT_LEASE;
+
 /// The largest request body accepted by default: 256 KiB.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 
@@ -192,6 +196,7 @@ pub(crate) struct Config {
     pub(crate) max_wait: Duration,
     pub(crate) body_limit: usize,
     pub(crate) sweep_interval: Duration,
+    pub(crate) lease: Duration,
     pub(crate) profile: Profile,
     pub(crate) limits: ConnectionLimits,
 }
@@ -267,6 +272,17 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// How long a live asker's question outlasts its asker's last wait (an ask with `"live":
+    /// true` holds a lease that each wait renews until the wait's end plus this much): a question
+    /// whose asker was killed is withdrawn about this long after its last wait ended (plus a sweep
+    /// interval), its page says the assistant stopped waiting, and an answer to it is refused.
+    /// Lapsed leases are withdrawn only once the store has been reachable this long, so an outage
+    /// that askers wait out withdraws nothing. Default: [`DEFAULT_LEASE`] (30 s); at least 1 s.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.config.lease = lease.max(Duration::from_secs(1));
+        self
+    }
+
     /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
     /// request's task: it must not block (a `Notifier`, feature `client`, queues and returns).
     pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
@@ -309,6 +325,7 @@ impl AnswerServer {
                 max_wait: MAX_WAIT,
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
+                lease: DEFAULT_LEASE,
                 profile: Profile::Reference,
                 limits: ConnectionLimits::default(),
             },

@@ -43,6 +43,9 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 ///   `cancelled` by a task spawned on the current Tokio runtime; without a runtime, the record
 ///   stays pending until a [`Sweeper`](crate::Sweeper) expires it.
 /// - A record cancelled by someone else fails the call.
+/// - While it waits it holds the question's [lease](NewQuestion::lease) (renewed every third of
+///   it), so if this process is killed, a [`Sweeper`](crate::Sweeper) withdraws the question about
+///   one [`lease`](Self::lease) later instead of leaving it answerable until its deadline.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -85,6 +88,7 @@ pub struct StoreAnswerer {
     timeout: Duration,
     on_timeout: OnTimeout,
     tool_name: String,
+    lease: Duration,
 }
 
 impl fmt::Debug for StoreAnswerer {
@@ -94,6 +98,7 @@ impl fmt::Debug for StoreAnswerer {
             .field("timeout", &self.timeout)
             .field("on_timeout", &self.on_timeout)
             .field("tool_name", &self.tool_name)
+            .field("lease", &self.lease)
             .finish()
     }
 }
@@ -107,7 +112,18 @@ impl StoreAnswerer {
             timeout: DEFAULT_TIMEOUT,
             on_timeout: OnTimeout::Decline,
             tool_name: askuser_tool::TOOL_NAME.to_owned(),
+            lease: crate::DEFAULT_LEASE,
         }
+    }
+
+    /// The lease its questions hold while it waits: a question whose waiting process was killed
+    /// is withdrawn this long after the last renewal (by a [`Sweeper`](crate::Sweeper) whose
+    /// [`leases`](crate::Sweeper::leases) is at least this). Default: [`DEFAULT_LEASE`](crate::DEFAULT_LEASE)
+    /// (30 s); at least 1 s.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_secs(1));
+        self
     }
 
     /// How long a question waits when its request carries no `expires_at`. Default:
@@ -159,7 +175,9 @@ impl Answerer for StoreAnswerer {
         request: AskUserRequest,
         context: AskContext,
     ) -> Result<AskUserResponse, AnswerError> {
-        let mut question = NewQuestion::new(request.clone(), self.timeout).tool_name(self.tool_name.as_str());
+        let mut question = NewQuestion::new(request.clone(), self.timeout)
+            .tool_name(self.tool_name.as_str())
+            .lease(self.lease);
         if let Some(session) = context.session_id {
             question = question.session_id(session);
         }
@@ -172,9 +190,24 @@ impl Answerer for StoreAnswerer {
         let settled = tokio::select! {
             settled = self.store.watch(record.id()) => settled,
             () = tokio::time::sleep_until(deadline + DEADLINE_GRACE) => self.store.expire(record.id()).await,
+            never = hold_lease(&*self.store, record.id(), self.lease) => match never {},
         };
         guard.store = None;
         self.outcome(&request, &settled.map_err(store_failure)?)
+    }
+}
+
+/// Renews the lease of question `id` every third of `lease`, until the future is dropped; after a
+/// renewal that finds no lease (the question settled), it renews nothing more. A failed renewal
+/// is tried again at the next tick (the watch reports an outage that lasts).
+async fn hold_lease(store: &dyn PendingStore, id: &str, lease: Duration) -> std::convert::Infallible {
+    let mut ticks = tokio::time::interval_at(Instant::now() + lease / 3, lease / 3);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if let Ok(false) = store.renew(id, lease).await {
+            return std::future::pending().await;
+        }
     }
 }
 

@@ -94,7 +94,7 @@ pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, State, UnknownState};
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
 pub use store::PendingStore;
-pub use sweeper::{SweepStats, Sweeper, SweeperHandle};
+pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
 pub use time::{Clock, ManualClock, SystemClock};
 
 /// askuser-core's time types, which records carry, re-exported for hosts that use only this crate.

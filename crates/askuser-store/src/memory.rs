@@ -186,6 +186,38 @@ impl Backend for MemoryStore {
             })
             .collect())
     }
+
+    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let mut lapsed: Vec<&mut PendingRecord> = records
+            .values_mut()
+            .filter(|r| {
+                r.state() == State::Pending
+                    && now < r.expires_at()
+                    && r.lease_until().is_some_and(|at| at < now)
+            })
+            .collect();
+        lapsed.sort_by_key(|r| r.lease_until());
+        Ok(lapsed
+            .into_iter()
+            .take(limit)
+            .map(|record| {
+                *record = record.closed(State::Cancelled, now, None);
+                self.inner.feed.send(Change::of(record));
+                record.clone()
+            })
+            .collect())
+    }
+
+    async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {
+        let mut records = self.records();
+        let Some(record) = records.get_mut(id).filter(|r| r.state() == State::Pending) else {
+            return Ok(false);
+        };
+        let Some(lease_until) = record.lease_until else { return Ok(false) };
+        record.lease_until = Some(lease_until.max(until));
+        Ok(true)
+    }
 }
 
 crate::store::pending_store_via_backend!(MemoryStore);

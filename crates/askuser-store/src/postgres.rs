@@ -18,7 +18,7 @@ use crate::wake::Wakers;
 macro_rules! columns {
     () => {
         "id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
-         closed_at, answered_by, response, version"
+         lease_until, closed_at, answered_by, response, version"
     };
 }
 
@@ -31,8 +31,8 @@ const CHANNEL: &str = "askuser_pending";
 /// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
 /// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
-     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version) \
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
+     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, lease_until, version) \
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = $1");
 
@@ -80,6 +80,22 @@ const SWEEP: &str = concat!(
      RETURNING ",
     columns!()
 );
+
+/// The withdrawal of questions whose asker's lease lapsed, by the same rules as the sweep.
+const LAPSE: &str = concat!(
+    "WITH due AS (SELECT id AS due_id FROM askuser_pending \
+         WHERE state = 'pending' AND lease_until IS NOT NULL AND lease_until < $1 AND expires_at > $1 \
+         ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) \
+     UPDATE askuser_pending \
+     SET state = 'cancelled', closed_at = $1, version = version + 1 \
+     FROM due WHERE id = due_id AND state = 'pending' \
+     RETURNING ",
+    columns!()
+);
+
+/// A lease renewed (never shortened), only while the question waits and holds one.
+const RENEW: &str = "UPDATE askuser_pending SET lease_until = greatest(lease_until, $2) \
+     WHERE id = $1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
 /// The changes since the last one read, and the ones that were missing then (numbers taken by
 /// transactions that had not committed yet), in number order, a page at a time.
@@ -423,6 +439,7 @@ impl Backend for PostgresStore {
             .bind(record.asked_at().unix_millis())
             .bind(record.nudge_at().unix_millis())
             .bind(record.expires_at().unix_millis())
+            .bind(record.lease_until().map(Timestamp::unix_millis))
             .fetch_optional(&self.inner.pool)
             .await?;
         if inserted.is_some() {
@@ -491,6 +508,24 @@ impl Backend for PostgresStore {
             .fetch_all(&self.inner.pool)
             .await?;
         rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let rows: Vec<Row> = sqlx::query_as(LAPSE)
+            .bind(now.unix_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.inner.pool)
+            .await?;
+        rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {
+        let renewed: Option<i32> = sqlx::query_scalar(RENEW)
+            .bind(id)
+            .bind(until.unix_millis())
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        Ok(renewed.is_some())
     }
 }
 

@@ -91,6 +91,7 @@ pub struct NewQuestion {
     pub(crate) session_id: Option<String>,
     pub(crate) tool_name: String,
     pub(crate) timeout: Duration,
+    pub(crate) lease: Option<Duration>,
 }
 
 impl NewQuestion {
@@ -99,7 +100,13 @@ impl NewQuestion {
     /// put.
     #[must_use]
     pub fn new(request: AskUserRequest, timeout: Duration) -> Self {
-        Self { request, session_id: None, tool_name: askuser_tool::TOOL_NAME.to_owned(), timeout }
+        Self {
+            request,
+            session_id: None,
+            tool_name: askuser_tool::TOOL_NAME.to_owned(),
+            timeout,
+            lease: None,
+        }
     }
 
     /// A deferred call of the `AskUser` capability, under its tool-call id and tool name.
@@ -119,6 +126,17 @@ impl NewQuestion {
     #[must_use]
     pub fn tool_name(mut self, tool_name: impl Into<String>) -> Self {
         self.tool_name = tool_name.into();
+        self
+    }
+
+    /// Held by a live asker: the question is withdrawn (`cancelled`, by the next sweep) once
+    /// `lease` passes without a [`renew`](crate::PendingStore::renew), so the question of an
+    /// asker that was killed stops being answerable within about `lease` plus the sweep's
+    /// interval instead of at its deadline. Default: no lease, a deferred question that nobody
+    /// waits for by design and that keeps its deadline.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
         self
     }
 
@@ -152,6 +170,7 @@ impl NewQuestion {
             asked_at: deadline.asked_at(),
             nudge_at,
             expires_at,
+            lease_until: self.lease.map(|lease| now.plus(lease)),
             closed_at: None,
             answered_by: None,
             response: None,
@@ -169,8 +188,9 @@ fn stamps_of(deadline: &Deadline) -> (Timestamp, Timestamp) {
 /// One question in a store, as read back.
 ///
 /// Serialises (for logs, the `askuser-store` tool and HTTP APIs) as `{"id", "session_id",
-/// "tool_name", "profile", "state", "asked_at", "nudge_at", "expires_at", "closed_at",
-/// "answered_at", "answered_by", "version", "request", "response"}` with RFC 3339 times.
+/// "tool_name", "profile", "state", "asked_at", "nudge_at", "expires_at", "lease_until",
+/// "closed_at", "answered_at", "answered_by", "version", "request", "response"}` with RFC 3339
+/// times (`lease_until` is `null` for a deferred question).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingRecord {
     pub(crate) session_id: Option<String>,
@@ -180,6 +200,7 @@ pub struct PendingRecord {
     pub(crate) asked_at: Timestamp,
     pub(crate) nudge_at: Timestamp,
     pub(crate) expires_at: Timestamp,
+    pub(crate) lease_until: Option<Timestamp>,
     pub(crate) closed_at: Option<Timestamp>,
     pub(crate) answered_by: Option<AnsweredBy>,
     pub(crate) response: Option<AskUserResponse>,
@@ -245,6 +266,20 @@ impl PendingRecord {
     #[must_use]
     pub fn expires_at(&self) -> Timestamp {
         self.expires_at
+    }
+
+    /// Until when its asker's lease holds it (see [`NewQuestion::lease`]): past it, unrenewed, the
+    /// sweep withdraws the question. `None` for a deferred question (no lease).
+    #[must_use]
+    pub fn lease_until(&self) -> Option<Timestamp> {
+        self.lease_until
+    }
+
+    /// Whether nobody waits for it by design (it was put without a lease): it keeps its deadline
+    /// whoever waits.
+    #[must_use]
+    pub fn is_deferred(&self) -> bool {
+        self.lease_until.is_none()
     }
 
     /// When it left `pending` (answered, declined, timed out or cancelled).
@@ -322,6 +357,7 @@ impl Serialize for PendingRecord {
             asked_at: Timestamp,
             nudge_at: Timestamp,
             expires_at: Timestamp,
+            lease_until: Option<Timestamp>,
             closed_at: Option<Timestamp>,
             answered_at: Option<Timestamp>,
             answered_by: Option<AnsweredBy>,
@@ -338,6 +374,7 @@ impl Serialize for PendingRecord {
             asked_at: self.asked_at,
             nudge_at: self.nudge_at,
             expires_at: self.expires_at,
+            lease_until: self.lease_until,
             closed_at: self.closed_at,
             answered_at: self.answered_at(),
             answered_by: self.answered_by,

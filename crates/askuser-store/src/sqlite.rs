@@ -22,15 +22,16 @@ use crate::wake::Wakers;
 macro_rules! columns {
     () => {
         "id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
-         closed_at, answered_by, response, version"
+         lease_until, closed_at, answered_by, response, version"
     };
 }
 
 /// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
 /// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
-     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, version, change_seq) \
-     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, 1, \
+     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, lease_until, version, \
+      change_seq) \
+     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, 1, \
          (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending)) \
      ON CONFLICT (id) DO NOTHING RETURNING version";
 
@@ -79,6 +80,23 @@ const SWEEP: &str = concat!(
      RETURNING ",
     columns!()
 );
+
+/// The withdrawal of questions whose asker's lease lapsed, by the same rules as the sweep.
+const LAPSE: &str = concat!(
+    "UPDATE askuser_pending \
+     SET state = 'cancelled', closed_at = ?1, version = version + 1, change_seq = last.seq + due.n \
+     FROM (SELECT coalesce(max(change_seq), 0) AS seq FROM askuser_pending) AS last, \
+          (SELECT id AS due_id, row_number() OVER (ORDER BY lease_until, id) AS n FROM askuser_pending \
+           WHERE state = 'pending' AND lease_until IS NOT NULL AND lease_until < ?1 AND expires_at > ?1 \
+           ORDER BY lease_until, id LIMIT ?2) AS due \
+     WHERE id = due.due_id AND state = 'pending' \
+     RETURNING ",
+    columns!()
+);
+
+/// A lease renewed (never shortened), only while the question waits and holds one.
+const RENEW: &str = "UPDATE askuser_pending SET lease_until = max(lease_until, ?2) \
+     WHERE id = ?1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
 /// The changes since the last one read, in commit order (a page at a time).
 const CHANGES: &str = "SELECT id, session_id, state, version, change_seq FROM askuser_pending \
@@ -461,6 +479,7 @@ impl Backend for SqliteStore {
             .bind(record.asked_at().unix_millis())
             .bind(record.nudge_at().unix_millis())
             .bind(record.expires_at().unix_millis())
+            .bind(record.lease_until().map(Timestamp::unix_millis))
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -540,6 +559,26 @@ impl Backend for SqliteStore {
         tx.commit().await?;
         self.inner.feed.kick();
         rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        let mut tx = self.write().await?;
+        let rows: Vec<Row> = sqlx::query_as(LAPSE)
+            .bind(now.unix_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.inner.feed.kick();
+        rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let renewed: Option<i64> =
+            sqlx::query_scalar(RENEW).bind(id).bind(until.unix_millis()).fetch_optional(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(renewed.is_some())
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, Deadline, Profile, Timestamp};
 
@@ -80,6 +81,32 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     ///
     /// A database error.
     async fn expire_due(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+
+    /// Renews the lease of a pending question put with [`NewQuestion::lease`]: it now lapses no
+    /// sooner than `lease` from now (a renewal never shortens it). Its asker calls this while it
+    /// waits; a question whose asker was killed is withdrawn by the sweep once its lease lapses.
+    /// Returns whether the question is still pending and holds a lease (`false` for a deferred
+    /// question, one that left `pending`, and an unknown id).
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn renew(&self, id: &str, lease: Duration) -> Result<bool, StoreError>;
+
+    /// Withdraws (marks `cancelled`) up to `limit` pending questions whose lease lapsed unrenewed
+    /// (their asker stopped waiting: it was killed, or lost its way to the store) and wakes their
+    /// watchers; returns them. By the sweep's rules: each by one caller, never after an answer
+    /// committed. A question past its deadline is the sweep's ([`expire_due`](Self::expire_due)
+    /// first), not this one's.
+    ///
+    /// Call it only once the store has been reachable for longer than the leases given: during an
+    /// outage no asker can renew, and its question must not be withdrawn the moment the store
+    /// comes back ([`Sweeper`](crate::Sweeper) does so).
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn withdraw_lapsed(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
 
     /// Resolves when the record leaves `pending` (at once if it already has), with the record.
     /// Across processes: at once in this process; polling on SQLite; `LISTEN`/`NOTIFY` on
@@ -178,6 +205,13 @@ pub(crate) trait Backend: Send + Sync {
     /// Up to `limit` pending records past `expires_at` at `now` → `timed_out`, each by one caller.
     async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
 
+    /// Up to `limit` pending records not past `expires_at` whose `lease_until` is before `now` →
+    /// `cancelled`, each by one caller.
+    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+
+    /// A pending record's `lease_until` → at least `until`, if it has one; whether it had.
+    async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError>;
+
     /// Records the revocation of login `session` until `expires_at`; drops those expired at `now`.
     async fn revoke_login(
         &self,
@@ -264,6 +298,17 @@ pub(crate) async fn expire_due(
     Ok(expired)
 }
 
+pub(crate) async fn withdraw_lapsed(
+    backend: &impl Backend,
+    limit: usize,
+) -> Result<Vec<PendingRecord>, StoreError> {
+    let withdrawn = backend.lapse(backend.clock().now(), limit).await?;
+    for record in &withdrawn {
+        backend.wakers().wake(record.id());
+    }
+    Ok(withdrawn)
+}
+
 pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
     let subscription = backend.wakers().subscribe(id);
     loop {
@@ -291,6 +336,7 @@ pub(crate) struct Row {
     pub(crate) asked_at: i64,
     pub(crate) nudge_at: i64,
     pub(crate) expires_at: i64,
+    pub(crate) lease_until: Option<i64>,
     pub(crate) closed_at: Option<i64>,
     pub(crate) answered_by: Option<String>,
     pub(crate) response: Option<String>,
@@ -350,6 +396,7 @@ impl Row {
             asked_at,
             nudge_at,
             expires_at,
+            lease_until: self.lease_until.map(Timestamp::from_unix_millis),
             closed_at: self.closed_at.map(Timestamp::from_unix_millis),
             answered_by,
             response,
@@ -425,6 +472,22 @@ macro_rules! pending_store_via_backend {
                 limit: usize,
             ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
                 $crate::store::expire_due(self, limit).await
+            }
+
+            async fn renew(
+                &self,
+                id: &str,
+                lease: std::time::Duration,
+            ) -> Result<bool, $crate::error::StoreError> {
+                let until = $crate::store::Backend::clock(self).now().plus(lease);
+                $crate::store::Backend::renew(self, id, until).await
+            }
+
+            async fn withdraw_lapsed(
+                &self,
+                limit: usize,
+            ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
+                $crate::store::withdraw_lapsed(self, limit).await
             }
 
             async fn watch(

@@ -1,4 +1,5 @@
-//! [`Sweeper`]: expires overdue questions on an interval.
+//! [`Sweeper`]: expires overdue questions, and withdraws those whose asker's lease lapsed, on an
+//! interval.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -9,6 +10,12 @@ use crate::store::PendingStore;
 /// wakes their waiters in every process. Safe to run on every host at once: each question is
 /// expired by exactly one sweep (PostgreSQL claims rows with `FOR UPDATE SKIP LOCKED`; SQLite has
 /// one writer at a time), and never one that an answer reached first.
+///
+/// It also withdraws the questions whose asker's lease lapsed unrenewed
+/// ([`PendingStore::withdraw_lapsed`]), but only once the store has answered every sweep for
+/// longer than [`leases`](Self::leases): askers cannot renew while the store is down (or before
+/// this process started), so a question is never withdrawn because of an outage its asker waited
+/// out.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -28,12 +35,29 @@ pub struct Sweeper {
     store: Arc<dyn PendingStore>,
     interval: Duration,
     batch: usize,
+    leases: Duration,
+    /// Since when every sweep succeeded (`None`: the last one failed, or none ran yet).
+    healthy_since: Arc<Mutex<Option<tokio::time::Instant>>>,
 }
 
 impl Sweeper {
-    /// A sweeper of `store`, every second, 500 records a statement.
+    /// A sweeper of `store`, every second, 500 records a statement, for leases of up to 30 s.
     pub fn new(store: Arc<dyn PendingStore>) -> Self {
-        Self { store, interval: Duration::from_secs(1), batch: 500 }
+        Self {
+            store,
+            interval: Duration::from_secs(1),
+            batch: 500,
+            leases: crate::DEFAULT_LEASE,
+            healthy_since: Arc::default(),
+        }
+    }
+
+    /// The longest lease the askers of this store hold between renewals. Lapsed leases are
+    /// withdrawn once the store has been reachable (every sweep succeeding) for this long.
+    /// Default: 30 s.
+    pub fn leases(mut self, longest: Duration) -> Self {
+        self.leases = longest;
+        self
     }
 
     /// How often to sweep. Default: one second (a question expires at most this late).
@@ -48,17 +72,43 @@ impl Sweeper {
         self
     }
 
-    /// Expires what is overdue now, in batches; returns how many.
+    /// Expires what is overdue now, in batches, then withdraws what lapsed (once the store has
+    /// been reachable long enough, see [`leases`](Self::leases)); returns how many of each.
     ///
     /// # Errors
     ///
-    /// The store failed; what was expired before the failure stays expired.
-    pub async fn sweep_once(&self) -> Result<usize, crate::StoreError> {
+    /// The store failed; what was closed before the failure stays closed.
+    pub async fn sweep_once(&self) -> Result<Swept, crate::StoreError> {
+        let expired = self.in_batches(|limit| self.store.expire_due(limit)).await;
+        let now = tokio::time::Instant::now();
+        let healthy_since = {
+            let mut since = self.healthy_since.lock().unwrap_or_else(PoisonError::into_inner);
+            if expired.is_err() {
+                *since = None;
+            }
+            *since.get_or_insert(now)
+        };
+        let expired = expired?;
+        if now.duration_since(healthy_since) < self.leases {
+            return Ok(Swept { expired, withdrawn: 0 });
+        }
+        let withdrawn = self.in_batches(|limit| self.store.withdraw_lapsed(limit)).await;
+        if withdrawn.is_err() {
+            *self.healthy_since.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+        Ok(Swept { expired, withdrawn: withdrawn? })
+    }
+
+    async fn in_batches<'a, F, Fut>(&'a self, step: F) -> Result<usize, crate::StoreError>
+    where
+        F: Fn(usize) -> Fut,
+        Fut: Future<Output = Result<Vec<crate::PendingRecord>, crate::StoreError>> + 'a,
+    {
         let mut total = 0;
         loop {
-            let expired = self.store.expire_due(self.batch).await?.len();
-            total += expired;
-            if expired < self.batch {
+            let closed = step(self.batch).await?.len();
+            total += closed;
+            if closed < self.batch {
                 return Ok(total);
             }
         }
@@ -84,7 +134,10 @@ impl Sweeper {
                     let mut stats = stats.lock().unwrap_or_else(PoisonError::into_inner);
                     stats.sweeps += 1;
                     match result {
-                        Ok(n) => stats.expired += n as u64,
+                        Ok(swept) => {
+                            stats.expired += swept.expired as u64;
+                            stats.withdrawn += swept.withdrawn as u64;
+                        }
                         Err(error) => {
                             stats.failures += 1;
                             stats.last_error = Some(error.to_string());
@@ -97,6 +150,20 @@ impl Sweeper {
     }
 }
 
+/// The lease live askers hold by default ([`NewQuestion::lease`](crate::NewQuestion::lease)), and
+/// the longest one a [`Sweeper`] expects by default: 30 seconds.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// What one sweep closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Swept {
+    /// Questions expired (`timed_out`).
+    pub expired: usize,
+    /// Questions withdrawn (`cancelled`) because their asker's lease lapsed.
+    pub withdrawn: usize,
+}
+
 /// What a running sweeper has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -105,6 +172,8 @@ pub struct SweepStats {
     pub sweeps: u64,
     /// Questions expired.
     pub expired: u64,
+    /// Questions withdrawn because their asker's lease lapsed.
+    pub withdrawn: u64,
     /// Sweeps that failed (the store was unreachable); the next one tries again.
     pub failures: u64,
     /// The last failure's message.

@@ -358,3 +358,104 @@ fn names_its_version() {
         );
     }
 }
+
+/// Guards the lease: a killed `ask --server` (SIGKILL: no withdrawal of its own) used to leave its
+/// question answerable until its deadline (an hour), the page saying the answer was sent. With
+/// `--lease 2`, the question is withdrawn a few seconds after the asker died, its page says the
+/// assistant stopped waiting, and an answer is refused; on SQLite and on PostgreSQL.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_askers_question_is_withdrawn() {
+    let dir = TempDir::new("killed");
+    let mut stores = vec![format!("sqlite:{}", dir.0.join("pending.db").display())];
+    let mut setup = None;
+    match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => {
+            let schema = format!("askuser_cli_killed_{}", std::process::id());
+            let store = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
+            setup = Some((store, schema.clone()));
+            let separator = if url.contains('?') { '&' } else { '?' };
+            stores.push(format!("{url}{separator}options=-c%20search_path%3D{schema}"));
+        }
+        _ => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
+            eprintln!("SKIPPED the PostgreSQL half: ASKUSER_TEST_POSTGRES_URL is not set");
+        }
+    }
+    let token_file = dir.0.join("token");
+    support::write_private(&token_file, "killed-token-0123456789abcdef");
+    for store in stores {
+        let mut server =
+            support::serve_on(&store, &["--lease", "2", "--token-file", token_file.to_str().unwrap()]);
+        let mut server_err = BufReader::new(server.stderr.take().unwrap());
+        let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+        let mut asker = support::ask(&url)
+            .args(["--token-file", token_file.to_str().unwrap(), "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut asker.stdin.take().unwrap(), ARGS.as_bytes()).await.unwrap();
+        let mut asker_err = BufReader::new(asker.stderr.take().unwrap());
+        let link = line_after(&mut asker_err, "askuser: answer at ").await;
+        let http = reqwest::Client::new();
+        let page = http.get(&link).send().await.unwrap().text().await.unwrap();
+        let csrf = field(&page, "csrf").to_owned();
+        // Alive and waiting, the asker keeps its question past several leases.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(
+            http.get(&link).send().await.unwrap().text().await.unwrap().contains("Which plan?"),
+            "{store}"
+        );
+
+        let pid = asker.id().unwrap().to_string();
+        std::process::Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+        let killed = std::time::Instant::now();
+        asker.wait().await.unwrap();
+        let withdrawn = loop {
+            let page = http.get(&link).send().await.unwrap().text().await.unwrap();
+            if page.contains("The assistant stopped waiting for these answers.") {
+                break killed.elapsed();
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(30),
+                "still answerable 30 s after the kill ({store}): {page}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        eprintln!("{store}: withdrawn {withdrawn:?} after the kill");
+        let answer = http
+            .post(&link)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("csrf={csrf}&q0=1&q1=other&q1_other=Weekly+backups&action=answer"))
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status();
+        let said = answer.text().await.unwrap();
+        assert!(status.is_client_error(), "the answer is refused ({store}): {status} {said}");
+        assert!(said.contains("The assistant stopped waiting for these answers."), "{said}");
+        let token = std::fs::read_to_string(&token_file).unwrap();
+        let id = link.split("/q/").nth(1).unwrap().split('/').next().unwrap();
+        let record: serde_json::Value = http
+            .get(format!("{url}/v1/questions/{id}"))
+            .bearer_auth(token.trim())
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            (record["state"].as_str(), &record["response"]),
+            (Some("cancelled"), &serde_json::Value::Null),
+            "{record}"
+        );
+        server.start_kill().unwrap();
+        server.wait().await.unwrap();
+    }
+    if let Some((store, schema)) = setup {
+        let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(store.pool()).await.unwrap();
+        store.close().await;
+    }
+}

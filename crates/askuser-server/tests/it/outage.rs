@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use askuser_core::AskUserResponse;
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, StoreError};
+use askuser_store::{
+    ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, State, StoreError,
+};
 use axum::http::{Method, StatusCode, header};
 use serde_json::json;
 
@@ -91,6 +93,16 @@ impl PendingStore for Flaky {
     async fn expire_due(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
         self.check(true)?;
         self.inner.expire_due(limit).await
+    }
+
+    async fn renew(&self, id: &str, lease: Duration) -> Result<bool, StoreError> {
+        self.check(true)?;
+        self.inner.renew(id, lease).await
+    }
+
+    async fn withdraw_lapsed(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        self.check(true)?;
+        self.inner.withdraw_lapsed(limit).await
     }
 
     async fn watch(&self, id: &str) -> Result<PendingRecord, StoreError> {
@@ -296,6 +308,12 @@ async fn a_store_that_hangs_fails_within_the_limit() {
         async fn expire_due(&self, _: usize) -> Result<Vec<PendingRecord>, StoreError> {
             std::future::pending().await
         }
+        async fn renew(&self, _: &str, _: Duration) -> Result<bool, StoreError> {
+            std::future::pending().await
+        }
+        async fn withdraw_lapsed(&self, _: usize) -> Result<Vec<PendingRecord>, StoreError> {
+            std::future::pending().await
+        }
         async fn watch(&self, _: &str) -> Result<PendingRecord, StoreError> {
             std::future::pending().await
         }
@@ -320,4 +338,59 @@ async fn a_store_that_hangs_fails_within_the_limit() {
     assert_eq!(health.status, StatusCode::SERVICE_UNAVAILABLE);
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(10) && took < Duration::from_secs(11), "two calls of 5 s: {took:?}");
+}
+
+/// Guards the lease against outages: a live ask nobody waits for is withdrawn one lease later,
+/// a deferred one is not; a live asker that waited out a store outage longer than its lease (no
+/// renewal could reach the store) keeps its question when the store comes back and its retried
+/// wait arrives within a lease; and it is withdrawn once it stops waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_lapses_without_waits_but_not_through_an_outage() {
+    let flaky = Flaky::new();
+    let store: Arc<dyn PendingStore> = Arc::clone(&flaky) as Arc<dyn PendingStore>;
+    let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
+        .lease(Duration::from_secs(1))
+        .sweep_interval(Duration::from_millis(50))
+        .build();
+    let app = server.router();
+    let _sweeper = server.spawn_sweeper();
+    let state = |id: String| {
+        let store = Arc::clone(&store);
+        async move { store.get(&id).await.unwrap().unwrap().state() }
+    };
+    let abandoned = ask(&app, json!({"live": true})).await;
+    let deferred = ask(&app, json!({})).await;
+    let waited = ask(&app, json!({"live": true})).await;
+    let wait = |id: &str, secs: f64| {
+        let (app, uri) = (app.clone(), format!("/v1/questions/{id}/wait?timeout_secs={secs}"));
+        tokio::spawn(async move { api(&app, Method::GET, &uri, None).await })
+    };
+    let holding = wait(&waited, 2.5);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(state(abandoned.clone()).await, State::Cancelled, "nobody waited: withdrawn");
+    assert_eq!(state(deferred.clone()).await, State::Pending, "a deferred question keeps its deadline");
+    assert_eq!(state(waited.clone()).await, State::Pending, "its wait holds it");
+    assert_eq!(holding.await.unwrap().status, StatusCode::OK);
+
+    // Down for three leases: nobody can renew. Back up, the asker's retried wait comes 300 ms
+    // later (its backoff), and its question is still there.
+    flaky.set(Mode::Down);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    flaky.set(Mode::Up);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let holding = wait(&waited, 2.0);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        state(waited.clone()).await,
+        State::Pending,
+        "an outage its asker waited out withdraws nothing"
+    );
+    assert_eq!(holding.await.unwrap().status, StatusCode::OK);
+    // The asker stops waiting: one lease (and a sweep) later, the question is withdrawn.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(state(waited.clone()).await, State::Cancelled);
+    assert_eq!(state(deferred).await, State::Pending);
+    let refused =
+        api(&app, Method::POST, &format!("/v1/questions/{waited}/answer"), Some(answer_body())).await;
+    assert_eq!(refused.status, StatusCode::GONE, "{}", refused.text);
 }

@@ -166,3 +166,24 @@ async fn cancelled_by_someone_else_fails_the_call() {
         other => panic!("expected a failed call, got {other:?}"),
     }
 }
+
+/// Guards the answerer's lease: while it waits it renews its question's lease, so a sweep after
+/// several leases withdraws nothing, and the answer still reaches it.
+#[tokio::test]
+async fn a_waiting_answerer_holds_its_lease() {
+    let store = store();
+    let leased = StoreAnswerer::new(Arc::new(store.clone())).lease(Duration::from_secs(1));
+    let ask_user = AskUser::builder().answerer(leased).build().expect("build");
+    let person = async {
+        let record = put_record(&store).await;
+        assert!(!record.is_deferred(), "a waiting answerer's question holds a lease");
+        for _ in 0..5 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            assert_eq!(store.withdraw_lapsed(10).await.expect("sweep"), [], "renewed while waiting");
+        }
+        store.answer(record.id(), &answer_large()).await.expect("answer")
+    };
+    let (outcome, answered) = tokio::join!(ask_user.call(call(), context()), person);
+    assert!(outcome.model_text().is_some_and(|t| t.starts_with(r#"{"Plan":["Large"]"#)), "{outcome:?}");
+    assert_eq!(answered.state(), State::Answered);
+}

@@ -24,6 +24,7 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     expire(&*store).await;
     sweep_expires_only_overdue(&*store, &clock).await;
     sweep_in_batches(&*store, &clock).await;
+    leases(&*store, &clock).await;
     overdue_is_never_answerable(&*store, &clock).await;
     request_stamps_win(&*store, &clock).await;
     extended_round_trip(&*store).await;
@@ -206,6 +207,55 @@ async fn sweep_in_batches(store: &dyn PendingStore, clock: &ManualClock) {
     let mut ids: Vec<_> = first.iter().chain(&second).map(|r| r.id().to_owned()).collect();
     ids.sort();
     assert_eq!(ids, ["batch-0", "batch-1", "batch-2", "batch-3", "batch-4"]);
+}
+
+/// A question put with a lease is withdrawn (`cancelled`) by the sweep once its lease lapses
+/// unrenewed, and an answer to it is then refused; a renewed one stays answerable; a deferred one
+/// (no lease) keeps its deadline.
+async fn leases(store: &dyn PendingStore, clock: &ManualClock) {
+    settle_everything(store).await;
+    let lease = Duration::from_secs(30);
+    let held = store.put(question("lease-dead", 600).lease(lease)).await.expect("put");
+    assert_eq!(held.lease_until(), Some(clock.now_at().plus(lease)));
+    assert!(!held.is_deferred());
+    store.put(question("lease-live", 600).lease(lease)).await.expect("put");
+    let deferred = store.put(question("lease-deferred", 600)).await.expect("put");
+    assert!(deferred.is_deferred());
+    assert_eq!(deferred.lease_until(), None);
+    assert!(!store.renew("lease-deferred", lease).await.expect("renew"), "a deferred question has no lease");
+    assert!(!store.renew("lease-unknown", lease).await.expect("renew"));
+
+    clock.advance(Duration::from_secs(20));
+    assert!(store.renew("lease-live", lease).await.expect("renew"));
+    // A shorter renewal never shortens the lease.
+    assert!(store.renew("lease-live", Duration::from_secs(1)).await.expect("renew"));
+    assert_eq!(
+        store.get("lease-live").await.expect("get").and_then(|r| r.lease_until()),
+        Some(clock.now_at().plus(lease))
+    );
+    clock.advance(Duration::from_secs(11));
+    assert_eq!(store.expire_due(100).await.expect("sweep"), [], "a lapsed lease is no timeout");
+    let swept = store.withdraw_lapsed(100).await.expect("sweep");
+    assert_eq!(
+        swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(),
+        [("lease-dead", State::Cancelled)]
+    );
+    match store.answer("lease-dead", &answer_large()).await {
+        Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::Cancelled),
+        other => panic!("expected closed, got {other:?}"),
+    }
+    assert!(!store.renew("lease-dead", lease).await.expect("renew"), "a withdrawn question is not renewed");
+    // Long after any lease would have lapsed, the deferred question still waits for its deadline.
+    clock.advance(Duration::from_mins(2));
+    let swept = store.withdraw_lapsed(100).await.expect("sweep");
+    assert_eq!(
+        swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(),
+        [("lease-live", State::Cancelled)]
+    );
+    assert_eq!(
+        store.answer("lease-deferred", &answer_large()).await.expect("answer").state(),
+        State::Answered
+    );
 }
 
 async fn overdue_is_never_answerable(store: &dyn PendingStore, clock: &ManualClock) {
@@ -500,6 +550,7 @@ async fn stored_json(store: &dyn PendingStore) {
         "closed_at",
         "expires_at",
         "id",
+        "lease_until",
         "nudge_at",
         "profile",
         "request",
