@@ -9,7 +9,7 @@ use askuser_core::{AskUserResponse, Timestamp};
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
-use crate::store::{Backend, Due};
+use crate::store::{Backend, Due, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
 
@@ -172,37 +172,28 @@ impl Backend for MemoryStore {
         Ok(Some(stored.clone()))
     }
 
-    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+    async fn sweep(
+        &self,
+        sweep: Sweep,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<PendingRecord>, StoreError> {
+        // The order a sweep closes them in: the earliest deadline (or lease) first.
+        let order = |r: &PendingRecord| match sweep {
+            Sweep::Overdue => r.is_overdue(now).then_some(r.expires_at()),
+            Sweep::Lapsed => {
+                r.lease_until().filter(|&at| r.state() == State::Pending && now < r.expires_at() && at < now)
+            }
+        };
         let mut records = self.records();
-        let mut due: Vec<&mut PendingRecord> = records.values_mut().filter(|r| r.is_overdue(now)).collect();
-        due.sort_by_key(|r| r.expires_at());
-        Ok(due
+        let mut picked: Vec<(Timestamp, &mut PendingRecord)> =
+            records.values_mut().filter_map(|r| Some((order(r)?, r))).collect();
+        picked.sort_by_key(|(at, _)| *at);
+        Ok(picked
             .into_iter()
             .take(limit)
-            .map(|record| {
-                *record = record.closed(State::TimedOut, now, None);
-                self.inner.feed.send(Change::of(record));
-                record.clone()
-            })
-            .collect())
-    }
-
-    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
-        let mut records = self.records();
-        let mut lapsed: Vec<&mut PendingRecord> = records
-            .values_mut()
-            .filter(|r| {
-                r.state() == State::Pending
-                    && now < r.expires_at()
-                    && r.lease_until().is_some_and(|at| at < now)
-            })
-            .collect();
-        lapsed.sort_by_key(|r| r.lease_until());
-        Ok(lapsed
-            .into_iter()
-            .take(limit)
-            .map(|record| {
-                *record = record.closed(State::Cancelled, now, None);
+            .map(|(_, record)| {
+                *record = record.closed(sweep.closes_as(), now, None);
                 self.inner.feed.send(Change::of(record));
                 record.clone()
             })

@@ -11,7 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
-use crate::store::{self, Backend, Due, Row};
+use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
 
@@ -501,17 +501,17 @@ impl Backend for PostgresStore {
         Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
     }
 
-    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
-        let rows: Vec<Row> = sqlx::query_as(SWEEP)
-            .bind(now.unix_millis())
-            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.inner.pool)
-            .await?;
-        rows.into_iter().map(Row::into_record).collect()
-    }
-
-    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
-        let rows: Vec<Row> = sqlx::query_as(LAPSE)
+    async fn sweep(
+        &self,
+        sweep: Sweep,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<PendingRecord>, StoreError> {
+        let statement = match sweep {
+            Sweep::Overdue => SWEEP,
+            Sweep::Lapsed => LAPSE,
+        };
+        let rows: Vec<Row> = sqlx::query_as(statement)
             .bind(now.unix_millis())
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
             .fetch_all(&self.inner.pool)

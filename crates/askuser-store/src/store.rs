@@ -202,12 +202,14 @@ pub(crate) trait Backend: Send + Sync {
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError>;
 
-    /// Up to `limit` pending records past `expires_at` at `now` → `timed_out`, each by one caller.
-    async fn sweep(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
-
-    /// Up to `limit` pending records not past `expires_at` whose `lease_until` is before `now` →
-    /// `cancelled`, each by one caller.
-    async fn lapse(&self, now: Timestamp, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
+    /// Up to `limit` pending records that `sweep` picks at `now`, closed as it says, each by one
+    /// caller.
+    async fn sweep(
+        &self,
+        sweep: Sweep,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<PendingRecord>, StoreError>;
 
     /// A pending record's `lease_until` → at least `until`, if it has one; whether it had.
     async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError>;
@@ -287,26 +289,37 @@ pub(crate) async fn close_now(
     backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })
 }
 
-pub(crate) async fn expire_due(
-    backend: &impl Backend,
-    limit: usize,
-) -> Result<Vec<PendingRecord>, StoreError> {
-    let expired = backend.sweep(backend.clock().now(), limit).await?;
-    for record in &expired {
-        backend.wakers().wake(record.id());
-    }
-    Ok(expired)
+/// Which pending records a sweep closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sweep {
+    /// Past `expires_at` → `timed_out` ([`PendingStore::expire_due`]).
+    Overdue,
+    /// Not past `expires_at`, `lease_until` before now → `cancelled`
+    /// ([`PendingStore::withdraw_lapsed`]).
+    Lapsed,
 }
 
-pub(crate) async fn withdraw_lapsed(
+impl Sweep {
+    /// The state the records it picks are closed in.
+    pub(crate) fn closes_as(self) -> State {
+        match self {
+            Self::Overdue => State::TimedOut,
+            Self::Lapsed => State::Cancelled,
+        }
+    }
+}
+
+/// Closes up to `limit` records that `sweep` picks now, and wakes their watchers.
+pub(crate) async fn sweep(
     backend: &impl Backend,
+    sweep: Sweep,
     limit: usize,
 ) -> Result<Vec<PendingRecord>, StoreError> {
-    let withdrawn = backend.lapse(backend.clock().now(), limit).await?;
-    for record in &withdrawn {
+    let closed = backend.sweep(sweep, backend.clock().now(), limit).await?;
+    for record in &closed {
         backend.wakers().wake(record.id());
     }
-    Ok(withdrawn)
+    Ok(closed)
 }
 
 pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
@@ -471,7 +484,7 @@ macro_rules! pending_store_via_backend {
                 &self,
                 limit: usize,
             ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
-                $crate::store::expire_due(self, limit).await
+                $crate::store::sweep(self, $crate::store::Sweep::Overdue, limit).await
             }
 
             async fn renew(
@@ -487,7 +500,7 @@ macro_rules! pending_store_via_backend {
                 &self,
                 limit: usize,
             ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
-                $crate::store::withdraw_lapsed(self, limit).await
+                $crate::store::sweep(self, $crate::store::Sweep::Lapsed, limit).await
             }
 
             async fn watch(

@@ -151,19 +151,9 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
 /// taken by B. Skipped with a message without PostgreSQL (a failure under `CI=true`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
-    let url = match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
-            eprintln!("SKIPPED two serve processes: ASKUSER_TEST_POSTGRES_URL is not set");
-            return;
-        }
-    };
+    let Some(postgres) = support::PostgresSchema::open("fleet", "two serve processes").await else { return };
     let dir = TempDir::new("fleet");
-    let schema = format!("askuser_cli_fleet_{}", std::process::id());
-    let setup = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
-    let separator = if url.contains('?') { '&' } else { '?' };
-    let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    let store = postgres.url.clone();
     let token = "fleet-token-0123456789abcdef";
     support::write_private(&dir.0.join("token"), token);
     let (_a, a_url) = serve_extended(&store, &dir.0).await;
@@ -214,9 +204,7 @@ async fn two_serve_processes_act_as_one_with_a_secret_and_the_events() {
     }
     assert!(seen.contains("event: pending") && seen.contains(&id) && !seen.contains(value), "{seen}");
     drop(events);
-    let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-    sqlx::query(sqlx::AssertSqlSafe(statement)).execute(setup.pool()).await.unwrap();
-    setup.close().await;
+    postgres.drop_schema().await;
 }
 
 /// `serve --profile extended` on `store` with the token file in `dir`; returns it and its URL, and
@@ -368,20 +356,8 @@ fn names_its_version() {
 async fn a_killed_askers_question_is_withdrawn() {
     let dir = TempDir::new("killed");
     let mut stores = vec![format!("sqlite:{}", dir.0.join("pending.db").display())];
-    let mut setup = None;
-    match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => {
-            let schema = format!("askuser_cli_killed_{}", std::process::id());
-            let store = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
-            setup = Some((store, schema.clone()));
-            let separator = if url.contains('?') { '&' } else { '?' };
-            stores.push(format!("{url}{separator}options=-c%20search_path%3D{schema}"));
-        }
-        _ => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
-            eprintln!("SKIPPED the PostgreSQL half: ASKUSER_TEST_POSTGRES_URL is not set");
-        }
-    }
+    let postgres = support::PostgresSchema::open("killed", "the PostgreSQL half").await;
+    stores.extend(postgres.as_ref().map(|p| p.url.clone()));
     let token_file = dir.0.join("token");
     support::write_private(&token_file, "killed-token-0123456789abcdef");
     for store in stores {
@@ -453,9 +429,7 @@ async fn a_killed_askers_question_is_withdrawn() {
         server.start_kill().unwrap();
         server.wait().await.unwrap();
     }
-    if let Some((store, schema)) = setup {
-        let statement = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(store.pool()).await.unwrap();
-        store.close().await;
+    if let Some(postgres) = postgres {
+        postgres.drop_schema().await;
     }
 }

@@ -94,3 +94,40 @@ pub(crate) fn field<'a>(html: &'a str, name: &str) -> &'a str {
     let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} in {html}")) + marker.len();
     &html[start..start + html[start..].find('"').unwrap()]
 }
+
+/// A schema of its own on the test PostgreSQL (`ASKUSER_TEST_POSTGRES_URL`), for `serve --store`:
+/// `None`, saying `SKIPPED {what}`, without one (a failure under `CI=true`).
+pub(crate) struct PostgresSchema {
+    pub(crate) store: askuser_store::PostgresStore,
+    schema: String,
+    /// The URL that puts a server in the schema.
+    pub(crate) url: String,
+}
+
+impl PostgresSchema {
+    pub(crate) async fn open(name: &str, what: &str) -> Option<Self> {
+        let url = match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
+            Ok(url) if !url.is_empty() => url,
+            _ => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "CI must set ASKUSER_TEST_POSTGRES_URL"
+                );
+                eprintln!("SKIPPED {what}: ASKUSER_TEST_POSTGRES_URL is not set");
+                return None;
+            }
+        };
+        let schema = format!("askuser_cli_{name}_{}", std::process::id());
+        let store = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let url = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+        Some(Self { store, schema, url })
+    }
+
+    /// Drops the schema and closes the store.
+    pub(crate) async fn drop_schema(self) {
+        let statement = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema);
+        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(self.store.pool()).await.unwrap();
+        self.store.close().await;
+    }
+}
