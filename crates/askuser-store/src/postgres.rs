@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::feed::{Change, Feed};
 use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
-use crate::time::{Clock, SystemClock};
+use crate::time::{Clock, FollowedClock};
 use crate::wake::Wakers;
 
 macro_rules! columns {
@@ -97,6 +97,10 @@ const LAPSE: &str = concat!(
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = greatest(lease_until, $2) \
      WHERE id = $1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
+/// The database's clock, in Unix milliseconds: the one clock every process sharing the store
+/// decides deadlines and leases by.
+const CLOCK: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /// The changes since the last one read, and the ones that were missing then (numbers taken by
 /// transactions that had not committed yet), in number order, a page at a time.
 const CHANGES: &str = "SELECT id, session_id, state, version, change_seq FROM askuser_pending \
@@ -153,7 +157,7 @@ impl Drop for Inner {
 pub struct PostgresStoreBuilder {
     url: String,
     schema: Option<String>,
-    clock: Arc<dyn Clock>,
+    clock: Option<Arc<dyn Clock>>,
     max_connections: u32,
     application_name: String,
 }
@@ -166,9 +170,12 @@ impl PostgresStoreBuilder {
         self
     }
 
-    /// The clock deadlines are read from. Default: the system clock.
+    /// The clock deadlines are read from. Default: the database's (`clock_timestamp()`), read
+    /// when the store opens and again at least every second, and followed in between through this
+    /// process's monotonic clock; so every process sharing the database decides by the same
+    /// clock, and a step of one host's wall clock moves no deadline.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.clock = Some(clock);
         self
     }
 
@@ -212,6 +219,8 @@ impl PostgresStoreBuilder {
         // The migrator holds an advisory lock, so concurrent opens apply each migration once.
         crate::migrate::postgres(&pool, &crate::migrate::own_table(sqlx::migrate!("migrations/postgres")))
             .await?;
+        let (at, now) = read_clock(&pool).await?;
+        let database_clock = Arc::new(FollowedClock::new(at, now));
         let listening = start_listening(&options).await?;
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
         let wakers = Arc::<Wakers>::default();
@@ -223,10 +232,20 @@ impl PostgresStoreBuilder {
             feed: Arc::clone(&feed),
             cursor,
             gaps: BTreeMap::new(),
+            clock: Arc::clone(&database_clock),
         };
         let listener = tokio::spawn(listen(listening, reader));
-        Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock: self.clock, listener }) })
+        let clock = self.clock.unwrap_or(database_clock);
+        Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock, listener }) })
     }
+}
+
+/// Reads the database's clock; the reading is taken to be of the moment halfway through the
+/// round trip.
+async fn read_clock(pool: &PgPool) -> Result<(std::time::Instant, Timestamp), sqlx::Error> {
+    let sent = std::time::Instant::now();
+    let millis: i64 = sqlx::query_scalar(CLOCK).fetch_one(pool).await?;
+    Ok((sent + sent.elapsed() / 2, Timestamp::from_unix_millis(millis)))
 }
 
 /// Listens on a connection of its own pool: a connection that went silent is dropped with its
@@ -250,6 +269,8 @@ struct Reader {
     cursor: i64,
     /// Numbers below the cursor not seen yet, with when they were first missed.
     gaps: BTreeMap<i64, tokio::time::Instant>,
+    /// The database's clock, read again with the changes once its last reading is a [`TICK`] old.
+    clock: Arc<FollowedClock>,
 }
 
 impl Reader {
@@ -268,6 +289,10 @@ impl Reader {
     }
 
     async fn read(&mut self) -> Result<(), sqlx::Error> {
+        if self.clock.read_at().elapsed() >= TICK {
+            let (at, now) = read_clock(&self.pool).await?;
+            self.clock.set(at, now);
+        }
         loop {
             let now = tokio::time::Instant::now();
             self.gaps.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
@@ -367,7 +392,7 @@ impl PostgresStore {
         PostgresStoreBuilder {
             url: url.to_owned(),
             schema: None,
-            clock: Arc::new(SystemClock),
+            clock: None,
             max_connections: 8,
             application_name: "askuser-store".to_owned(),
         }

@@ -11,6 +11,8 @@ use askuser_core::{
 use askuser_tool::PendingQuestion;
 use serde::Serialize;
 
+use crate::time::Clock;
+
 /// Where a pending question stands. Only `pending` ever changes, and only once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -146,21 +148,34 @@ impl NewQuestion {
         self.request.id()
     }
 
-    /// The deadlines the record will have when put at `now`: the request's stamps when it has an
-    /// expiry; else from its `asked_at` (or `now`) and this question's timeout. The one place the
+    /// The deadlines the record will have when put on a store that reads `clock`: the request's
+    /// stamps when it has an expiry; else from its `asked_at` (or now) and this question's
+    /// timeout. A request's stamps are this process's wall-clock times, read on `clock` as the
+    /// same durations ([`Clock::of_system`]): a request asked 5 s ago that may wait 10 minutes
+    /// does so on the store's clock, however far this process's clock is off. The one place the
     /// store decides a question's deadlines.
     #[must_use]
-    pub fn deadline(&self, now: Timestamp) -> Deadline {
+    pub fn deadline(&self, clock: &dyn Clock) -> Deadline {
+        let on_clock = |stamp: Timestamp| clock.of_system(stamp);
         match self.request.deadline() {
-            Some(stamped) if stamped.expires_at().is_some() => *stamped,
-            stamped => Deadline::new(stamped.map_or(now, Deadline::asked_at), Some(self.timeout)),
+            Some(stamped) => {
+                let asked_at = on_clock(stamped.asked_at());
+                match (stamped.nudge_at(), stamped.expires_at()) {
+                    (Some(nudge_at), Some(expires_at)) => {
+                        Deadline::from_parts(asked_at, Some((on_clock(nudge_at), on_clock(expires_at))))
+                    }
+                    _ => Deadline::new(asked_at, Some(self.timeout)),
+                }
+            }
+            None => Deadline::new(clock.now(), Some(self.timeout)),
         }
     }
 
     /// The record as first stored: pending, version 1, the request stamped with the record's
     /// deadlines (so that the stored request says the same times as the record).
-    pub(crate) fn into_record(self, now: Timestamp) -> PendingRecord {
-        let deadline = self.deadline(now);
+    pub(crate) fn into_record(self, clock: &dyn Clock) -> PendingRecord {
+        let now = clock.now();
+        let deadline = self.deadline(clock);
         let (nudge_at, expires_at) = stamps_of(&deadline);
         PendingRecord {
             session_id: self.session_id,

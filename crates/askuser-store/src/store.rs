@@ -227,7 +227,7 @@ pub(crate) trait Backend: Send + Sync {
 }
 
 pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result<PendingRecord, StoreError> {
-    let record = question.into_record(backend.clock().now());
+    let record = question.into_record(backend.clock());
     let stored = backend.insert(&record).await?;
     if stored.request != record.request
         || stored.session_id != record.session_id

@@ -1,6 +1,7 @@
 //! `askuser-server serve` and `askuser-server ask --server` as real processes on loopback; the
 //! person answers on the page the ask printed, with a plain HTTP client posting the form.
 
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -432,4 +433,99 @@ async fn a_killed_askers_question_is_withdrawn() {
     if let Some(postgres) = postgres {
         postgres.drop_schema().await;
     }
+}
+
+/// libfaketime's preload library (Debian's `faketime` package), which moves a process's wall
+/// clock (not its monotonic clock, with `FAKETIME_DONT_FAKE_MONOTONIC=1`) to what a file says:
+/// `None`, saying `SKIPPED {what}`, without it (a failure under `CI=true`, whose `.ci/run`
+/// installs it).
+fn libfaketime(what: &str) -> Option<PathBuf> {
+    let found = ["x86_64-linux-gnu", "aarch64-linux-gnu"]
+        .iter()
+        .map(|arch| PathBuf::from(format!("/usr/lib/{arch}/faketime/libfaketime.so.1")))
+        .find(|path| path.is_file());
+    if found.is_none() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must install faketime for {what}");
+        eprintln!("SKIPPED {what}: libfaketime is not installed (Debian: apt-get install faketime)");
+    }
+    found
+}
+
+/// Guards the one clock: deadlines on PostgreSQL are decided by the database's clock, followed
+/// through the monotonic clock, not by each server's wall clock. A server whose wall clock steps
+/// 2 h ahead used to expire every waiting question within a second (its sweep thought them
+/// overdue); one whose clock steps 2 h back kept taking answers to questions whose deadline had
+/// passed. Here one `serve` runs under libfaketime, its wall clock stepped by writing to a file
+/// while it runs: a question with 10 minutes left stays answerable through a +2 h step, and one
+/// with 3 s left times out on time through a −2 h step and refuses a late answer.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stepped_wall_clock_moves_no_deadline() {
+    let what = "a_stepped_wall_clock_moves_no_deadline";
+    let Some(faketime) = libfaketime(what) else { return };
+    let Some(postgres) = support::PostgresSchema::open("clock", what).await else { return };
+    let dir = TempDir::new("clock");
+    let token_file = dir.0.join("token");
+    let token = "clock-token-0123456789abcdef";
+    support::write_private(&token_file, token);
+    let offset = dir.0.join("faketime");
+    std::fs::write(&offset, "+0\n").unwrap();
+    let mut server = support::serve_command(&postgres.url, &["--token-file", token_file.to_str().unwrap()])
+        .env("LD_PRELOAD", &faketime)
+        .env("FAKETIME_TIMESTAMP_FILE", &offset)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .spawn()
+        .unwrap();
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let http = reqwest::Client::new();
+    let ask = |timeout_secs: u64| {
+        let request = http
+            .post(format!("{url}/v1/questions"))
+            .bearer_auth(token)
+            .json(&serde_json::json!({"arguments": ARGS, "timeout_secs": timeout_secs}));
+        async move {
+            let reply: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+            reply["id"].as_str().unwrap_or_else(|| panic!("no id in {reply}")).to_owned()
+        }
+    };
+    let state_of = |id: String| {
+        let request = http.get(format!("{url}/v1/questions/{id}")).bearer_auth(token);
+        async move {
+            let record: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+            record["state"].as_str().unwrap_or_else(|| panic!("no state in {record}")).to_owned()
+        }
+    };
+    let answer = |id: String| {
+        let request = http.post(format!("{url}/v1/questions/{id}/answer")).bearer_auth(token).json(
+            &serde_json::json!({"answers": [
+                {"header": "Plan", "selected": ["Large"]},
+                {"header": "Extras", "selected": ["Backups"]}
+            ]}),
+        );
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+
+    // Ten minutes to go; the wall clock steps 2 h ahead; three sweeps later it still waits.
+    let ahead = ask(600).await;
+    std::fs::write(&offset, "+2h\n").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(state_of(ahead.clone()).await, "pending", "a +2 h step expired a question with 10 min left");
+    assert_eq!(answer(ahead.clone()).await, 200);
+    assert_eq!(state_of(ahead).await, "answered");
+
+    // Three seconds to go; the wall clock steps back 2 h: the question times out all the same,
+    // and an answer after its deadline is refused.
+    std::fs::write(&offset, "+0\n").unwrap();
+    let behind = ask(3).await;
+    std::fs::write(&offset, "-2h\n").unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(state_of(behind.clone()).await, "timed_out", "a −2 h step kept an overdue question open");
+    assert_eq!(answer(behind.clone()).await, 410, "an answer past the deadline is refused");
+    assert_eq!(state_of(behind).await, "timed_out");
+
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    postgres.drop_schema().await;
 }

@@ -53,16 +53,21 @@ pub(crate) fn serve(dir: &Path, extra: &[&str]) -> Child {
 /// `askuser-server serve` on loopback with `store` and `extra` options: no `ASKUSER_TOKEN`,
 /// stderr piped, killed when dropped.
 pub(crate) fn serve_on(store: &str, extra: &[&str]) -> Child {
-    Command::new(BIN)
+    serve_command(store, extra).spawn().unwrap()
+}
+
+/// The command [`serve_on`] spawns, to be given more (an environment) first.
+pub(crate) fn serve_command(store: &str, extra: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
         .args(["serve", "--bind", "127.0.0.1:0", "--store", store])
         .args(extra)
         .env_remove("ASKUSER_TOKEN")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
+        .kill_on_drop(true);
+    command
 }
 
 /// `askuser-server ask --server URL`, to be given its other arguments: no `ASKUSER_TOKEN`, stdin
