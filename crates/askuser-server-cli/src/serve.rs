@@ -26,6 +26,8 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --default-timeout S   how long a question waits when the asker gives no timeout (default 3600)
   --lease S             a question whose asker stopped waiting (killed, or gone) is withdrawn
                         about S seconds after its last wait ended (default 30)
+  --keep-days N         delete a question N days after it was answered, declined, timed out
+                        or withdrawn (default 30; 0 keeps every question); waiting ones never
   --profile NAME        reference (default: multiple choice) or extended (also text and
                         secret questions, declared defaults, timeout_seconds; SPEC §10)
   --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
@@ -43,6 +45,12 @@ Stops on Ctrl-C or SIGTERM: waits in progress are told the server is shutting do
 flight are committed. Logs (one line per request, never a question's content) go to stderr.
 ";
 
+/// How long `serve` keeps a settled question by default.
+const DEFAULT_KEEP: Duration = Duration::from_hours(24 * 30);
+
+/// The longest `--keep-days` (a hundred years; 0 keeps every question).
+const MAX_KEEP_DAYS: u64 = 36_500;
+
 #[derive(Debug)]
 struct Options {
     store: Option<String>,
@@ -51,6 +59,7 @@ struct Options {
     token_file: Option<PathBuf>,
     default_timeout: Option<Duration>,
     lease: Option<Duration>,
+    keep: Option<Duration>,
     notify_url: Option<String>,
     notify_format: NotifyFormat,
     notify_questions: bool,
@@ -66,6 +75,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         token_file: None,
         default_timeout: None,
         lease: None,
+        keep: Some(DEFAULT_KEEP),
         notify_url: None,
         notify_format: NotifyFormat::Json,
         notify_questions: false,
@@ -92,6 +102,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
             "--default-timeout" => options.default_timeout = Some(crate::seconds(arg, value("seconds")?)?),
             "--lease" => options.lease = Some(crate::seconds(arg, value("seconds")?)?),
+            "--keep-days" => {
+                let text = value("a number of days")?;
+                let days: u64 = text.parse().ok().filter(|&days| days <= MAX_KEEP_DAYS).ok_or_else(|| {
+                    format!("--keep-days takes a whole number of days up to {MAX_KEEP_DAYS}, got {text:?}")
+                })?;
+                options.keep = (days > 0).then(|| Duration::from_hours(24 * days));
+            }
             "--notify-url" => {
                 let url = value("a URL")?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -271,6 +288,9 @@ async fn run(options: Options) -> Result<(), String> {
     if let Some(lease) = options.lease {
         builder = builder.lease(lease);
     }
+    if let Some(keep) = options.keep {
+        builder = builder.keep(keep);
+    }
     if let Some(timeout) = options.default_timeout {
         builder = builder.default_timeout(timeout);
     }
@@ -325,6 +345,13 @@ mod tests {
         assert!(parse(&args(&["--bind", "nowhere"])).unwrap_err().contains("nowhere"));
         assert!(parse(&args(&["--public-url", "ftp://x"])).unwrap_err().contains("http"));
         assert_eq!(parse(&args(&["--profile", "extended"])).unwrap().profile, Profile::Extended);
+        assert_eq!(parse(&args(&[])).unwrap().keep, Some(Duration::from_hours(24 * 30)));
+        assert_eq!(parse(&args(&["--keep-days", "7"])).unwrap().keep, Some(Duration::from_hours(24 * 7)));
+        assert_eq!(parse(&args(&["--keep-days=0"])).unwrap().keep, None);
+        assert!(
+            parse(&args(&["--keep-days", "-1"])).unwrap_err().contains("--keep-days takes a whole number")
+        );
+        assert!(parse(&args(&["--keep-days", "99999"])).unwrap_err().contains("36500"));
         assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
         assert!(parse(&args(&["--profile", "fancy"])).unwrap_err().contains("extended"));
         assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));

@@ -422,11 +422,14 @@ pub(crate) struct ListParams {
     /// The previous page's `next`.
     #[serde(default)]
     after: Option<String>,
+    /// `oldest` (the default: oldest asked first) or `newest` (newest asked first).
+    #[serde(default)]
+    order: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ListReply {
-    /// Oldest asked first.
+    /// Oldest asked first (newest first with `order=newest`).
     #[schema(value_type = Vec<Object>)]
     records: Vec<PendingRecord>,
     /// The `after` of the next page; `null` on the last page.
@@ -452,6 +455,15 @@ pub(crate) async fn list(
     }
     if let Some(limit) = params.limit {
         query = query.limit(limit);
+    }
+    match params.order.as_deref() {
+        None | Some("oldest") => {}
+        Some("newest") => query = query.newest_first(),
+        Some(other) => {
+            return Err(ApiError::InvalidQuery {
+                message: format!("order must be oldest or newest, got {other:?}"),
+            });
+        }
     }
     if let Some(after) = params.after {
         let cursor: Cursor = after

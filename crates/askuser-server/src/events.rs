@@ -43,7 +43,10 @@ impl From<Change> for ServerEvent {
 /// interval, until the server closes (the store's change feed tells the event streams).
 pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     let mut ticks = tokio::time::interval(state.config.sweep_interval);
-    let sweeper = askuser_store::Sweeper::new(Arc::clone(&state.store)).leases(state.config.lease);
+    let mut sweeper = askuser_store::Sweeper::new(Arc::clone(&state.store)).leases(state.config.lease);
+    if let Some(keep) = state.config.keep {
+        sweeper = sweeper.keep(keep);
+    }
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -52,10 +55,17 @@ pub(crate) async fn sweep_loop(state: Arc<AppState>) {
         }
         state.secrets.purge();
         match sweeper.sweep_once().await {
-            Ok(swept) if swept.withdrawn > 0 => {
-                tracing::info!(withdrawn = swept.withdrawn, "withdrew questions whose asker stopped waiting");
+            Ok(swept) => {
+                if swept.withdrawn > 0 {
+                    tracing::info!(
+                        withdrawn = swept.withdrawn,
+                        "withdrew questions whose asker stopped waiting"
+                    );
+                }
+                if swept.purged > 0 {
+                    tracing::info!(purged = swept.purged, "deleted questions settled longer ago than kept");
+                }
             }
-            Ok(_) => {}
             Err(error) => {
                 tracing::warn!(error = %crate::error::with_causes(&error), "sweep failed; retrying next tick");
             }

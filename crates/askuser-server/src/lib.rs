@@ -197,6 +197,7 @@ pub(crate) struct Config {
     pub(crate) body_limit: usize,
     pub(crate) sweep_interval: Duration,
     pub(crate) lease: Duration,
+    pub(crate) keep: Option<Duration>,
     pub(crate) profile: Profile,
     pub(crate) limits: ConnectionLimits,
 }
@@ -283,6 +284,15 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// Retention: the sweep deletes a question `keep` after it was answered, declined, timed out
+    /// or withdrawn (checked about once a minute); a waiting question is never deleted. Its page
+    /// and record are gone then (`404`). Default: every question is kept (`askuser serve` keeps
+    /// 30 days unless told otherwise, see `--keep-days`).
+    pub fn keep(mut self, keep: Duration) -> Self {
+        self.config.keep = Some(keep);
+        self
+    }
+
     /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
     /// request's task: it must not block (a `Notifier`, feature `client`, queues and returns).
     pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
@@ -326,6 +336,7 @@ impl AnswerServer {
                 body_limit: DEFAULT_BODY_LIMIT,
                 sweep_interval: Duration::from_secs(1),
                 lease: DEFAULT_LEASE,
+                keep: None,
                 profile: Profile::Reference,
                 limits: ConnectionLimits::default(),
             },

@@ -20,7 +20,7 @@ use askama::Template;
 use askuser_core::{AskUserAnswer, AskUserResponse, Question, QuestionKind, SecretValue};
 use askuser_store::{ListQuery, PendingRecord, State as RecordState, Timestamp};
 use axum::Router;
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -335,24 +335,55 @@ async fn pending_page(state: &AppState, headers: &HeaderMap, session: Option<&st
     render(&page, StatusCode::OK)
 }
 
+/// A history page's position: the cursor of the last question the previous page listed.
+#[derive(Debug, serde::Deserialize)]
+struct HistoryParams {
+    #[serde(default)]
+    after: Option<String>,
+}
+
+/// The questions a history page reads at a time (those still pending are left out of it).
+const HISTORY_PAGE: usize = 100;
+
 async fn history_page(
     State(state): State<Arc<AppState>>,
     Path(session): Path<String>,
+    Query(params): Query<HistoryParams>,
     headers: HeaderMap,
 ) -> Response {
     if logged_in(&state, &headers).await.is_none() {
         return to_login();
     }
-    let query = ListQuery::new().session_id(session.as_str()).limit(ListQuery::MAX_LIMIT);
+    // Newest first, a page at a time, so the latest answers are always on the first page.
+    let mut query = ListQuery::new().session_id(session.as_str()).newest_first().limit(HISTORY_PAGE);
+    if let Some(after) = &params.after {
+        match after.parse() {
+            Ok(cursor) => query = query.after(cursor),
+            Err(askuser_store::InvalidCursor(_)) => {
+                return message(
+                    StatusCode::BAD_REQUEST,
+                    "No such page",
+                    "This link to older questions is not one this server made.",
+                );
+            }
+        }
+    }
     let page = match bounded(state.store.list(&query)).await {
         Ok(page) => page,
         Err(error) => return failure(&error),
     };
-    // Newest first; only questions that were answered or declined.
+    let base = format!("/s/{}", encode_segment(&session));
+    let mut links = vec![(base.clone(), "Waiting questions".to_owned())];
+    if let Some(next) = &page.next {
+        links.push((
+            format!("{base}/history?after={}", encode_segment(&next.to_string())),
+            "Older questions".to_owned(),
+        ));
+    }
+    // Only questions that were answered or declined.
     let items = page
         .records
         .iter()
-        .rev()
         .filter(|r| r.state().has_response())
         .map(|r| Item {
             link: format!("/q/{}", encode_segment(r.id())),
@@ -368,15 +399,7 @@ async fn history_page(
             answers: answer_lines(r.response()),
         })
         .collect();
-    render(
-        &ListPage {
-            title: format!("Answered · {session}"),
-            items,
-            links: vec![(format!("/s/{}", encode_segment(&session)), "Waiting questions".to_owned())],
-            live: None,
-        },
-        StatusCode::OK,
-    )
+    render(&ListPage { title: format!("Answered · {session}"), items, links, live: None }, StatusCode::OK)
 }
 
 // ---------------------------------------------------------------------------------------------

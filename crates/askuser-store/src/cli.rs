@@ -26,8 +26,10 @@ usage: askuser pending --store URL [--schema NAME] COMMAND   (also: askuser-pend
   get ID | wait ID | cancel ID | expire ID        → the record (wait: once settled)
   answer ID [--hold]                              an AskUserResponse on stdin → the record
   result ID                                       → the tool result of a settled record
-  list [--session S] [--state STATE] [--limit N] [--after CURSOR]
+  list [--session S] [--state STATE] [--limit N] [--after CURSOR] [--newest]
   sweep                                           → the ids expired
+  purge --keep-days N                             deletes questions settled over N days ago
+                                                  (never a waiting one) → how many
 ";
 
 const PENDING: Command = Command::new("askuser pending", USAGE);
@@ -146,6 +148,25 @@ async fn run(mut args: Args) -> Result<(), Failure> {
             }
         }
         "list" => list(&*store, args).await,
+        "purge" => {
+            let Some(days) = args.take_option("--keep-days").map_err(Failure::Usage)? else {
+                return Err(Failure::Usage("purge needs --keep-days N".to_owned()));
+            };
+            let days: u64 = days.parse().map_err(|_| {
+                Failure::Usage(format!("--keep-days takes a whole number of days, got {days:?}"))
+            })?;
+            let keep = Duration::from_secs(days.saturating_mul(24 * 3600));
+            let mut purged = 0;
+            loop {
+                let batch = store.purge(keep, 10_000).await?;
+                purged += batch;
+                if batch < 10_000 {
+                    break;
+                }
+            }
+            println!("{purged}");
+            Ok(())
+        }
         "sweep" => {
             for record in store.expire_due(10_000).await? {
                 println!("{}", record.id());
@@ -205,6 +226,9 @@ async fn list(store: &dyn PendingStore, mut args: Args) -> Result<(), Failure> {
     }
     if let Some(after) = args.take_option("--after").map_err(Failure::Usage)? {
         query = query.after(after.parse().map_err(|e| Failure::Usage(format!("{e}")))?);
+    }
+    if args.take_flag("--newest") {
+        query = query.newest_first();
     }
     let page = store.list(&query).await?;
     for record in &page.records {

@@ -133,7 +133,7 @@ impl Backend for MemoryStore {
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
         let mut matching: Vec<PendingRecord> =
             self.records().values().filter(|r| query.admits(r)).cloned().collect();
-        matching.sort_by(|a, b| (a.asked_at(), a.id()).cmp(&(b.asked_at(), b.id())));
+        query.sort(&mut matching);
         matching.truncate(query.limit + 1);
         Ok(Page::from_overfetch(matching, query.limit))
     }
@@ -198,6 +198,20 @@ impl Backend for MemoryStore {
                 record.clone()
             })
             .collect())
+    }
+
+    async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError> {
+        let mut records = self.records();
+        let mut old: Vec<(Timestamp, String)> = records
+            .values()
+            .filter_map(|r| r.closed_at().filter(|&at| at < before).map(|at| (at, r.id().to_owned())))
+            .collect();
+        old.sort();
+        old.truncate(limit);
+        for (_, id) in &old {
+            records.remove(id);
+        }
+        Ok(old.len())
     }
 
     async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {

@@ -46,6 +46,22 @@ const LIST: &str = concat!(
      ORDER BY asked_at, id LIMIT $5"
 );
 
+/// [`LIST`] newest first, reading the same indexes backwards.
+const LIST_NEWEST: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM askuser_pending \
+     WHERE ($1::text IS NULL OR session_id = $1) AND ($2::text IS NULL OR state = $2) \
+     AND ($3::bigint IS NULL OR asked_at < $3 OR (asked_at = $3 AND id < $4)) \
+     ORDER BY asked_at DESC, id DESC LIMIT $5"
+);
+
+/// Retention: settled rows closed before `$1`, the longest closed first; rows another purge holds
+/// are skipped, so several replicas' sweepers delete disjoint rows.
+const PURGE: &str = "DELETE FROM askuser_pending WHERE id IN \
+     (SELECT id FROM askuser_pending WHERE state <> 'pending' AND closed_at < $1 \
+      ORDER BY closed_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
 /// First change wins: the update takes the row lock, and a second writer waiting on it re-checks
 /// `state = 'pending'` once the first commits (READ COMMITTED re-evaluates the WHERE clause on the
 /// new row version), so it updates nothing. An answer commits only before `expires_at`, so an
@@ -479,7 +495,7 @@ impl Backend for PostgresStore {
     }
 
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
-        let rows: Vec<Row> = sqlx::query_as(LIST)
+        let rows: Vec<Row> = sqlx::query_as(if query.newest_first { LIST_NEWEST } else { LIST })
             .bind(query.session_id.as_deref())
             .bind(query.state.map(State::as_str))
             .bind(query.after.as_ref().map(|c| c.asked_at.unix_millis()))
@@ -542,6 +558,16 @@ impl Backend for PostgresStore {
             .fetch_all(&self.inner.pool)
             .await?;
         rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError> {
+        let deleted = sqlx::query(PURGE)
+            .bind(before.unix_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .execute(&self.inner.pool)
+            .await?
+            .rows_affected();
+        Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
     }
 
     async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {

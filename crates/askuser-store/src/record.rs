@@ -402,13 +402,15 @@ impl Serialize for PendingRecord {
 }
 
 /// Which records to list, and from where. Records are listed in the order they were asked
-/// (`asked_at`, then id).
+/// (`asked_at`, then id), oldest first unless [`newest_first`](ListQuery::newest_first). Every
+/// filter has an index (migrations 0001 and 0002), read forwards or backwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
     pub(crate) session_id: Option<String>,
     pub(crate) state: Option<State>,
     pub(crate) after: Option<Cursor>,
     pub(crate) limit: usize,
+    pub(crate) newest_first: bool,
 }
 
 impl Default for ListQuery {
@@ -424,7 +426,7 @@ impl ListQuery {
     /// Every record, 100 a page.
     #[must_use]
     pub fn new() -> Self {
-        Self { session_id: None, state: None, after: None, limit: 100 }
+        Self { session_id: None, state: None, after: None, limit: 100, newest_first: false }
     }
 
     /// Only this session's records. Default: every session.
@@ -448,10 +450,18 @@ impl ListQuery {
         self
     }
 
-    /// The page after `cursor` (a previous page's [`Page::next`]). Default: the first page.
+    /// The page after `cursor` (a previous page's [`Page::next`], listed in the same order).
+    /// Default: the first page.
     #[must_use]
     pub fn after(mut self, cursor: Cursor) -> Self {
         self.after = Some(cursor);
+        self
+    }
+
+    /// The most recently asked first (a history, an inbox). Default: the oldest first.
+    #[must_use]
+    pub fn newest_first(mut self) -> Self {
+        self.newest_first = true;
         self
     }
 
@@ -459,7 +469,18 @@ impl ListQuery {
     pub(crate) fn admits(&self, record: &PendingRecord) -> bool {
         self.session_id.as_deref().is_none_or(|s| record.session_id() == Some(s))
             && self.state.is_none_or(|s| record.state() == s)
-            && self.after.as_ref().is_none_or(|c| c.precedes(record))
+            && self
+                .after
+                .as_ref()
+                .is_none_or(|c| if self.newest_first { c.follows(record) } else { c.precedes(record) })
+    }
+
+    /// `records` in this query's listing order.
+    pub(crate) fn sort(&self, records: &mut [PendingRecord]) {
+        records.sort_by(|a, b| (a.asked_at(), a.id()).cmp(&(b.asked_at(), b.id())));
+        if self.newest_first {
+            records.reverse();
+        }
     }
 }
 
@@ -476,9 +497,14 @@ impl Cursor {
         Self { asked_at: record.asked_at, id: record.id().to_owned() }
     }
 
-    /// Whether `record` comes after this cursor in listing order.
+    /// Whether `record` comes after this cursor, oldest first.
     pub(crate) fn precedes(&self, record: &PendingRecord) -> bool {
         (record.asked_at, record.id()) > (self.asked_at, self.id.as_str())
+    }
+
+    /// Whether `record` comes before this cursor, oldest first (after it, newest first).
+    pub(crate) fn follows(&self, record: &PendingRecord) -> bool {
+        (record.asked_at, record.id()) < (self.asked_at, self.id.as_str())
     }
 }
 

@@ -47,6 +47,24 @@ const LIST: &str = concat!(
      ORDER BY asked_at, id LIMIT ?5"
 );
 
+/// [`LIST`] newest first, reading the same indexes backwards.
+const LIST_NEWEST: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM askuser_pending \
+     WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR state = ?2) \
+     AND (?3 IS NULL OR asked_at < ?3 OR (asked_at = ?3 AND id < ?4)) \
+     ORDER BY asked_at DESC, id DESC LIMIT ?5"
+);
+
+/// Retention: settled rows closed before `?1`, the longest closed first. The row holding the
+/// highest `change_seq` is kept, whatever its age: the next change's number is that one plus one,
+/// and a number taken again would be below what other processes' followers have read.
+const PURGE: &str = "DELETE FROM askuser_pending WHERE id IN \
+     (SELECT id FROM askuser_pending WHERE state <> 'pending' AND closed_at < ?1 \
+      AND change_seq IS NOT (SELECT max(change_seq) FROM askuser_pending) \
+      ORDER BY closed_at LIMIT ?2)";
+
 /// First change wins: the row changes only while it is 'pending', in one statement, and SQLite
 /// runs one writer at a time, so of two racing changes (two answers, an answer and a sweep)
 /// exactly one updates the row. An answer commits only before `expires_at`, so an expired question
@@ -496,7 +514,7 @@ impl Backend for SqliteStore {
     }
 
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
-        let rows: Vec<Row> = sqlx::query_as(LIST)
+        let rows: Vec<Row> = sqlx::query_as(if query.newest_first { LIST_NEWEST } else { LIST })
             .bind(query.session_id.as_deref())
             .bind(query.state.map(State::as_str))
             .bind(query.after.as_ref().map(|c| c.asked_at.unix_millis()))
@@ -568,6 +586,18 @@ impl Backend for SqliteStore {
         tx.commit().await?;
         self.inner.feed.kick();
         rows.into_iter().map(Row::into_record).collect()
+    }
+
+    async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError> {
+        let mut tx = self.write().await?;
+        let deleted = sqlx::query(PURGE)
+            .bind(before.unix_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        tx.commit().await?;
+        Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
     }
 
     async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError> {

@@ -108,6 +108,17 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// A database error.
     async fn withdraw_lapsed(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError>;
 
+    /// Retention: deletes up to `limit` settled records (answered, declined, timed out or
+    /// withdrawn) that left `pending` more than `keep` ago on the store's clock, the longest
+    /// settled first; returns how many. A pending record is never deleted, whatever its age.
+    /// [`Sweeper::keep`](crate::Sweeper::keep) calls it for a server (`askuser serve
+    /// --keep-days`).
+    ///
+    /// # Errors
+    ///
+    /// A database error; what was deleted before it stays deleted.
+    async fn purge(&self, keep: Duration, limit: usize) -> Result<usize, StoreError>;
+
     /// Resolves when the record leaves `pending` (at once if it already has), with the record.
     /// Across processes: at once in this process; polling on SQLite; `LISTEN`/`NOTIFY` on
     /// PostgreSQL. Dropping the future stops watching and changes nothing.
@@ -213,6 +224,10 @@ pub(crate) trait Backend: Send + Sync {
 
     /// A pending record's `lease_until` → at least `until`, if it has one; whether it had.
     async fn renew(&self, id: &str, until: Timestamp) -> Result<bool, StoreError>;
+
+    /// Deletes up to `limit` settled records closed before `before`, the longest closed first;
+    /// how many.
+    async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError>;
 
     /// Records the revocation of login `session` until `expires_at`; drops those expired at `now`.
     async fn revoke_login(
@@ -501,6 +516,15 @@ macro_rules! pending_store_via_backend {
                 limit: usize,
             ) -> Result<Vec<$crate::record::PendingRecord>, $crate::error::StoreError> {
                 $crate::store::sweep(self, $crate::store::Sweep::Lapsed, limit).await
+            }
+
+            async fn purge(
+                &self,
+                keep: std::time::Duration,
+                limit: usize,
+            ) -> Result<usize, $crate::error::StoreError> {
+                let before = $crate::store::Backend::clock(self).now().minus(keep);
+                $crate::store::Backend::purge(self, before, limit).await
             }
 
             async fn watch(

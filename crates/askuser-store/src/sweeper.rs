@@ -36,9 +36,17 @@ pub struct Sweeper {
     interval: Duration,
     batch: usize,
     leases: Duration,
+    /// Retention: settled records are deleted this long after they settled (`None`: kept).
+    keep: Option<Duration>,
     /// Since when every sweep succeeded (`None`: the last one failed, or none ran yet).
     healthy_since: Arc<Mutex<Option<tokio::time::Instant>>>,
+    /// When the last purge ran (`None`: none yet).
+    purged_at: Arc<Mutex<Option<tokio::time::Instant>>>,
 }
+
+/// How often a sweeper with retention purges: settled records need not go the second they are
+/// due, and on SQLite each purge is a write transaction.
+const PURGE_EVERY: Duration = Duration::from_mins(1);
 
 impl Sweeper {
     /// A sweeper of `store`, every second, 500 records a statement, for leases of up to 30 s.
@@ -48,8 +56,18 @@ impl Sweeper {
             interval: Duration::from_secs(1),
             batch: 500,
             leases: crate::DEFAULT_LEASE,
+            keep: None,
             healthy_since: Arc::default(),
+            purged_at: Arc::default(),
         }
+    }
+
+    /// Retention: deletes settled records (answered, declined, timed out, withdrawn) `keep` after
+    /// they settled ([`PendingStore::purge`]), checked about once a minute; pending ones are never
+    /// deleted. Default: every record is kept.
+    pub fn keep(mut self, keep: Duration) -> Self {
+        self.keep = Some(keep);
+        self
     }
 
     /// The longest lease the askers of this store hold between renewals. Lapsed leases are
@@ -73,13 +91,15 @@ impl Sweeper {
     }
 
     /// Expires what is overdue now, in batches, then withdraws what lapsed (once the store has
-    /// been reachable long enough, see [`leases`](Self::leases)); returns how many of each.
+    /// been reachable long enough, see [`leases`](Self::leases)), then, with retention and once a
+    /// minute, deletes settled records older than [`keep`](Self::keep); returns how many of each.
     ///
     /// # Errors
     ///
     /// The store failed; what was closed before the failure stays closed.
     pub async fn sweep_once(&self) -> Result<Swept, crate::StoreError> {
-        let expired = self.in_batches(|limit| self.store.expire_due(limit)).await;
+        let expired =
+            self.in_batches(|limit| async move { Ok(self.store.expire_due(limit).await?.len()) }).await;
         let now = tokio::time::Instant::now();
         let healthy_since = {
             let mut since = self.healthy_since.lock().unwrap_or_else(PoisonError::into_inner);
@@ -89,26 +109,43 @@ impl Sweeper {
             *since.get_or_insert(now)
         };
         let expired = expired?;
-        if now.duration_since(healthy_since) < self.leases {
-            return Ok(Swept { expired, withdrawn: 0 });
+        let mut swept = Swept { expired, ..Swept::default() };
+        if now.duration_since(healthy_since) >= self.leases {
+            let withdrawn = self
+                .in_batches(|limit| async move { Ok(self.store.withdraw_lapsed(limit).await?.len()) })
+                .await;
+            if withdrawn.is_err() {
+                *self.healthy_since.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            }
+            swept.withdrawn = withdrawn?;
         }
-        let withdrawn = self.in_batches(|limit| self.store.withdraw_lapsed(limit)).await;
-        if withdrawn.is_err() {
-            *self.healthy_since.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        if let Some(keep) = self.keep {
+            let due = {
+                let mut purged_at = self.purged_at.lock().unwrap_or_else(PoisonError::into_inner);
+                let due = purged_at.is_none_or(|at| now.duration_since(at) >= PURGE_EVERY);
+                if due {
+                    *purged_at = Some(now);
+                }
+                due
+            };
+            if due {
+                swept.purged = self.in_batches(|limit| self.store.purge(keep, limit)).await?;
+            }
         }
-        Ok(Swept { expired, withdrawn: withdrawn? })
+        Ok(swept)
     }
 
+    /// Runs `step` with the batch size until it does less than a batch; how much it did in all.
     async fn in_batches<'a, F, Fut>(&'a self, step: F) -> Result<usize, crate::StoreError>
     where
         F: Fn(usize) -> Fut,
-        Fut: Future<Output = Result<Vec<crate::PendingRecord>, crate::StoreError>> + 'a,
+        Fut: Future<Output = Result<usize, crate::StoreError>> + 'a,
     {
         let mut total = 0;
         loop {
-            let closed = step(self.batch).await?.len();
-            total += closed;
-            if closed < self.batch {
+            let done = step(self.batch).await?;
+            total += done;
+            if done < self.batch {
                 return Ok(total);
             }
         }
@@ -137,6 +174,7 @@ impl Sweeper {
                         Ok(swept) => {
                             stats.expired += swept.expired as u64;
                             stats.withdrawn += swept.withdrawn as u64;
+                            stats.purged += swept.purged as u64;
                         }
                         Err(error) => {
                             stats.failures += 1;
@@ -162,6 +200,8 @@ pub struct Swept {
     pub expired: usize,
     /// Questions withdrawn (`cancelled`) because their asker's lease lapsed.
     pub withdrawn: usize,
+    /// Settled records deleted by retention ([`Sweeper::keep`]).
+    pub purged: usize,
 }
 
 /// What a running sweeper has done so far.
@@ -174,6 +214,8 @@ pub struct SweepStats {
     pub expired: u64,
     /// Questions withdrawn because their asker's lease lapsed.
     pub withdrawn: u64,
+    /// Settled records deleted by retention.
+    pub purged: u64,
     /// Sweeps that failed (the store was unreachable); the next one tries again.
     pub failures: u64,
     /// The last failure's message.

@@ -360,7 +360,7 @@ async fn list_filters_and_pages() {
     let s1 = api(&h.app, Method::GET, "/v1/questions?session_id=s1", None).await;
     assert_eq!(ids(&s1).len(), 2);
     let pending = api(&h.app, Method::GET, "/v1/questions?session_id=s1&state=pending", None).await;
-    assert_eq!(ids(&pending), [a]);
+    assert_eq!(ids(&pending), std::slice::from_ref(&a));
     let first = api(&h.app, Method::GET, "/v1/questions?limit=2", None).await;
     assert_eq!(ids(&first).len(), 2);
     let next = first.json()["next"].as_str().unwrap().to_owned();
@@ -368,7 +368,22 @@ async fn list_filters_and_pages() {
         api(&h.app, Method::GET, &format!("/v1/questions?limit=2&after={}", encode(&next)), None).await;
     assert_eq!(ids(&rest).len(), 1);
 
-    for bad in ["state=done", "after=nonsense", "limit=many", "colour=red"] {
+    // Newest first, through the same cursors.
+    let newest = api(&h.app, Method::GET, "/v1/questions?order=newest&limit=2", None).await;
+    assert_eq!(ids(&newest), [c.clone(), "b".to_owned()]);
+    let next = newest.json()["next"].as_str().unwrap().to_owned();
+    let rest = api(
+        &h.app,
+        Method::GET,
+        &format!("/v1/questions?order=newest&limit=2&after={}", encode(&next)),
+        None,
+    )
+    .await;
+    assert_eq!(ids(&rest), std::slice::from_ref(&a));
+    let oldest = api(&h.app, Method::GET, "/v1/questions?order=oldest", None).await;
+    assert_eq!(ids(&oldest), [a, "b".to_owned(), c]);
+
+    for bad in ["state=done", "after=nonsense", "limit=many", "colour=red", "order=sideways"] {
         api(&h.app, Method::GET, &format!("/v1/questions?{bad}"), None)
             .await
             .error(StatusCode::BAD_REQUEST, "invalid_query");
@@ -487,4 +502,38 @@ async fn the_openapi_description_covers_every_route() {
     let conflict = &doc["paths"]["/v1/questions/{id}/answer"]["post"]["responses"]["409"];
     assert!(conflict["description"].as_str().unwrap().contains("already_answered"), "{conflict}");
     assert!(doc["components"]["schemas"]["ErrorBody"]["properties"]["error"].is_object(), "{doc}");
+}
+
+/// Retention: a server told to keep questions a day deletes one answered two days ago (its record
+/// is gone), and keeps one still waiting however old.
+#[tokio::test]
+async fn a_server_deletes_what_it_no_longer_keeps() {
+    let clock = askuser_store::ManualClock::new(askuser_store::Timestamp::now());
+    let store: std::sync::Arc<dyn askuser_store::PendingStore> =
+        std::sync::Arc::new(askuser_store::MemoryStore::with_clock(std::sync::Arc::new(clock.clone())));
+    let server = askuser_server::AnswerServer::builder(
+        std::sync::Arc::clone(&store),
+        askuser_server::ApiToken::new(TOKEN).unwrap(),
+    )
+    .sweep_interval(Duration::from_millis(10))
+    .keep(Duration::from_hours(24))
+    .build();
+    let app = server.router();
+    let answered = ask(&app, json!({"timeout_secs": 3600})).await;
+    let waiting = ask(&app, json!({"timeout_secs": 3600})).await;
+    api(&app, Method::POST, &format!("/v1/questions/{answered}/answer"), Some(answer_body())).await;
+    clock.advance(Duration::from_hours(48));
+    let sweeper = server.spawn_sweeper();
+    let started = std::time::Instant::now();
+    while api(&app, Method::GET, &format!("/v1/questions/{answered}"), None).await.status
+        != StatusCode::NOT_FOUND
+    {
+        assert!(started.elapsed() < Duration::from_secs(10), "still kept after 10 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The waiting one is past its deadline by now: the sweep times it out, and keeps it.
+    let record = api(&app, Method::GET, &format!("/v1/questions/{waiting}"), None).await;
+    assert_eq!(record.status, StatusCode::OK);
+    assert_eq!(store.list(&askuser_store::ListQuery::new()).await.unwrap().records.len(), 1);
+    sweeper.abort();
 }

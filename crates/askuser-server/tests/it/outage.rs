@@ -105,6 +105,11 @@ impl PendingStore for Flaky {
         self.inner.withdraw_lapsed(limit).await
     }
 
+    async fn purge(&self, keep: Duration, limit: usize) -> Result<usize, StoreError> {
+        self.check(true)?;
+        self.inner.purge(keep, limit).await
+    }
+
     async fn watch(&self, id: &str) -> Result<PendingRecord, StoreError> {
         self.check(false)?;
         let mut mode = self.mode.subscribe();
@@ -312,6 +317,9 @@ async fn a_store_that_hangs_fails_within_the_limit() {
             std::future::pending().await
         }
         async fn withdraw_lapsed(&self, _: usize) -> Result<Vec<PendingRecord>, StoreError> {
+            std::future::pending().await
+        }
+        async fn purge(&self, _: Duration, _: usize) -> Result<usize, StoreError> {
             std::future::pending().await
         }
         async fn watch(&self, _: &str) -> Result<PendingRecord, StoreError> {

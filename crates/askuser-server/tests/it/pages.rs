@@ -440,3 +440,34 @@ async fn a_public_url_with_a_path_keeps_everything_inside_it() {
     assert_eq!(out.headers[header::LOCATION], "/askuser/login");
     assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("; Path=/askuser/;"));
 }
+
+/// A session's history lists the newest answers first, a hundred at a time, with a link to the
+/// older ones: before, it listed the oldest thousand, so new answers stopped appearing.
+#[tokio::test]
+async fn the_history_shows_the_newest_answers_first() {
+    let h = harness();
+    let mut ids = Vec::new();
+    for n in 0..105 {
+        let id = ask(&h.app, json!({"session_id": "long", "id": format!("h{n:03}")})).await;
+        api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(crate::support::answer_body()))
+            .await;
+        ids.push(id);
+    }
+    let ok = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
+    let cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let first = send(&h.app, get("/s/long/history", Some(&cookie))).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.text.matches("<li>").count(), 100);
+    let newest = first.text.find(r#"href="/q/h104""#).expect("the newest is listed");
+    let older = first.text.find(r#"href="/q/h103""#).expect("the next newest is listed");
+    assert!(newest < older, "newest first");
+    assert!(!first.text.contains(r#"href="/q/h004""#));
+    let start = first.text.find(r#"href="/s/long/history?after="#).expect("a link to older answers") + 6;
+    let link = &first.text[start..start + first.text[start..].find('"').unwrap()];
+    let second = send(&h.app, get(&link.replace("&amp;", "&"), Some(&cookie))).await;
+    assert_eq!(second.status, StatusCode::OK, "{link}: {}", second.text);
+    assert_eq!(second.text.matches("<li>").count(), 5);
+    assert!(second.text.contains(r#"href="/q/h000""#) && !second.text.contains("history?after="));
+    let bad = send(&h.app, get("/s/long/history?after=nonsense", Some(&cookie))).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}

@@ -295,3 +295,28 @@ fn names_its_version_and_reports_usage_errors_in_one_line() {
          Run 'askuser pending --help' for the options.\n"
     );
 }
+
+/// `askuser pending purge --keep-days N` deletes settled questions (here all of them with N = 0,
+/// but the newest change's row on SQLite) and never a waiting one; `list --newest` lists the
+/// newest first.
+#[tokio::test]
+async fn the_tool_purges_and_lists_newest_first() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let target = Target::sqlite(&path);
+    for id in ["tool-a", "tool-b"] {
+        output(target.spawn(&["put", "--id", id], ARGS).await).await;
+        output(target.spawn(&["cancel", id], "").await).await;
+    }
+    output(target.spawn(&["put", "--id", "tool-c"], ARGS).await).await;
+    let listed = output(target.spawn(&["list", "--newest"], "").await).await;
+    let ids: Vec<String> =
+        listed.lines().map(|line| record_json(line)["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids, ["tool-c", "tool-b", "tool-a"]);
+    assert_eq!(output(target.spawn(&["purge", "--keep-days", "0"], "").await).await, "2\n");
+    let listed = output(target.spawn(&["list"], "").await).await;
+    assert_eq!(record_json(&listed)["id"], "tool-c");
+    let refused = target.spawn(&["purge"], "").await.wait_with_output().await.unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--keep-days"));
+}

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use askuser_store::{PendingStore, SqliteStore, State};
+use std::time::Duration;
+
+use askuser_store::{NewQuestion, PendingStore, SqliteStore, State};
 
 use crate::support::{answer_large, clock, sqlite_path, temp_dir};
 
@@ -198,4 +200,37 @@ async fn store_files_are_private() {
             assert_eq!(mode(file), 0o600, "{}", file.display());
         }
     }
+}
+
+/// Guards retention against reusing change numbers: SQLite numbers the next change one past the
+/// highest in the table, so a purge that deleted the newest change's row would hand its number
+/// out again, below what other processes' followers had read, and they would never see that
+/// change. With every record settled and old, the purge keeps exactly the newest one, and a
+/// second store on the file (another process) still sees the next question asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_never_hands_out_a_change_number_again() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let clock = clock();
+    let store = SqliteStore::builder(&path).clock(Arc::new(clock.clone())).open().await.expect("open");
+    let other = SqliteStore::open(&path).await.expect("open");
+    let mut changes = other.changes();
+    for id in ["old-1", "old-2", "old-3"] {
+        store.put(NewQuestion::new(crate::support::request(id), Duration::from_mins(1))).await.expect("put");
+        store.cancel(id).await.expect("cancel");
+    }
+    // The other store's follower has read every change so far (a late read sees only a row's
+    // latest state, so old-3's pending may not show).
+    while crate::suite::next_change(&mut changes, "old-3").await.1 != State::Cancelled {}
+    clock.advance(Duration::from_hours(48));
+    assert_eq!(store.purge(Duration::from_hours(24), 100).await.expect("purge"), 2);
+    assert!(store.get("old-3").await.expect("get").is_some(), "the newest change's row is kept");
+    store.put(NewQuestion::new(crate::support::request("new-1"), Duration::from_mins(1))).await.expect("put");
+    assert_eq!(
+        crate::suite::next_change(&mut changes, "new-").await,
+        ("new-1".to_owned(), State::Pending, 1)
+    );
+    clock.advance(Duration::from_hours(48));
+    store.cancel("new-1").await.expect("cancel");
+    assert_eq!(store.purge(Duration::from_hours(24), 100).await.expect("purge"), 1, "old-3 goes now");
 }

@@ -33,6 +33,8 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
     revoked_logins(&*store, &clock).await;
+    // Last: it deletes what the others left.
+    retention(&*store, &clock).await;
 }
 
 fn question(id: &str, timeout_secs: u64) -> NewQuestion {
@@ -507,6 +509,22 @@ async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
     assert_eq!(seen, ["l-a", "l-b", "l-c", "l-d", "l-e"]);
     assert_eq!(pages, 3);
 
+    // Newest first, through the same cursors.
+    let mut seen = Vec::new();
+    let mut query = ListQuery::new().session_id("s-list").limit(2).newest_first();
+    loop {
+        let page = store.list(&query).await.expect("list");
+        seen.extend(page.records.iter().map(|r| r.id().to_owned()));
+        match page.next {
+            Some(cursor) => {
+                let cursor = cursor.to_string().parse().expect("cursor parses");
+                query = ListQuery::new().session_id("s-list").limit(2).newest_first().after(cursor);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["l-e", "l-d", "l-c", "l-b", "l-a"]);
+
     store.answer("l-c", &answer_small()).await.expect("answer");
     let pending =
         store.list(&ListQuery::new().session_id("s-list").state(State::Pending)).await.expect("list");
@@ -598,4 +616,51 @@ async fn revoked_logins(store: &dyn PendingStore, clock: &ManualClock) {
     store.revoke_login("login-b", Timestamp::from_unix_millis(now.unix_millis() + 120_000)).await.unwrap();
     assert!(!store.is_login_revoked("login-a").await.unwrap());
     assert!(store.is_login_revoked("login-b").await.unwrap());
+}
+
+/// Every record's id and state, all pages.
+async fn everything(store: &dyn PendingStore) -> Vec<(String, State)> {
+    let mut all = Vec::new();
+    let mut query = ListQuery::new().limit(ListQuery::MAX_LIMIT);
+    loop {
+        let page = store.list(&query).await.expect("list");
+        all.extend(page.records.iter().map(|r| (r.id().to_owned(), r.state())));
+        match page.next {
+            Some(cursor) => query = ListQuery::new().limit(ListQuery::MAX_LIMIT).after(cursor),
+            None => return all,
+        }
+    }
+}
+
+/// Retention deletes settled records closed longer ago than it keeps, in batches, and never a
+/// pending one, however old; the feed goes on after it.
+async fn retention(store: &dyn PendingStore, clock: &ManualClock) {
+    store.put(question("keep-old", 100)).await.expect("put");
+    store.answer("keep-old", &answer_small()).await.expect("answer");
+    store.put(question("keep-waiting", 100_000_000)).await.expect("put");
+    clock.advance(Duration::from_hours(24 * 10));
+    store.put(question("keep-new", 100)).await.expect("put");
+    store.cancel("keep-new").await.expect("cancel");
+    // The last change is a pending question's (on SQLite the newest change is always kept).
+    store.put(question("keep-last", 100_000_000)).await.expect("put");
+
+    let before = everything(store).await;
+    let old = before.iter().filter(|(id, state)| *state != State::Pending && id != "keep-new").count();
+    assert!(old >= 2, "{before:?}");
+    let keep = Duration::from_hours(24 * 5);
+    assert_eq!(store.purge(keep, 1).await.expect("purge"), 1, "a batch holds at most its limit");
+    assert_eq!(store.purge(keep, 1000).await.expect("purge"), old - 1);
+    assert_eq!(store.purge(keep, 1000).await.expect("purge"), 0);
+    let after = everything(store).await;
+    let pending_before = before.iter().filter(|(_, state)| *state == State::Pending).count();
+    assert_eq!(after.iter().filter(|(_, state)| *state == State::Pending).count(), pending_before);
+    assert_eq!(after.len(), pending_before + 1, "every pending record and keep-new: {after:?}");
+    assert!(store.get("keep-old").await.expect("get").is_none());
+    assert_eq!(store.get("keep-new").await.expect("get").map(|r| r.state()), Some(State::Cancelled));
+    assert_eq!(store.get("keep-waiting").await.expect("get").map(|r| r.state()), Some(State::Pending));
+
+    // The change feed goes on: the next change is seen.
+    let mut changes = store.changes();
+    store.put(question("keep-after", 100)).await.expect("put");
+    assert_eq!(next_change(&mut changes, "keep-after").await, ("keep-after".to_owned(), State::Pending, 1));
 }
