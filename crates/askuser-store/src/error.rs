@@ -58,12 +58,10 @@ pub enum StoreError {
         /// The URL, with any password removed.
         url: String,
     },
-    /// The database failed.
-    #[error("database error")]
-    Database(#[from] sqlx::Error),
-    /// The embedded schema migrations failed.
-    #[error("migrating the store's schema")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database failed: unreachable, unable to write, or something else (see
+    /// [`DatabaseError::kind`]). The driver's own words are its causes.
+    #[error(transparent)]
+    Database(DatabaseError),
     /// A store file could not be created private (mode 0600) or made private.
     #[error("store file {path}: cannot make it private (mode 0600): {source}")]
     Permissions {
@@ -84,14 +82,91 @@ impl StoreError {
     /// operation may succeed when tried again later; a server answers `503 store_unavailable`.
     #[must_use]
     pub fn is_unavailable(&self) -> bool {
-        match self {
-            Self::Database(error)
-            | Self::Migrate(
-                sqlx::migrate::MigrateError::Execute(error)
-                | sqlx::migrate::MigrateError::ExecuteMigration(error, _),
-            ) => sqlx_unavailable(error),
-            _ => false,
-        }
+        matches!(self, Self::Database(error) if error.kind == DatabaseErrorKind::Unavailable)
+    }
+
+    /// A database that cannot be reached or cannot write just now, for `cause` (for a
+    /// [`PendingStore`](crate::PendingStore) of one's own, or a test's).
+    pub fn unavailable(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Database(DatabaseError { kind: DatabaseErrorKind::Unavailable, source: cause.into() })
+    }
+
+    /// A database failure that trying again will not mend, for `cause`.
+    pub fn database(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Database(DatabaseError { kind: DatabaseErrorKind::Other, source: cause.into() })
+    }
+}
+
+/// What kind of database failure a [`DatabaseError`] is. Stable across driver upgrades, unlike
+/// the causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DatabaseErrorKind {
+    /// Cannot be reached or cannot write just now (see [`StoreError::is_unavailable`]); trying
+    /// again later may succeed.
+    Unavailable,
+    /// The store's schema migrations failed (a database changed by hand, or by a newer askuser).
+    Migration,
+    /// Any other failure (a refused login, a bad URL, a certificate that cannot be trusted, a
+    /// bug).
+    Other,
+}
+
+/// A database failure: its [`kind`](Self::kind), and the driver's error as its
+/// [`source`](std::error::Error::source). Opaque, so that the driver's types are no part of this
+/// crate's API.
+#[derive(Debug)]
+pub struct DatabaseError {
+    kind: DatabaseErrorKind,
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl DatabaseError {
+    /// What kind of failure it is.
+    #[must_use]
+    pub fn kind(&self) -> DatabaseErrorKind {
+        self.kind
+    }
+}
+
+impl std::fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.kind {
+            DatabaseErrorKind::Unavailable => "the database is unavailable",
+            DatabaseErrorKind::Migration => "migrating the store's schema failed",
+            DatabaseErrorKind::Other => "the database failed",
+        })
+    }
+}
+
+impl std::error::Error for DatabaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+#[doc(hidden)]
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        let kind =
+            if sqlx_unavailable(&error) { DatabaseErrorKind::Unavailable } else { DatabaseErrorKind::Other };
+        Self::Database(DatabaseError { kind, source: Box::new(error) })
+    }
+}
+
+#[doc(hidden)]
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(error: sqlx::migrate::MigrateError) -> Self {
+        let kind = match &error {
+            sqlx::migrate::MigrateError::Execute(cause)
+            | sqlx::migrate::MigrateError::ExecuteMigration(cause, _)
+                if sqlx_unavailable(cause) =>
+            {
+                DatabaseErrorKind::Unavailable
+            }
+            _ => DatabaseErrorKind::Migration,
+        };
+        Self::Database(DatabaseError { kind, source: Box::new(error) })
     }
 }
 
@@ -151,13 +226,21 @@ mod tests {
     #[test]
     fn outages_are_unavailable_and_bugs_are_not() {
         let io = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        check(&StoreError::Database(sqlx::Error::Io(io())), true);
-        check(&StoreError::Database(sqlx::Error::PoolTimedOut), true);
-        check(&StoreError::Database(sqlx::Error::PoolClosed), true);
-        check(&StoreError::Migrate(sqlx::migrate::MigrateError::Execute(sqlx::Error::PoolTimedOut)), true);
-        check(&StoreError::Database(sqlx::Error::RowNotFound), false);
-        check(&StoreError::Database(sqlx::Error::Protocol("bad".to_owned())), false);
-        check(&StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(3)), false);
+        check(&sqlx::Error::Io(io()).into(), true);
+        check(&sqlx::Error::PoolTimedOut.into(), true);
+        check(&sqlx::Error::PoolClosed.into(), true);
+        check(&sqlx::migrate::MigrateError::Execute(sqlx::Error::PoolTimedOut).into(), true);
+        check(&sqlx::Error::RowNotFound.into(), false);
+        check(&sqlx::Error::Protocol("bad".to_owned()).into(), false);
+        let migration: StoreError = sqlx::migrate::MigrateError::VersionMissing(3).into();
+        check(&migration, false);
+        assert!(matches!(&migration, StoreError::Database(e) if e.kind() == DatabaseErrorKind::Migration));
+        assert_eq!(
+            askuser_tool::exit::with_causes(&migration),
+            "migrating the store's schema failed: migration 3 was previously applied but is missing in the resolved migrations"
+        );
+        check(&StoreError::unavailable("the disk is full"), true);
+        check(&StoreError::database("a bug"), false);
         check(&StoreError::NotFound { id: "a".to_owned() }, false);
         check(&StoreError::IdTaken { id: "a".to_owned() }, false);
     }
@@ -194,8 +277,8 @@ mod tests {
             .unwrap();
         let full =
             sqlx::query("INSERT INTO t VALUES (zeroblob(100000))").execute(&mut conn).await.unwrap_err();
-        check(&StoreError::Database(full), true);
+        check(&full.into(), true);
         let syntax = sqlx::query("SELEC 1").execute(&mut conn).await.unwrap_err();
-        check(&StoreError::Database(syntax), false);
+        check(&syntax.into(), false);
     }
 }

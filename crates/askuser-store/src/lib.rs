@@ -61,8 +61,14 @@
 //!
 //! # Feature flags
 //!
-//! None. The crate always builds the SQLite (bundled) and PostgreSQL drivers of `sqlx`, without
-//! TLS: connect to PostgreSQL over loopback, a Unix socket or a private network.
+//! | feature | default | what |
+//! | --- | --- | --- |
+//! | `sqlx` | no | `SqliteStore::pool` and `PostgresStore::pool`, the sqlx pools (for a host that keeps its own tables beside the store's); the only part of the API that names a sqlx type |
+//!
+//! The crate always builds the SQLite (bundled) and PostgreSQL drivers of `sqlx`, with TLS to
+//! PostgreSQL (rustls; the URL's `sslmode` and `sslrootcert` say how, see `docs/store.md`).
+//! Errors are sqlx-free: a database failure is a [`DatabaseError`] with a stable
+//! [`DatabaseErrorKind`], the driver's words in its causes.
 
 mod answerer;
 #[doc(hidden)]
@@ -87,7 +93,7 @@ use std::sync::Arc;
 pub struct StoreGuideDoctests;
 
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
-pub use error::StoreError;
+pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresStore, PostgresStoreBuilder};

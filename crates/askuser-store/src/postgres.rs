@@ -414,7 +414,10 @@ impl PostgresStore {
         }
     }
 
-    /// The connection pool (for a host that keeps its own tables beside the store's).
+    /// The connection pool (for a host that keeps its own tables beside the store's). Feature
+    /// `sqlx`: its type is sqlx 0.9's, so an upgrade of sqlx may change it; nothing else of this
+    /// crate's API names sqlx.
+    #[cfg(feature = "sqlx")]
     #[must_use]
     pub fn pool(&self) -> &PgPool {
         &self.inner.pool

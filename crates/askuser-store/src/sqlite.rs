@@ -412,7 +412,10 @@ impl SqliteStore {
         }
     }
 
-    /// The connection pool (for a host that keeps its own tables beside the store's).
+    /// The connection pool (for a host that keeps its own tables beside the store's). Feature
+    /// `sqlx`: its type is sqlx 0.9's, so an upgrade of sqlx may change it; nothing else of this
+    /// crate's API names sqlx.
+    #[cfg(feature = "sqlx")]
     #[must_use]
     pub fn pool(&self) -> &SqlitePool {
         &self.inner.pool

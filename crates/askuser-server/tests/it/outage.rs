@@ -50,10 +50,10 @@ impl Flaky {
             Mode::Up => Ok(()),
             Mode::WritesDown if !write => Ok(()),
             Mode::WritesDown => {
-                Err(StoreError::Database(sqlx::Error::Io(std::io::ErrorKind::StorageFull.into())))
+                Err(StoreError::unavailable(std::io::Error::from(std::io::ErrorKind::StorageFull)))
             }
-            Mode::Down => Err(StoreError::Database(sqlx::Error::PoolTimedOut)),
-            Mode::Broken => Err(StoreError::Database(sqlx::Error::Protocol("garbled reply".to_owned()))),
+            Mode::Down => Err(StoreError::unavailable("no connection to be had in time")),
+            Mode::Broken => Err(StoreError::database("garbled reply")),
         }
     }
 }

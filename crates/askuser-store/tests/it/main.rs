@@ -11,3 +11,4 @@ mod race;
 mod sqlite;
 mod suite;
 mod support;
+mod tls;

@@ -160,7 +160,8 @@ async fn a_silent_listener_is_noticed_and_replaced() {
     let proxy = SilencingProxy::start(upstream).await;
     let user = options.get_username();
     let database = options.get_database().unwrap_or("test");
-    let proxied = format!("postgres://{user}@127.0.0.1:{}/{database}", proxy.port);
+    // In the clear: the proxy reads the protocol to find the listening connection.
+    let proxied = format!("postgres://{user}@127.0.0.1:{}/{database}?sslmode=disable", proxy.port);
     let schema = unique_schema();
     let watching =
         PostgresStore::builder(&proxied).schema(&schema).open().await.expect("open through the proxy");
