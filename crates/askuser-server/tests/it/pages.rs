@@ -163,11 +163,11 @@ async fn a_misfit_form_is_shown_again_with_what_was_typed() {
     let link = link_of(&h, &id);
     let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
     for (fields, says) in [
-        (vec![("q1", "0")], "“Plan”: pick an answer."),
+        (vec![("q1", "0")], "“Plan”: Pick an answer."),
         (vec![("q0", "0"), ("q0", "1"), ("q1", "0")], "single-select"),
         (vec![("q0", "7"), ("q1", "0")], "not one of the options"),
         (vec![("q0", "0"), ("q1", "0"), ("q1", "other"), ("q1_other", "my words")], "not both"),
-        (vec![("q0", "0"), ("q1", "other"), ("q1_other", "   ")], "write your own answer"),
+        (vec![("q0", "0"), ("q1", "other"), ("q1_other", "   ")], "Write your own answer"),
         (vec![("q0", "0"), ("q1", "0"), ("q1_other", "my words")], "did not choose “Other…”"),
     ] {
         let mut all = vec![("csrf", csrf.as_str())];
