@@ -489,7 +489,7 @@ async fn the_openapi_description_covers_every_route() {
     assert!(doc["components"]["schemas"]["ErrorBody"]["properties"]["error"].is_object(), "{doc}");
 }
 
-/// `openapi-spec-validator` (PyPI, installed by `.ci/run` into `target/ci-python`): a validator
+/// `openapi-spec-validator` (from the Python package index, installed by `.ci/run` into `target/ci-python`): a validator
 /// nobody here wrote, as client generators read the description. Without it the test says so and
 /// skips; under `CI=true` it fails.
 #[tokio::test]
