@@ -5,11 +5,11 @@
   var now = new Date();
   document.querySelectorAll("time[datetime]").forEach(function (el) {
     var at = new Date(el.getAttribute("datetime"));
-    var shown = { hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+    var shown = { hour: "numeric", minute: "2-digit", timeZoneName: "short" };
     if (el.hasAttribute("data-seconds")) shown.second = "2-digit";
     if (at.toDateString() !== now.toDateString()) { shown.month = "short"; shown.day = "numeric"; }
     el.title = el.textContent;
-    el.textContent = at.toLocaleString([], shown);
+    el.textContent = at.toLocaleString(navigator.languages, shown);
   });
   // As the server writes it (pages.rs, time_left).
   var left = function (ms) {
