@@ -828,7 +828,7 @@ fn read_secret(q: &Question, value: Option<&str>) -> Result<(AskUserAnswer, Secr
         return Err("Enter the secret, or decline.".to_owned());
     }
     if value.len() > MAX_SECRET_BYTES {
-        return Err("The secret is too long.".to_owned());
+        return Err(format!("The secret is longer than {MAX_SECRET_BYTES} bytes."));
     }
     if value.chars().any(char::is_control) {
         return Err("The secret must be one line, without control characters.".to_owned());

@@ -63,6 +63,7 @@ async fn a_link_shows_the_batch_as_a_small_form_from_the_assistant() {
         "Cheap",
         "Other…",
         r#"name="q1_other""#,
+        r#"aria-label="Your own answer for Extras" maxlength="2000""#,
         r#"value="decline""#,
         "Choose one or more.",
         "Session <b>s1</b>",
@@ -162,8 +163,11 @@ async fn a_misfit_form_is_shown_again_with_what_was_typed() {
     let id = ask(&h.app, json!({})).await;
     let link = link_of(&h, &id);
     let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    // "Other…" has the cap of every surface (askuser_core::MAX_CUSTOM_CHARS).
+    let long = "x".repeat(2001);
     for (fields, says) in [
         (vec![("q1", "0")], "“Plan”: Pick an answer."),
+        (vec![("q0", "0"), ("q1", "other"), ("q1_other", long.as_str())], "longer than 2000 characters"),
         (vec![("q0", "0"), ("q0", "1"), ("q1", "0")], "single-select"),
         (vec![("q0", "7"), ("q1", "0")], "not one of the options"),
         (vec![("q0", "0"), ("q1", "0"), ("q1", "other"), ("q1_other", "my words")], "not both"),
