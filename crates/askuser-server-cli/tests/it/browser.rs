@@ -174,13 +174,10 @@ async fn a_browser_answers_the_page_ask_printed() {
     assert!(legend.contains("Which plan?"), "{legend}");
     click(&client, r#"input[name="q0"][value="1"]"#).await;
     click(&client, r#"input[name="q1"][value="other"]"#).await;
-    client
-        .find(Locator::Css(r#"input[name="q1_other"]"#))
-        .await
-        .unwrap()
-        .send_keys("Nightly \"snapshots\" & <logs>")
-        .await
-        .unwrap();
+    let other = client.find(Locator::Css(r#"input[name="q1_other"]"#)).await.unwrap();
+    // The cap of every surface (askuser_core::MAX_CUSTOM_CHARS).
+    assert_eq!(other.attr("maxlength").await.unwrap().as_deref(), Some("2000"));
+    other.send_keys("Nightly \"snapshots\" & <logs>").await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
     let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
     assert_eq!(heading, "Thank you");
@@ -575,5 +572,46 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
         .unwrap();
     assert!(log.contains("/q/{id}/{token}"), "the log has the requests: {log}");
     assert!(!log.contains(SECRET), "{log}");
+    client.close().await.unwrap();
+}
+
+/// An expired question's page still shows what was asked (read-only); a login leads from `/` to
+/// the answered questions and out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_page_shows_what_was_asked_and_the_home_page_leads_on() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("expired");
+    let mut server = serve(&dir.0, &[]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let (ask, ask_err, link) = ask_through(&dir.0, &url, ARGS, &["--timeout", "1"]).await;
+    let (status, _, stderr) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(124), "{stderr}");
+    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
+    client.goto(&link).await.unwrap();
+    let main = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    for shown in ["Expired", "What was asked", "Which plan?", "Small", "Which extras?", "Support"] {
+        assert!(main.contains(shown), "{shown} not in {main}");
+    }
+    assert!(client.find(Locator::Css("form")).await.is_err(), "nothing to send any more");
+
+    client.goto(&format!("{url}/login")).await.unwrap();
+    let token = std::fs::read_to_string(dir.0.join("token")).unwrap();
+    client.find(Locator::Css("#token")).await.unwrap().send_keys(token.trim()).await.unwrap();
+    click(&client, r#"button[type="submit"]"#).await;
+    // Each step waits for the next page's heading: the one before may still be there.
+    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    client.find(Locator::LinkText("Answered questions")).await.unwrap().click().await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Answered']")).await.unwrap();
+    assert_eq!(client.current_url().await.unwrap().path(), "/history");
+    let main = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    assert!(main.contains("Nothing was answered yet"), "{main}");
+    client.find(Locator::LinkText("Waiting questions")).await.unwrap().click().await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    click(&client, "form button.secondary").await;
+    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    client.goto(&format!("{url}/")).await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    assert_eq!(client.current_url().await.unwrap().path(), "/login", "logged out");
     client.close().await.unwrap();
 }
