@@ -67,9 +67,7 @@ async fn start_driver_with(
 ) -> Driver {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut command = Command::new(driver);
-    // Chromium takes its time zone and its language (so the 24-hour clock of en-GB) from the
-    // environment it inherits.
-    command.env("LANG", "en_GB.UTF-8").env("LANGUAGE", "en_GB");
+    // Chromium takes its time zone from the environment it inherits.
     if let Some(zone) = look.time_zone {
         command.env("TZ", zone);
     }
@@ -79,7 +77,6 @@ async fn start_driver_with(
         "--disable-gpu",
         "--disable-dev-shm-usage",
         "--hide-scrollbars",
-        "--lang=en-GB",
     ];
     if look.dark {
         args.extend(["--force-dark-mode", "--blink-settings=preferredColorScheme=0"]);
@@ -98,6 +95,7 @@ async fn start_driver_with(
         json!({
             "binary": chromium,
             "args": args,
+            // The person's languages, which live.js formats times in: en-GB's 24-hour clock.
             "prefs": {"intl.accept_languages": "en-GB"},
             "mobileEmulation": {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0}},
         }),
