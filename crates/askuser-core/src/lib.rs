@@ -67,6 +67,7 @@ pub use error::{
     ValidationError,
 };
 pub use extended::{MAX_ID_CHARS, MAX_PURPOSE_CHARS};
+pub use model::MAX_CUSTOM_CHARS;
 pub use model::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
     MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, Question,

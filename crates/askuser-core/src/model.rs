@@ -27,6 +27,9 @@ pub const MAX_QUESTION_CHARS: usize = 500;
 pub const MAX_LABEL_CHARS: usize = 50;
 /// Most code points in an option description, after trimming.
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
+/// Most code points a person may type as a custom answer ("Other…", or a text question's answer),
+/// on every surface that asks (SPEC §6 and §10: the answerer's cap).
+pub const MAX_CUSTOM_CHARS: usize = 2_000;
 
 /// One choice a question offers: a label and an optional description.
 ///

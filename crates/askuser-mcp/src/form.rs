@@ -22,9 +22,13 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-/// How long an "Other" answer or a text answer may be, in characters (the terminal's cap, SPEC §6
-/// and §10).
-pub const MAX_OTHER_CHARS: u32 = 2000;
+/// How long an "Other" answer or a text answer may be, in characters (the cap of every surface,
+/// [`askuser_core::MAX_CUSTOM_CHARS`], SPEC §6 and §10).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "2,000 fits in a u32, which the form schema's maxLength takes"
+)]
+pub const MAX_OTHER_CHARS: u32 = askuser_core::MAX_CUSTOM_CHARS as u32;
 
 /// The two shapes a choice question takes in a form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -99,7 +99,7 @@ fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError
 }
 
 #[utoipa::path(post, path = "/v1/questions", request_body = AskBody, security(("bearer" = [])), responses(
-    (status = 201, body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
+    (status = 201, description = "Asked: the id, the page link, the expiry and the record", body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
     (status = 400, description = "`malformed_body`", body = ErrorBody), (status = 409, description = "`id_taken` (a different question has the id, or the question with it is no longer pending)", body = ErrorBody),
     (status = 413, description = "`body_too_large`", body = ErrorBody), (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
     (status = 422, description = "`invalid_arguments` (with `retry_payload`) or `invalid_field`", body = ErrorBody),
@@ -334,7 +334,7 @@ pub(crate) struct AnswerReply {
 }
 
 #[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer, id, secret_ref}], cancelled, answered_by}; with a secret answer, also secret_values: {NAME: value}"), responses(
-    (status = 200, body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 200, description = "Answered (or declined): the record and the tool result", body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
     (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
     (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
     (status = 422, description = "`invalid_response`", body = ErrorBody),
@@ -437,7 +437,7 @@ pub(crate) struct ListReply {
 }
 
 #[utoipa::path(get, path = "/v1/questions", params(ListParams), security(("bearer" = [])), responses(
-    (status = 200, body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody),
+    (status = 200, description = "One page of records, in the order asked, and the cursor of the next", body = ListReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 400, description = "`invalid_query`", body = ErrorBody),
     (status = 503, description = "`store_unavailable` (with `Retry-After`)", body = ErrorBody)))]
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
@@ -503,7 +503,7 @@ pub(crate) struct Health {
     status: &'static str,
 }
 
-#[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health), (status = 503, body = Health)))]
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "Serving, and the store answers", body = Health), (status = 503, description = "The store does not answer, or the server is shutting down", body = Health)))]
 /// `GET /healthz`: 200 `{"status":"ok"}` when the store answers a read; 503 with
 /// `unavailable` or `shutting_down` otherwise. No token needed; it tells nothing else.
 pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {

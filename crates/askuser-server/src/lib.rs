@@ -37,6 +37,7 @@ mod events;
 mod fleet;
 mod http;
 mod listen;
+mod markup;
 mod openapi;
 mod pages;
 mod paths;

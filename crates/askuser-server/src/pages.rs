@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askama::Template;
-use askuser_core::{AskUserAnswer, AskUserResponse, Question, QuestionKind, SecretValue};
+use askuser_core::{AskUserAnswer, AskUserResponse, MAX_CUSTOM_CHARS, Question, QuestionKind, SecretValue};
 use askuser_store::{ListQuery, PendingRecord, State as RecordState, Timestamp};
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
@@ -30,16 +30,11 @@ use crate::AppState;
 use crate::auth::LOGIN_SECS;
 use crate::error::{ApiError, RETRY_AFTER_SECS, bounded};
 use crate::events::{self, ServerEvent};
+use crate::markup::{Piece, pieces};
 use crate::paths::encode_segment;
 use crate::secrets::{MAX_SECRET_BYTES, Secret};
 
 const LOGIN_COOKIE: &str = "askuser_login";
-
-/// The longest custom answer the form accepts, in characters.
-const MAX_OTHER_CHARS: usize = 10_000;
-
-/// The longest answer to a text question, in characters (SPEC §10's default cap).
-const MAX_TEXT_CHARS: usize = 2_000;
 
 /// The page link of question `id`: the public URL, the path and the batch token.
 pub(crate) fn page_url(state: &AppState, id: &str) -> String {
@@ -56,6 +51,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/login", get(login_form).post(login))
         .route("/logout", axum::routing::post(logout))
         .route("/s/{session}", get(session_page))
+        .route("/history", get(all_history_page))
         .route("/s/{session}/history", get(history_page))
         .route("/s/{session}/events", get(session_events))
         .route("/events", get(all_events))
@@ -134,6 +130,43 @@ fn when(at: Timestamp) -> String {
     format!("{} UTC", text.get(..16).unwrap_or(&text).replace('T', " "))
 }
 
+/// A time on a page: the UTC text a page shows without JavaScript, and the instant (`datetime`)
+/// that `live.js` shows in the person's own time zone.
+struct Moment {
+    iso: String,
+    text: String,
+    /// Whether the seconds are shown: two times a few minutes apart would read the same without.
+    seconds: bool,
+}
+
+/// `at` as `18:30 UTC` on the day of `now`, else `2026-11-30 18:30 UTC`; `18:30:05 UTC` with seconds.
+fn moment(at: Timestamp, now: Timestamp, seconds: bool) -> Moment {
+    let iso = at.to_string();
+    let today = now.to_string();
+    let clock = iso.get(11..if seconds { 19 } else { 16 }).unwrap_or_default();
+    let text = match iso.get(..10) {
+        Some(day) if Some(day) != today.get(..10) => format!("{day} {clock} UTC"),
+        _ => format!("{clock} UTC"),
+    };
+    Moment { iso, text, seconds }
+}
+
+/// Below this long between asking and expiry, times show their seconds.
+const SHORT_SPAN: Duration = Duration::from_mins(5);
+
+/// `8 s left`, `4 min 12 s left`, `25 min left`, `2 h 5 min left`, or `time is up` (what
+/// `live.js` shows too, every second).
+fn time_left(left: Duration) -> String {
+    let secs = left.as_secs();
+    match secs {
+        0 => "time is up".to_owned(),
+        1..60 => format!("{secs} s left"),
+        60..600 => format!("{} min {} s left", secs / 60, secs % 60),
+        600..3600 => format!("{} min left", secs / 60),
+        _ => format!("{} h {} min left", secs / 3600, secs / 60 % 60),
+    }
+}
+
 struct AnswerLine {
     header: String,
     text: String,
@@ -156,12 +189,33 @@ fn answer_lines(response: Option<&AskUserResponse>) -> Vec<AnswerLine> {
         .collect()
 }
 
+/// A question as it was asked, read-only: on the page of a question nobody answered.
+struct AskedView {
+    header: String,
+    question: Vec<Piece>,
+    options: Vec<String>,
+}
+
+fn asked_views(record: &PendingRecord) -> Vec<AskedView> {
+    record
+        .request()
+        .questions()
+        .iter()
+        .map(|q| AskedView {
+            header: askuser_core::show_blank(q.header()).into_owned(),
+            question: pieces(&askuser_core::show_blank(q.question())),
+            options: q.options().iter().map(|o| askuser_core::show_blank(o.label()).into_owned()).collect(),
+        })
+        .collect()
+}
+
 #[derive(Template)]
 #[template(path = "message.html")]
 struct MessagePage {
     title: String,
     text: String,
     answers: Vec<AnswerLine>,
+    asked: Vec<AskedView>,
     back: Option<String>,
     live: Option<String>,
 }
@@ -171,6 +225,7 @@ fn message(status: StatusCode, title: &str, text: &str) -> Response {
         title: title.to_owned(),
         text: text.to_owned(),
         answers: Vec::new(),
+        asked: Vec::new(),
         back: None,
         live: None,
     };
@@ -232,10 +287,13 @@ fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> 
         ),
         _ => ("Withdrawn", "The assistant stopped waiting for these answers.".to_owned()),
     };
+    let answers = answer_lines(record.response());
     let page = MessagePage {
         title: title.to_owned(),
         text,
-        answers: answer_lines(record.response()),
+        // Nobody answered: what was asked is still worth seeing.
+        asked: if answers.is_empty() { asked_views(record) } else { Vec::new() },
+        answers,
         back: access.logged_in.then(|| back_link(record)),
         live: None,
     };
@@ -257,7 +315,11 @@ struct Item {
     link: String,
     headers: String,
     session: Option<String>,
-    when: String,
+    asked: Moment,
+    /// A pending question's expiry and the time left.
+    until: Option<(Moment, String)>,
+    /// A settled question's outcome: its state, when, and by whom.
+    closed: Option<(RecordState, Moment, &'static str)>,
     answers: Vec<AnswerLine>,
 }
 
@@ -275,23 +337,20 @@ fn headers_of(record: &PendingRecord) -> String {
     askuser_core::show_blank(&headers).into_owned()
 }
 
-async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<Item>, ApiError> {
-    let mut query = ListQuery::new().state(RecordState::Pending).limit(ListQuery::MAX_LIMIT);
-    if let Some(session) = session {
-        query = query.session_id(session);
+fn item(record: &PendingRecord, session: Option<&str>, now: Timestamp) -> Item {
+    let seconds = record.asked_at().until(record.expires_at()) < SHORT_SPAN;
+    Item {
+        link: format!("/q/{}", encode_segment(record.id())),
+        headers: headers_of(record),
+        session: session.is_none().then(|| record.session_id().map(str::to_owned)).flatten(),
+        asked: moment(record.asked_at(), now, seconds),
+        until: (record.state() == RecordState::Pending)
+            .then(|| (moment(record.expires_at(), now, seconds), time_left(now.until(record.expires_at())))),
+        closed: record.closed_at().filter(|_| record.state().has_response()).map(|at| {
+            (record.state(), moment(at, now, false), record.answered_by().map_or("?", |by| by.as_str()))
+        }),
+        answers: answer_lines(record.response()),
     }
-    let page = bounded(state.store.list(&query)).await?;
-    Ok(page
-        .records
-        .iter()
-        .map(|r| Item {
-            link: format!("/q/{}", encode_segment(r.id())),
-            headers: headers_of(r),
-            session: session.is_none().then(|| r.session_id().map(str::to_owned)).flatten(),
-            when: format!("asked {}, open until {}", when(r.asked_at()), when(r.expires_at())),
-            answers: Vec::new(),
-        })
-        .collect())
 }
 
 async fn home(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
@@ -306,28 +365,51 @@ async fn session_page(
     pending_page(&state, &headers, Some(&session)).await
 }
 
-/// The questions waiting for an answer: all of them, or one session's with a link to its history.
+/// The questions waiting for an answer: all of them, with links to the answered ones and to each
+/// waiting session; or one session's, with a link to its history.
 async fn pending_page(state: &AppState, headers: &HeaderMap, session: Option<&str>) -> Response {
     if logged_in(state, headers).await.is_none() {
         return to_login();
     }
-    let items = match pending_items(state, session).await {
-        Ok(items) => items,
+    let mut query = ListQuery::new().state(RecordState::Pending).limit(ListQuery::MAX_LIMIT);
+    if let Some(session) = session {
+        query = query.session_id(session);
+    }
+    let records = match bounded(state.store.list(&query)).await {
+        Ok(page) => page.records,
         Err(error) => return failure(&error),
     };
+    let now = Timestamp::now();
+    let items = records.iter().map(|r| item(r, session, now)).collect();
     let page = match session {
-        None => ListPage {
-            title: "Waiting for your answer".to_owned(),
-            items,
-            links: Vec::new(),
-            live: Some("/events".to_owned()),
-        },
+        None => {
+            let mut links = vec![("/history".to_owned(), "Answered questions".to_owned())];
+            // Each session with a question waiting: its page has that session's history.
+            let mut sessions: Vec<&str> = Vec::new();
+            for s in records.iter().filter_map(PendingRecord::session_id) {
+                if !sessions.contains(&s) {
+                    sessions.push(s);
+                }
+            }
+            links.extend(
+                sessions.into_iter().map(|s| (format!("/s/{}", encode_segment(s)), format!("Session {s}"))),
+            );
+            ListPage {
+                title: "Waiting for your answer".to_owned(),
+                items,
+                links,
+                live: Some("/events".to_owned()),
+            }
+        }
         Some(session) => {
             let base = format!("/s/{}", encode_segment(session));
             ListPage {
                 title: format!("Waiting for your answer · {session}"),
                 items,
-                links: vec![(format!("{base}/history"), "Answered questions of this session".to_owned())],
+                links: vec![
+                    (format!("{base}/history"), "Answered questions of this session".to_owned()),
+                    ("/".to_owned(), "All sessions".to_owned()),
+                ],
                 live: Some(format!("{base}/events")),
             }
         }
@@ -351,12 +433,33 @@ async fn history_page(
     Query(params): Query<HistoryParams>,
     headers: HeaderMap,
 ) -> Response {
-    if logged_in(&state, &headers).await.is_none() {
+    answered_page(&state, &headers, Some(&session), params.after.as_deref()).await
+}
+
+async fn all_history_page(
+    State(state): State<Arc<AppState>>,
+    Query(params): Query<HistoryParams>,
+    headers: HeaderMap,
+) -> Response {
+    answered_page(&state, &headers, None, params.after.as_deref()).await
+}
+
+/// The questions answered or declined, newest first, a page at a time (so the latest answers are
+/// always on the first page), with a link to the older ones: all of them, or one session's.
+async fn answered_page(
+    state: &AppState,
+    headers: &HeaderMap,
+    session: Option<&str>,
+    after: Option<&str>,
+) -> Response {
+    if logged_in(state, headers).await.is_none() {
         return to_login();
     }
-    // Newest first, a page at a time, so the latest answers are always on the first page.
-    let mut query = ListQuery::new().session_id(session.as_str()).newest_first().limit(HISTORY_PAGE);
-    if let Some(after) = &params.after {
+    let mut query = ListQuery::new().newest_first().limit(HISTORY_PAGE);
+    if let Some(session) = session {
+        query = query.session_id(session);
+    }
+    if let Some(after) = after {
         match after.parse() {
             Ok(cursor) => query = query.after(cursor),
             Err(askuser_store::InvalidCursor(_)) => {
@@ -372,34 +475,34 @@ async fn history_page(
         Ok(page) => page,
         Err(error) => return failure(&error),
     };
-    let base = format!("/s/{}", encode_segment(&session));
-    let mut links = vec![(base.clone(), "Waiting questions".to_owned())];
+    let now = Timestamp::now();
+    let items =
+        page.records.iter().filter(|r| r.state().has_response()).map(|r| item(r, session, now)).collect();
+    let (title, mut links, here) = match session {
+        Some(session) => {
+            let base = format!("/s/{}", encode_segment(session));
+            (
+                format!("Answered · {session}"),
+                vec![
+                    (base.clone(), "Waiting questions of this session".to_owned()),
+                    ("/".to_owned(), "All sessions".to_owned()),
+                ],
+                format!("{base}/history"),
+            )
+        }
+        None => (
+            "Answered".to_owned(),
+            vec![("/".to_owned(), "Waiting questions".to_owned())],
+            "/history".to_owned(),
+        ),
+    };
     if let Some(next) = &page.next {
         links.push((
-            format!("{base}/history?after={}", encode_segment(&next.to_string())),
+            format!("{here}?after={}", encode_segment(&next.to_string())),
             "Older questions".to_owned(),
         ));
     }
-    // Only questions that were answered or declined.
-    let items = page
-        .records
-        .iter()
-        .filter(|r| r.state().has_response())
-        .map(|r| Item {
-            link: format!("/q/{}", encode_segment(r.id())),
-            headers: headers_of(r),
-            session: None,
-            when: format!(
-                "asked {}, {} {} by {}",
-                when(r.asked_at()),
-                r.state(),
-                when_closed(r),
-                r.answered_by().map_or("?", askuser_core::AnsweredBy::as_str)
-            ),
-            answers: answer_lines(r.response()),
-        })
-        .collect();
-    render(&ListPage { title: format!("Answered · {session}"), items, links, live: None }, StatusCode::OK)
+    render(&ListPage { title, items, links, live: None }, StatusCode::OK)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,7 +601,7 @@ async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respo
 struct OptionView {
     index: usize,
     label: String,
-    description: Option<String>,
+    description: Vec<Piece>,
     checked: bool,
 }
 
@@ -506,7 +609,7 @@ struct OptionView {
 struct QuestionView {
     index: usize,
     header: String,
-    question: String,
+    question: Vec<Piece>,
     kind: &'static str,
     multi: bool,
     /// `radio` or `checkbox`, for a choice.
@@ -522,6 +625,15 @@ struct QuestionView {
     secret_name: Option<String>,
     /// The most characters the field takes.
     max_chars: usize,
+    /// What is wrong with the answer sent, shown next to the field.
+    problem: Option<String>,
+}
+
+/// What is wrong with one question's answer.
+struct Problem {
+    index: usize,
+    header: String,
+    text: String,
 }
 
 #[derive(Template)]
@@ -529,9 +641,12 @@ struct QuestionView {
 struct BatchPage {
     title: String,
     session: Option<String>,
-    asked: String,
-    expires: String,
+    asked: Moment,
+    expires: Moment,
+    left: String,
+    /// What went wrong with the whole form (not one field's problem).
     error: Option<String>,
+    problems: Vec<Problem>,
     action: String,
     csrf: String,
     questions: Vec<QuestionView>,
@@ -554,6 +669,18 @@ impl Drop for Filled {
 }
 
 impl Filled {
+    /// The fields as sent, with every line break as `\n`: a browser sends a text area's lines
+    /// with CRLF, and a carriage return is no character of an answer.
+    fn new(mut fields: Vec<(String, String)>) -> Self {
+        for (_, value) in &mut fields {
+            if value.contains('\r') {
+                let mut sent = std::mem::replace(value, value.replace("\r\n", "\n").replace('\r', "\n"));
+                zeroize::Zeroize::zeroize(&mut sent);
+            }
+        }
+        Self { fields }
+    }
+
     fn values(&self, name: &str) -> impl Iterator<Item = &str> {
         self.fields.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
     }
@@ -571,7 +698,7 @@ fn kind_name(kind: QuestionKind) -> &'static str {
     }
 }
 
-fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
+fn question_view(index: usize, q: &Question, filled: &Filled, problem: Option<String>) -> QuestionView {
     let name = format!("q{index}");
     let picked: Vec<&str> = filled.values(&name).collect();
     // A fresh form starts on the options the question declares as defaults.
@@ -586,7 +713,7 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
         index,
         // Characters that draw nothing are shown (`⟨U+3164⟩`), so two labels never look the same.
         header: askuser_core::show_blank(q.header()).into_owned(),
-        question: askuser_core::show_blank(q.question()).into_owned(),
+        question: pieces(&askuser_core::show_blank(q.question())),
         kind: kind_name(kind),
         multi: q.multi_select(),
         input: if q.multi_select() { "checkbox" } else { "radio" },
@@ -597,7 +724,7 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
             .map(|(i, o)| OptionView {
                 index: i,
                 label: askuser_core::show_blank(o.label()).into_owned(),
-                description: o.description().map(|d| askuser_core::show_blank(d).into_owned()),
+                description: o.description().map_or_else(Vec::new, |d| pieces(&askuser_core::show_blank(d))),
                 checked: if fresh { o.is_default() } else { picked.contains(&i.to_string().as_str()) },
             })
             .collect(),
@@ -606,36 +733,41 @@ fn question_view(index: usize, q: &Question, filled: &Filled) -> QuestionView {
         other_text: typed.unwrap_or_default().to_owned(),
         purpose: q.purpose().map(str::to_owned),
         secret_name: q.secret_name().map(str::to_owned),
-        max_chars: match kind {
-            QuestionKind::Text => MAX_TEXT_CHARS,
-            QuestionKind::Secret => MAX_SECRET_BYTES,
-            _ => MAX_OTHER_CHARS,
-        },
+        max_chars: if kind == QuestionKind::Secret { MAX_SECRET_BYTES } else { MAX_CUSTOM_CHARS },
+        problem,
     }
 }
 
+/// The form of `record`, filled with what was sent, with the problems found in it.
 fn batch_page(
     state: &AppState,
     record: &PendingRecord,
     access: &Access,
     path: &str,
     filled: &Filled,
-    error: Option<String>,
+    (error, problems): (Option<String>, Vec<Problem>),
 ) -> BatchPage {
     let questions = record
         .request()
         .questions()
         .iter()
         .enumerate()
-        .map(|(index, q)| question_view(index, q, filled))
+        .map(|(index, q)| {
+            let problem = problems.iter().find(|p| p.index == index).map(|p| p.text.clone());
+            question_view(index, q, filled, problem)
+        })
         .collect();
     let count = record.request().questions().len();
+    let now = Timestamp::now();
+    let seconds = record.asked_at().until(record.expires_at()) < SHORT_SPAN;
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
-        asked: when(record.asked_at()),
-        expires: when(record.expires_at()),
+        asked: moment(record.asked_at(), now, seconds),
+        expires: moment(record.expires_at(), now, seconds),
+        left: time_left(now.until(record.expires_at())),
         error,
+        problems,
         action: path.to_owned(),
         csrf: state.keys.csrf(record.id(), &access.credential),
         questions,
@@ -646,7 +778,8 @@ fn batch_page(
 async fn show_batch(state: &AppState, id: &str, access: &Access, path: &str) -> Response {
     match bounded(state.store.get(id)).await {
         Ok(Some(record)) if record.state() == RecordState::Pending => {
-            render(&batch_page(state, &record, access, path, &Filled::default(), None), StatusCode::OK)
+            let page = batch_page(state, &record, access, path, &Filled::default(), (None, Vec::new()));
+            render(&page, StatusCode::OK)
         }
         Ok(Some(record)) => settled_page(&record, access, StatusCode::OK),
         Ok(None) => failure(&ApiError::NotFound { id: id.to_owned() }),
@@ -683,33 +816,49 @@ fn bad_link() -> Response {
     )
 }
 
-/// The person's answers from the form's fields (and the values of secret answers), or what to
-/// tell them.
-fn read_answers(record: &PendingRecord, filled: &Filled) -> Result<(AskUserResponse, Vec<Secret>), String> {
+/// The person's answers from the form's fields (and the values of secret answers), or every
+/// problem found, question by question.
+fn read_answers(
+    record: &PendingRecord,
+    filled: &Filled,
+) -> Result<(AskUserResponse, Vec<Secret>), Vec<Problem>> {
     let mut answers = Vec::new();
     let mut secrets = Vec::new();
+    let mut problems = Vec::new();
     for (index, q) in record.request().questions().iter().enumerate() {
         let name = format!("q{index}");
-        match q.kind() {
-            QuestionKind::Text => answers.push(read_text(q, filled.value(&format!("{name}_text")))?),
-            QuestionKind::Secret => {
-                let (answer, secret) = read_secret(q, filled.value(&format!("{name}_secret")))?;
-                answers.push(answer);
-                secrets.push(secret);
+        let read = match q.kind() {
+            QuestionKind::Text => {
+                read_custom(q, filled.value(&format!("{name}_text")).unwrap_or_default(), "Write an answer.")
             }
-            _ => answers.push(read_choice(q, filled, &name)?),
+            QuestionKind::Secret => {
+                read_secret(q, filled.value(&format!("{name}_secret"))).map(|(answer, secret)| {
+                    secrets.push(secret);
+                    answer
+                })
+            }
+            _ => read_choice(q, filled, &name),
+        };
+        match read {
+            Ok(answer) => answers.push(answer),
+            Err(text) => problems.push(Problem {
+                index,
+                header: askuser_core::show_blank(q.header()).into_owned(),
+                text,
+            }),
         }
     }
-    Ok((AskUserResponse::answered(answers), secrets))
+    if problems.is_empty() { Ok((AskUserResponse::answered(answers), secrets)) } else { Err(problems) }
 }
 
-fn read_text(q: &Question, text: Option<&str>) -> Result<AskUserAnswer, String> {
-    let text = text.unwrap_or_default();
+/// A custom answer (a text question's, or "Other…"), or what is wrong with it: `blank` when
+/// there is none.
+fn read_custom(q: &Question, text: &str, blank: &str) -> Result<AskUserAnswer, String> {
     if text.trim().is_empty() {
-        return Err(format!("“{}”: write an answer.", q.header()));
+        return Err(blank.to_owned());
     }
-    if text.chars().count() > MAX_TEXT_CHARS {
-        return Err(format!("“{}”: your answer is longer than {MAX_TEXT_CHARS} characters.", q.header()));
+    if text.chars().count() > MAX_CUSTOM_CHARS {
+        return Err(format!("Your answer is longer than {MAX_CUSTOM_CHARS} characters: shorten it."));
     }
     Ok(AskUserAnswer::custom(q.header(), text))
 }
@@ -718,13 +867,13 @@ fn read_secret(q: &Question, value: Option<&str>) -> Result<(AskUserAnswer, Secr
     let value = value.unwrap_or_default();
     let name = q.secret_name().unwrap_or_default();
     if value.trim().is_empty() {
-        return Err(format!("“{}”: enter the secret, or decline.", q.header()));
+        return Err("Enter the secret, or decline.".to_owned());
     }
     if value.len() > MAX_SECRET_BYTES {
-        return Err(format!("“{}”: the secret is longer than {MAX_SECRET_BYTES} bytes.", q.header()));
+        return Err(format!("The secret is longer than {MAX_SECRET_BYTES} bytes."));
     }
     if value.chars().any(char::is_control) {
-        return Err(format!("“{}”: the secret must be one line, without control characters.", q.header()));
+        return Err("The secret must be one line, without control characters.".to_owned());
     }
     Ok((AskUserAnswer::secret(q.header(), name), (name.to_owned(), SecretValue::new(value.to_owned()))))
 }
@@ -738,30 +887,23 @@ fn read_choice(q: &Question, filled: &Filled, name: &str) -> Result<AskUserAnswe
         .filter(|p| **p != "other" || !q.allow_other())
         .map(|p| p.parse::<usize>().ok().and_then(|i| q.options().get(i)).map(|o| o.label().to_owned()))
         .collect::<Option<_>>()
-        .ok_or_else(|| format!("“{}”: that choice is not one of the options.", q.header()))?;
+        .ok_or_else(|| "That choice is not one of the options.".to_owned())?;
     if wants_other && q.allow_other() {
         if !labels.is_empty() {
-            return Err(format!("“{}”: pick options or write your own answer, not both.", q.header()));
+            return Err("Pick options or write your own answer, not both.".to_owned());
         }
-        if other.trim().is_empty() {
-            return Err(format!("“{}”: write your own answer, or pick an option.", q.header()));
-        }
-        if other.chars().count() > MAX_OTHER_CHARS {
-            return Err(format!(
-                "“{}”: your answer is longer than {MAX_OTHER_CHARS} characters.",
-                q.header()
-            ));
-        }
-        return Ok(AskUserAnswer::custom(q.header(), other));
+        return read_custom(q, other, "Write your own answer, or pick an option.");
     }
     if labels.is_empty() {
-        return Err(format!("“{}”: pick an answer.", q.header()));
+        return Err("Pick an answer.".to_owned());
+    }
+    if !q.multi_select() && labels.len() > 1 {
+        return Err("This question is single-select: pick one option.".to_owned());
     }
     if !other.trim().is_empty() {
-        return Err(format!(
-            "“{}”: you wrote your own answer but did not choose “Other…”: choose it, or clear the text.",
-            q.header()
-        ));
+        return Err(
+            "You wrote your own answer but did not choose “Other…”: choose it, or clear the text.".to_owned()
+        );
     }
     Ok(AskUserAnswer::picked(q.header(), labels))
 }
@@ -773,7 +915,7 @@ async fn submit(
     path: &str,
     fields: Vec<(String, String)>,
 ) -> Response {
-    let filled = Filled { fields };
+    let filled = Filled::new(fields);
     let record = match bounded(state.store.get(id)).await {
         Ok(Some(record)) => record,
         Ok(None) => return failure(&ApiError::NotFound { id: id.to_owned() }),
@@ -804,8 +946,8 @@ async fn submit(
     } else {
         match read_answers(&record, &filled) {
             Ok(read) => read,
-            Err(problem) => {
-                let page = batch_page(state, &record, access, path, &filled, Some(problem));
+            Err(problems) => {
+                let page = batch_page(state, &record, access, path, &filled, (None, problems));
                 return render(&page, StatusCode::UNPROCESSABLE_ENTITY);
             }
         }
@@ -821,6 +963,7 @@ async fn submit(
                 title: title.to_owned(),
                 text: text.to_owned(),
                 answers: answer_lines(record.response()),
+                asked: Vec::new(),
                 back: access.logged_in.then(|| back_link(&record)),
                 live: None,
             };
@@ -830,13 +973,14 @@ async fn submit(
             settled_page(&record, access, StatusCode::CONFLICT)
         }
         Err(ApiError::InvalidResponse { message }) => {
-            let page = batch_page(state, &record, access, path, &filled, Some(message));
+            let page = batch_page(state, &record, access, path, &filled, (Some(message), Vec::new()));
             render(&page, StatusCode::UNPROCESSABLE_ENTITY)
         }
         // Nothing was stored: the form again, with everything the person entered (the store
         // error was logged where it became an `ApiError`).
         Err(error @ (ApiError::StoreUnavailable | ApiError::Internal | ApiError::ShuttingDown)) => {
-            let page = batch_page(state, &record, access, path, &filled, Some(NOT_SENT.to_owned()));
+            let page =
+                batch_page(state, &record, access, path, &filled, (Some(NOT_SENT.to_owned()), Vec::new()));
             retry_later(render(&page, error.status()))
         }
         Err(error) => failure(&error),

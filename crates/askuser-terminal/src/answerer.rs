@@ -19,8 +19,8 @@ use crate::menu::{Effect, Menu, MenuOutcome};
 use crate::render::{Look, Painter, layout, summary};
 use crate::secret::{TtySecret, discard_typed_input};
 
-/// The default cap on a custom answer, in characters.
-pub const DEFAULT_MAX_CUSTOM_CHARS: usize = 2_000;
+/// The default cap on a custom answer, in characters: the one every surface has.
+pub const DEFAULT_MAX_CUSTOM_CHARS: usize = askuser_core::MAX_CUSTOM_CHARS;
 
 /// Set while raw mode is on because a menu turned it on: what the panic hook undoes.
 static RAW_BY_US: AtomicBool = AtomicBool::new(false);

@@ -17,7 +17,7 @@ use crate::support::{ARGS, TempDir, line_after, serve};
 
 /// A batch that reads well on a phone, for the screenshot.
 const PHONE_ARGS: &str = r#"{"questions":[
-  {"header":"Database","question":"Which database should the billing service use?","options":[
+  {"header":"Database","question":"Which database should the `billing` service use? It keeps invoices and payment events for about 2,000 customers.","options":[
     {"label":"PostgreSQL (Recommended)","description":"The team already runs it, with backups"},
     {"label":"SQLite","description":"One file; fine for a single instance"}]},
   {"header":"Launch","question":"What should ship in the first release?","multi_select":true,"options":[
@@ -49,8 +49,39 @@ struct Driver {
 }
 
 async fn start_driver(chromium: &Path, driver: &Path, width: u32, height: u32) -> Driver {
+    start_driver_with(chromium, driver, (width, height), Look::default()).await
+}
+
+/// How the browser is set up: a dark colour scheme, the person's time zone and language.
+#[derive(Default, Clone, Copy)]
+struct Look {
+    dark: bool,
+    time_zone: Option<&'static str>,
+}
+
+async fn start_driver_with(
+    chromium: &Path,
+    driver: &Path,
+    (width, height): (u32, u32),
+    look: Look,
+) -> Driver {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let process = Command::new(driver)
+    let mut command = Command::new(driver);
+    // Chromium takes its time zone from the environment it inherits.
+    if let Some(zone) = look.time_zone {
+        command.env("TZ", zone);
+    }
+    let mut args = vec![
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+    ];
+    if look.dark {
+        args.extend(["--force-dark-mode", "--blink-settings=preferredColorScheme=0"]);
+    }
+    let process = command
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -63,7 +94,9 @@ async fn start_driver(chromium: &Path, driver: &Path, width: u32, height: u32) -
         "goog:chromeOptions".to_owned(),
         json!({
             "binary": chromium,
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars"],
+            "args": args,
+            // The person's languages, which live.js formats times in: en-GB's 24-hour clock.
+            "prefs": {"intl.accept_languages": "en-GB"},
             "mobileEmulation": {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0}},
         }),
     );
@@ -139,13 +172,10 @@ async fn a_browser_answers_the_page_ask_printed() {
     assert!(legend.contains("Which plan?"), "{legend}");
     click(&client, r#"input[name="q0"][value="1"]"#).await;
     click(&client, r#"input[name="q1"][value="other"]"#).await;
-    client
-        .find(Locator::Css(r#"input[name="q1_other"]"#))
-        .await
-        .unwrap()
-        .send_keys("Nightly \"snapshots\" & <logs>")
-        .await
-        .unwrap();
+    let other = client.find(Locator::Css(r#"input[name="q1_other"]"#)).await.unwrap();
+    // The cap of every surface (askuser_core::MAX_CUSTOM_CHARS).
+    assert_eq!(other.attr("maxlength").await.unwrap().as_deref(), Some("2000"));
+    other.send_keys("Nightly \"snapshots\" & <logs>").await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
     let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
     assert_eq!(heading, "Thank you");
@@ -156,43 +186,202 @@ async fn a_browser_answers_the_page_ask_printed() {
     client.close().await.unwrap();
 }
 
+/// What a phone shows of the page in one colour scheme: nothing overflows sideways, field
+/// borders stand out (WCAG 1.4.11: 3:1 against the page), each question (its legend) sits inside
+/// its box; the screenshot, kept as `name`.
+async fn check_the_phone_page(client: &Client, dark: bool, name: &str) {
+    let seen = client
+        .execute(
+            "const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+             const lum = c => { const [r, g, b] = rgb(c).map(v => { v /= 255;
+                 return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+                 return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+             const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+             const page = getComputedStyle(document.body).backgroundColor;
+             const field = getComputedStyle(document.querySelector('input.other')).borderTopColor;
+             const inside = [...document.querySelectorAll('fieldset')].every(f =>
+                 f.querySelector('legend').getBoundingClientRect().top >= f.getBoundingClientRect().top + 4);
+             return [matchMedia('(prefers-color-scheme: dark)').matches, ratio(field, page),
+                     document.documentElement.scrollWidth <= window.innerWidth, window.innerWidth, inside,
+                     document.querySelector('.left').textContent];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(seen[0], json!(dark), "the colour scheme: {seen}");
+    assert!(seen[1].as_f64().unwrap() >= 3.0, "field border contrast below 3:1: {seen}");
+    assert_eq!(seen[2], json!(true), "nothing overflows sideways: {seen}");
+    assert_eq!(seen[3], json!(390));
+    assert_eq!(seen[4], json!(true), "a question's legend cuts through its box's border: {seen}");
+    assert!(seen[5].as_str().unwrap().ends_with(" min left"), "{seen}");
+    let png = client.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join(name), &png).unwrap();
+    // `ASKUSER_UPDATE_SCREENSHOT=1` refreshes the ones the README and docs/server.md show.
+    if std::env::var("ASKUSER_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img").join(name);
+        std::fs::write(docs, &png).unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_phone_sized_window_answers_and_the_screenshot_is_kept() {
     let Some((chromium, driver)) = browser() else { return };
     let dir = TempDir::new("phone");
     let asked = serve_and_ask(&dir.0, PHONE_ARGS).await;
-    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
-
-    client.goto(&asked.link).await.unwrap();
-    click(&client, r#"input[name="q0"][value="0"]"#).await;
-    click(&client, r#"input[name="q1"][value="0"]"#).await;
-    click(&client, r#"input[name="q1"][value="1"]"#).await;
-    // Nothing overflows sideways on a phone.
-    let fits = client
-        .execute("return document.documentElement.scrollWidth <= window.innerWidth;", vec![])
-        .await
-        .unwrap();
-    assert_eq!(fits, json!(true));
-    let width = client.execute("return window.innerWidth;", vec![]).await.unwrap();
-    assert_eq!(width, json!(390));
-    let png = client.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"));
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    std::fs::write(shots.join("answer-phone.png"), &png).unwrap();
-    // `ASKUSER_UPDATE_SCREENSHOT=1` refreshes the one the README shows.
-    if std::env::var("ASKUSER_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
-        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img/answer-phone.png");
-        std::fs::write(docs, &png).unwrap();
+    for (dark, name) in [(false, "answer-phone.png"), (true, "answer-phone-dark.png")] {
+        let Driver { process: _driver, client } =
+            start_driver_with(&chromium, &driver, (390, 844), Look { dark, time_zone: None }).await;
+        client.goto(&asked.link).await.unwrap();
+        click(&client, r#"input[name="q0"][value="0"]"#).await;
+        click(&client, r#"input[name="q1"][value="0"]"#).await;
+        click(&client, r#"input[name="q1"][value="1"]"#).await;
+        check_the_phone_page(&client, dark, name).await;
+        if dark {
+            click(&client, r#"button[value="answer"]"#).await;
+            client.wait().for_element(Locator::Css("h1")).await.unwrap();
+        }
+        client.close().await.unwrap();
     }
-    click(&client, r#"button[value="answer"]"#).await;
-    client.wait().for_element(Locator::Css("h1")).await.unwrap();
     let (status, stdout) = result_of(asked.ask).await;
     assert_eq!(
         stdout,
         "{\"Database\":[\"PostgreSQL (Recommended)\"],\"Launch\":[\"Invoices\",\"Subscriptions\"]}\n"
     );
     assert_eq!(status, Some(0));
+}
+
+/// In the person's time zone (Chromium's, from `TZ`), a question that expires in 50 s reads
+/// with seconds and counts down; declining takes a second, confirming step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn times_are_local_the_countdown_runs_and_declining_is_confirmed() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("countdown");
+    let mut server = serve(&dir.0, &[]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let (ask, ask_err, link) = ask_through(&dir.0, &url, ARGS, &["--timeout", "50"]).await;
+    let look = Look { dark: false, time_zone: Some("Asia/Kolkata") };
+    let Driver { process: _driver, client } = start_driver_with(&chromium, &driver, (390, 844), look).await;
+    client.goto(&link).await.unwrap();
+    let times = client
+        .execute(
+            "return [...document.querySelectorAll('time')].map(t => [t.getAttribute('datetime'), t.textContent]);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let times = times.as_array().unwrap();
+    assert_eq!(times.len(), 2, "asked and expiry: {times:?}");
+    for time in times {
+        let (utc, shown) = (time[0].as_str().unwrap(), time[1].as_str().unwrap());
+        // India is UTC+05:30 all year.
+        let minutes = utc[11..13].parse::<u32>().unwrap() * 60 + utc[14..16].parse::<u32>().unwrap() + 330;
+        let local = format!("{}:{:02}:{}", minutes / 60 % 24, minutes % 60, &utc[17..19]);
+        assert!(
+            shown.split([' ', ',']).any(|word| word == local) && !shown.contains("UTC"),
+            "{utc} shown as {shown:?}, not {local}"
+        );
+    }
+    assert_ne!(times[0][1], times[1][1]);
+    let left = || async {
+        let text = client.find(Locator::Css(".left")).await.unwrap().text().await.unwrap();
+        let secs = text.strip_suffix(" s left").unwrap_or_else(|| panic!("{text:?}"));
+        secs.parse::<u32>().unwrap()
+    };
+    let first = left().await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let second = left().await;
+    assert!(first <= 50 && second < first, "the countdown runs: {first} s, then {second} s");
+
+    let decline = client.find(Locator::Css(r#"button[value="decline"]"#)).await.unwrap();
+    assert!(!decline.is_displayed().await.unwrap(), "declining takes a second step");
+    click(&client, "details.decline summary").await;
+    assert!(decline.is_displayed().await.unwrap());
+    decline.click().await.unwrap();
+    let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+    assert_eq!(heading, "Declined");
+    let (status, _, stderr) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(1), "{stderr}");
+    client.close().await.unwrap();
+}
+
+/// A batch with three wrong answers: every problem at once, beside its field and in a summary
+/// linking to it, nothing typed lost; then a multi-line answer (sent by the browser with CRLF)
+/// arrives with its lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_problem_at_once_then_a_multi_line_answer_arrives_whole() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("problems");
+    let mut server = serve(&dir.0, &["--profile", "extended"]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let args = r#"{"questions":[
+        {"kind":"text","id":"why","header":"Reason","question":"Why do you need the deploy?"},
+        {"header":"Plan","question":"Which plan?","options":[{"label":"Small"},{"label":"Large"}]},
+        {"header":"Extras","question":"Which extras?","multi_select":true,
+         "options":[{"label":"Backups"},{"label":"Support"}]}]}"#;
+    let (ask, ask_err, link) = ask_through(&dir.0, &url, args, &["--profile", "extended"]).await;
+    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
+    client.goto(&link).await.unwrap();
+    client.find(Locator::Css("textarea")).await.unwrap().send_keys("   ").await.unwrap();
+    click(&client, r#"input[name="q2"][value="0"]"#).await;
+    client.find(Locator::Css(r#"input[name="q2_other"]"#)).await.unwrap().send_keys("a cake").await.unwrap();
+    click(&client, r#"button[value="answer"]"#).await;
+    client.wait().for_element(Locator::Css(".error a")).await.unwrap();
+    let seen = client
+        .execute(
+            "const links = [...document.querySelectorAll('.error a')];
+             const fields = links.map(a => {
+                 const box = document.querySelector(a.getAttribute('href'));
+                 const inputs = [...box.querySelectorAll('input, textarea')];
+                 return [a.getAttribute('href'), a.textContent,
+                         inputs.every(i => i.getAttribute('aria-invalid') === 'true'),
+                         inputs.map(i => document.getElementById(i.getAttribute('aria-describedby')).textContent)
+                               .filter((t, n, all) => all.indexOf(t) === n)];
+             });
+             return [fields, document.querySelector('input[name=q2_other]').value,
+                     document.querySelector('input[name=q2][value=\"0\"]').checked];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        seen,
+        json!([
+            [
+                ["#q0", "“Reason”: Write an answer.", true, ["Write an answer."]],
+                ["#q1", "“Plan”: Pick an answer.", true, ["Pick an answer."]],
+                [
+                    "#q2",
+                    "“Extras”: You wrote your own answer but did not choose “Other…”: choose it, or clear the text.",
+                    true,
+                    ["You wrote your own answer but did not choose “Other…”: choose it, or clear the text."]
+                ]
+            ],
+            "a cake",
+            true
+        ])
+    );
+    let area = client.find(Locator::Css("textarea")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("Release on Friday\nafter the freeze").await.unwrap();
+    click(&client, r#"input[name="q1"][value="1"]"#).await;
+    client.find(Locator::Css(r#"input[name="q2_other"]"#)).await.unwrap().clear().await.unwrap();
+    click(&client, r#"button[value="answer"]"#).await;
+    let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+    assert_eq!(heading, "Thank you");
+    let (status, stdout, stderr) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "{\"status\":\"answered\",\"answered_by\":\"user\",\"answers\":[\
+         {\"id\":\"why\",\"header\":\"Reason\",\"selected\":[],\"other_text\":\"Release on Friday\\nafter the freeze\"},\
+         {\"id\":\"q1\",\"header\":\"Plan\",\"selected\":[\"Large\"],\"other_text\":null},\
+         {\"id\":\"q2\",\"header\":\"Extras\",\"selected\":[\"Backups\"],\"other_text\":null}]}\n"
+    );
     client.close().await.unwrap();
 }
 
@@ -202,7 +391,8 @@ async fn hostile_question_text_is_shown_as_text_and_nothing_runs() {
     let dir = TempDir::new("hostile");
     let hostile = json!({"questions":[{
         "header": "<script>",
-        "question": "<script>window.pwned = 1</script> \"><img src=x onerror=\"window.pwned = 2\">",
+        "question": "<script>window.pwned = 1</script> \"><img src=x onerror=\"window.pwned = 2\"> \
+                     `<img src=x onerror=\"window.pwned = 5\">`\n```html\n<script>window.pwned = 6</script>\n```",
         "options": [
             {"label": "\"><img src=x onerror=\"window.pwned = 3\">", "description": "</label><script>window.pwned = 4</script>"},
             {"label": "fine"}]}]})
@@ -213,7 +403,8 @@ async fn hostile_question_text_is_shown_as_text_and_nothing_runs() {
     let checked = client
         .execute(
             "return [typeof window.pwned, document.querySelectorAll('main img, main script').length,
-                     document.querySelector('legend').textContent];",
+                     document.querySelector('legend').textContent,
+                     [...document.querySelectorAll('legend code')].map(c => c.textContent)];",
             vec![],
         )
         .await
@@ -222,6 +413,12 @@ async fn hostile_question_text_is_shown_as_text_and_nothing_runs() {
     assert_eq!(checked[1], 0, "markup from the question reached the DOM: {checked}");
     let legend = checked[2].as_str().unwrap();
     assert!(legend.contains("<script>window.pwned = 1</script>") && legend.contains("onerror="), "{legend}");
+    // Code spans and blocks are code, their content text.
+    assert_eq!(
+        checked[3],
+        json!(["<img src=x onerror=\"window.pwned = 5\">", "<script>window.pwned = 6</script>"]),
+        "{checked}"
+    );
     click(&client, r#"input[name="q0"][value="1"]"#).await;
     click(&client, r#"button[value="answer"]"#).await;
     client.wait().for_element(Locator::Css("h1")).await.unwrap();
@@ -270,7 +467,7 @@ async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
     client.find(Locator::Css("textarea")).await.unwrap().send_keys("   ").await.unwrap();
     click(client, r#"button[value="answer"]"#).await;
     let error = client.wait().for_element(Locator::Css(".error")).await.unwrap().text().await.unwrap();
-    assert!(error.contains("write an answer"), "{error}");
+    assert!(error.contains("Write an answer"), "{error}");
     let kept = client
         .execute("return document.querySelector('input[name=q1][value=\"0\"]').checked;", vec![])
         .await
@@ -373,5 +570,46 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
         .unwrap();
     assert!(log.contains("/q/{id}/{token}"), "the log has the requests: {log}");
     assert!(!log.contains(SECRET), "{log}");
+    client.close().await.unwrap();
+}
+
+/// An expired question's page still shows what was asked (read-only); a login leads from `/` to
+/// the answered questions and out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_page_shows_what_was_asked_and_the_home_page_leads_on() {
+    let Some((chromium, driver)) = browser() else { return };
+    let dir = TempDir::new("expired");
+    let mut server = serve(&dir.0, &[]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let (ask, ask_err, link) = ask_through(&dir.0, &url, ARGS, &["--timeout", "1"]).await;
+    let (status, _, stderr) = finish(ask, ask_err).await;
+    assert_eq!(status, Some(124), "{stderr}");
+    let Driver { process: _driver, client } = start_driver(&chromium, &driver, 390, 844).await;
+    client.goto(&link).await.unwrap();
+    let main = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    for shown in ["Expired", "What was asked", "Which plan?", "Small", "Which extras?", "Support"] {
+        assert!(main.contains(shown), "{shown} not in {main}");
+    }
+    assert!(client.find(Locator::Css("form")).await.is_err(), "nothing to send any more");
+
+    client.goto(&format!("{url}/login")).await.unwrap();
+    let token = std::fs::read_to_string(dir.0.join("token")).unwrap();
+    client.find(Locator::Css("#token")).await.unwrap().send_keys(token.trim()).await.unwrap();
+    click(&client, r#"button[type="submit"]"#).await;
+    // Each step waits for the next page's heading: the one before may still be there.
+    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    client.find(Locator::LinkText("Answered questions")).await.unwrap().click().await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Answered']")).await.unwrap();
+    assert_eq!(client.current_url().await.unwrap().path(), "/history");
+    let main = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
+    assert!(main.contains("Nothing was answered yet"), "{main}");
+    client.find(Locator::LinkText("Waiting questions")).await.unwrap().click().await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    click(&client, "form button.secondary").await;
+    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    client.goto(&format!("{url}/")).await.unwrap();
+    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    assert_eq!(client.current_url().await.unwrap().path(), "/login", "logged out");
     client.close().await.unwrap();
 }

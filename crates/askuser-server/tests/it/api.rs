@@ -537,3 +537,30 @@ async fn a_server_deletes_what_it_no_longer_keeps() {
     assert_eq!(store.list(&askuser_store::ListQuery::new()).await.unwrap().records.len(), 1);
     sweeper.abort();
 }
+
+/// `openapi-spec-validator` (from the Python package index, installed by `.ci/run` into `target/ci-python`): a validator
+/// nobody here wrote, as client generators read the description. Without it the test says so and
+/// skips; under `CI=true` it fails.
+#[tokio::test]
+async fn the_openapi_description_is_valid_openapi_3_1() {
+    let validator = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/ci-python/bin/openapi-spec-validator");
+    if !validator.is_file() {
+        let what = "target/ci-python/bin/openapi-spec-validator is missing (run .ci/run, or \
+                    `python3 -m venv target/ci-python && target/ci-python/bin/pip install openapi-spec-validator==0.9.0`), \
+                    so /openapi.json is not validated";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{what} (CI=true: .ci/run installs it)");
+        eprintln!("SKIPPING: {what}");
+        return;
+    }
+    let h = harness();
+    let doc = send(&h.app, Request::get("/openapi.json").body(Body::empty()).unwrap()).await.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let file = std::env::temp_dir().join(format!("askuser-openapi-{}.json", std::process::id()));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let output = std::process::Command::new(&validator).arg(&file).output().unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && said.contains("OK"), "{said}");
+}

@@ -136,7 +136,7 @@ async fn text_questions_defaults_and_no_other_on_the_page() {
     )
     .await;
     assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", blank.text);
-    assert!(blank.text.contains("“Reason”: write an answer."), "{}", blank.text);
+    assert!(blank.text.contains("“Reason”: Write an answer."), "{}", blank.text);
     assert!(blank.text.contains(r#"name="q1" value="0" checked"#), "{}", blank.text);
     assert!(!blank.text.contains(r#"name="q1" value="1" checked"#), "the person's pick, not the default");
     assert!(blank.text.contains(r#"value="a cake""#), "{}", blank.text);
@@ -164,7 +164,8 @@ async fn text_questions_defaults_and_no_other_on_the_page() {
             None,
             &[
                 ("csrf", &csrf),
-                ("q0_text", "For the <launch>\nnext week"),
+                // As a browser sends a text area's lines (CRLF), and a lone CR.
+                ("q0_text", "For the <launch>\r\nnext week\rat the latest"),
                 ("q1", "1"),
                 ("q2", "0"),
                 ("action", "answer"),
@@ -178,7 +179,7 @@ async fn text_questions_defaults_and_no_other_on_the_page() {
     assert_eq!(
         result,
         json!({"status":"answered","answered_by":"user","answers":[
-            {"id":"why","header":"Reason","selected":[],"other_text":"For the <launch>\nnext week"},
+            {"id":"why","header":"Reason","selected":[],"other_text":"For the <launch>\nnext week\nat the latest"},
             {"id":"q1","header":"Plan","selected":["Large"],"other_text":null},
             {"id":"q2","header":"Extras","selected":["Backups"],"other_text":null}]})
     );
@@ -203,7 +204,7 @@ async fn a_secret_typed_on_the_page_reaches_one_wait_and_is_stored_nowhere() {
         send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0_secret", " "), ("action", "answer")]))
             .await;
     assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(blank.text.contains("enter the secret"), "{}", blank.text);
+    assert!(blank.text.contains("Enter the secret"), "{}", blank.text);
     let multi = send(
         &h.app,
         post_form(

@@ -63,6 +63,7 @@ async fn a_link_shows_the_batch_as_a_small_form_from_the_assistant() {
         "Cheap",
         "Other…",
         r#"name="q1_other""#,
+        r#"aria-label="Your own answer for Extras" maxlength="2000""#,
         r#"value="decline""#,
         "Choose one or more.",
         "Session <b>s1</b>",
@@ -162,12 +163,15 @@ async fn a_misfit_form_is_shown_again_with_what_was_typed() {
     let id = ask(&h.app, json!({})).await;
     let link = link_of(&h, &id);
     let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    // "Other…" has the cap of every surface (askuser_core::MAX_CUSTOM_CHARS).
+    let long = "x".repeat(2001);
     for (fields, says) in [
-        (vec![("q1", "0")], "“Plan”: pick an answer."),
+        (vec![("q1", "0")], "“Plan”: Pick an answer."),
+        (vec![("q0", "0"), ("q1", "other"), ("q1_other", long.as_str())], "longer than 2000 characters"),
         (vec![("q0", "0"), ("q0", "1"), ("q1", "0")], "single-select"),
         (vec![("q0", "7"), ("q1", "0")], "not one of the options"),
         (vec![("q0", "0"), ("q1", "0"), ("q1", "other"), ("q1_other", "my words")], "not both"),
-        (vec![("q0", "0"), ("q1", "other"), ("q1_other", "   ")], "write your own answer"),
+        (vec![("q0", "0"), ("q1", "other"), ("q1_other", "   ")], "Write your own answer"),
         (vec![("q0", "0"), ("q1", "0"), ("q1_other", "my words")], "did not choose “Other…”"),
     ] {
         let mut all = vec![("csrf", csrf.as_str())];
@@ -225,6 +229,101 @@ async fn an_expired_question_cannot_be_answered() {
     assert_eq!(record_state(&h, &id).await, "timed_out");
     let page = send(&h.app, get(&link, None)).await;
     assert!(page.text.contains("Expired") && !page.text.contains("<form"));
+    // What was asked stays readable.
+    for asked in ["What was asked", "Which plan?", "<li>Small</li>", "Which extras?"] {
+        assert!(page.text.contains(asked), "{asked} not in {}", page.text);
+    }
+}
+
+/// Every problem of a form at once, each beside its field (`aria-invalid`, `aria-describedby`),
+/// with a summary at the top linking to each, and everything typed kept.
+#[tokio::test]
+async fn every_problem_of_a_form_is_shown_at_once_beside_its_field() {
+    let h = harness();
+    let id = ask(&h.app, json!({})).await;
+    let link = link_of(&h, &id);
+    let csrf = csrf_of(&send(&h.app, get(&link, None)).await);
+    let fields = [("csrf", csrf.as_str()), ("q1", "0"), ("q1_other", "my words")];
+    let reply = send(&h.app, post_form(&link, None, &fields)).await;
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let html = &reply.text;
+    for expected in [
+        "2 answers need a change:",
+        r##"<a href="#q0">“Plan”: Pick an answer.</a>"##,
+        r##"<a href="#q1">“Extras”: You wrote your own answer but did not choose “Other…”"##,
+        r#"<fieldset id="q0" class="invalid">"#,
+        r#"<fieldset id="q1" class="invalid">"#,
+        r#"<p class="problem" id="q0-problem">Pick an answer.</p>"#,
+        r#"name="q0" value="1" aria-invalid="true" aria-describedby="q0-problem">"#,
+        r#"name="q1" value="0" checked aria-invalid="true" aria-describedby="q1-problem">"#,
+        r#"value="my words" placeholder="Your own answer""#,
+    ] {
+        assert!(html.contains(expected), "{expected} not in\n{html}");
+    }
+    // Two options, "Other…" and its text field, in each question.
+    assert_eq!(html.matches("aria-invalid").count(), 2 * 4, "every input of the two questions");
+    assert_eq!(record_state(&h, &id).await, "pending");
+}
+
+/// The times a page shows: UTC as text, the instant for the script, the time left; seconds when
+/// the question is open for a few minutes only.
+#[tokio::test]
+async fn the_page_shows_its_times_and_the_time_left() {
+    let h = harness();
+    let long = send(&h.app, get(&link_of(&h, &ask(&h.app, json!({"timeout_secs": 7200})).await), None)).await;
+    let html = &long.text;
+    assert!(html.contains("<time datetime=\"") && html.contains(" UTC</time>"), "{html}");
+    assert!(!html.contains("data-seconds"), "{html}");
+    assert!(html.contains(r#"<span class="left" data-until=""#), "{html}");
+    assert!(html.contains(">1 h 59 min left<") || html.contains(">2 h 0 min left<"), "{html}");
+
+    let short = send(&h.app, get(&link_of(&h, &ask(&h.app, json!({"timeout_secs": 50})).await), None)).await;
+    let html = &short.text;
+    assert_eq!(html.matches("data-seconds").count(), 2, "{html}");
+    let times: Vec<&str> =
+        html.split("data-seconds>").skip(1).map(|rest| &rest[..rest.find('<').unwrap()]).collect();
+    // `asked 16:37:02 UTC · open until 16:37:52 UTC`: never the same minute twice.
+    assert!(times.iter().all(|t| t.len() == "16:37:02 UTC".len()), "{times:?}");
+    assert_ne!(times[0], times[1]);
+    assert!(html.contains(" s left<"), "{html}");
+}
+
+/// "Decline to answer" is a second step: a disclosure with its own confirming button.
+#[tokio::test]
+async fn declining_is_confirmed_on_the_page() {
+    let h = harness();
+    let page = send(&h.app, get(&link_of(&h, &ask(&h.app, json!({})).await), None)).await;
+    let details = &page.text[page.text.find(r#"<details class="decline">"#).expect("a decline disclosure")..];
+    assert!(details.contains("<summary>Decline to answer…</summary>"), "{details}");
+    assert!(details.contains(r#"value="decline""#), "the decline button is inside it");
+    assert_eq!(page.text.matches(r#"value="decline""#).count(), 1);
+}
+
+/// Question text as the model writes it: code spans and fenced blocks become `<code>`; everything
+/// else, markup inside code included, stays escaped text.
+#[tokio::test]
+async fn code_in_question_text_is_shown_as_code_and_nothing_else_is_markup() {
+    let h = harness();
+    let question = "Run `cargo <b>test</b>`?\n```sh\n<script>alert(1)</script>\nrm -rf `x`\n```\n*not* <i>markup</i> `unclosed";
+    let args = json!({"questions":[{"header":"Run","question": question,
+        "options":[{"label":"Yes","description":"runs `make`"},{"label":"No"}]}]});
+    let reply =
+        api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": args.to_string()}))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let html = send(&h.app, get(&link_of(&h, &id), None)).await.text;
+    let legend = &html[html.find("<legend>").unwrap()..html.find("</legend>").unwrap()];
+    let escaped = |s: &str| s.replace('<', "&#60;").replace('>', "&#62;");
+    for expected in [
+        format!("Run <code>cargo {}</code>?", escaped("<b>test</b>")),
+        format!(r#"<code class="block">{}"#, escaped("<script>alert(1)</script>\nrm -rf `x`")),
+        format!("*not* {} `unclosed", escaped("<i>markup</i>")),
+    ] {
+        let expected_alt = expected.replace("&#60;", "&lt;").replace("&#62;", "&gt;");
+        assert!(legend.contains(&expected) || legend.contains(&expected_alt), "{expected} not in {legend}");
+    }
+    assert!(html.contains(r#"<span class="desc">runs <code>make</code></span>"#), "{html}");
+    assert!(!html.contains("<script>") && !html.contains("<b>") && !html.contains("<i>"), "{html}");
 }
 
 #[tokio::test]
@@ -284,6 +383,12 @@ async fn login_sets_a_strict_http_only_cookie_that_opens_the_lists() {
     let home = send(&h.app, get("/", Some(&cookie))).await;
     assert_eq!(home.status, StatusCode::OK);
     assert_eq!(home.text.matches("<li>").count(), 3);
+    // The home page leads on: to the answered questions, to each waiting session, to logging out.
+    for link in
+        [r#"href="/history""#, r#"href="/s/s1">Session s1<"#, r#"href="/s/s2""#, r#"action="/logout""#]
+    {
+        assert!(home.text.contains(link), "{link} not in {}", home.text);
+    }
     let session = send(&h.app, get("/s/s1", Some(&cookie))).await;
     assert_eq!(session.text.matches("<li>").count(), 2);
     assert!(session.text.contains(&format!(r#"href="/q/{a}""#)));
@@ -311,6 +416,9 @@ async fn login_sets_a_strict_http_only_cookie_that_opens_the_lists() {
     let history = send(&h.app, get("/s/s1/history", Some(&cookie))).await;
     assert_eq!(history.text.matches("<li>").count(), 1);
     assert!(history.text.contains("by user") && history.text.contains("<dd>Small</dd>"), "{}", history.text);
+    let all = send(&h.app, get("/history", Some(&cookie))).await;
+    assert_eq!(all.text.matches("<li>").count(), 1, "{}", all.text);
+    assert!(all.text.contains("s1 · asked"), "{}", all.text);
 
     // A forged or stale cookie opens nothing.
     for bad in ["askuser_login=1.abc", "askuser_login=99999999999.00", "other=1"] {
