@@ -135,6 +135,41 @@ impl<'s> Reader<'s> {
         }
     }
 
+    /// A value that is not a string, handed to `T` as `serde_json` would hand it over: an integer
+    /// within u64, else within i64, exactly; any other number (`-0` too) as a float. A list or an
+    /// object is skipped as the wrong type.
+    fn non_string<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
+        let slot = |value: Option<T>, found| value.map_or(Slot::Wrong(found), Slot::Present);
+        Ok(match self.start_value()? {
+            b't' => {
+                self.literal("true")?;
+                slot(T::from_bool(true), JsonType::Boolean)
+            }
+            b'f' => {
+                self.literal("false")?;
+                slot(T::from_bool(false), JsonType::Boolean)
+            }
+            b'N' | b'I' => slot(T::from_f64(self.special_float()?), JsonType::Number),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => {
+                slot(T::from_f64(self.special_float()?), JsonType::Number)
+            }
+            b'-' | b'0'..=b'9' => {
+                let n = self.number()?;
+                let value = match n.integer.then(|| n.literal.parse::<u64>()) {
+                    Some(Ok(u)) => T::from_u64(u),
+                    Some(Err(_)) => match n.literal.parse::<i64>() {
+                        Ok(0) => T::from_f64(-0.0),
+                        Ok(i) => T::from_i64(i),
+                        Err(_) => T::from_f64(self.float(&n)?),
+                    },
+                    None => T::from_f64(self.float(&n)?),
+                };
+                slot(value, JsonType::Number)
+            }
+            _ => Slot::Wrong(self.skip_value()?),
+        })
+    }
+
     /// An object key and the colon after it.
     #[inline]
     fn key(&mut self) -> Result<Str<'s>, JsonError> {
@@ -462,47 +497,17 @@ impl Source for Reader<'_> {
     type Error = JsonError;
 
     fn scalar<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<T>, JsonError> {
-        let slot = |value: Option<T>, found| value.map_or(Slot::Wrong(found), Slot::Present);
-        Ok(match self.start_value()? {
-            b'"' => {
-                self.pos += 1;
-                let s = self.string()?;
-                let s = match &s {
-                    Str::Borrowed(s) => s,
-                    Str::Scratch => self.scratch.as_str(),
-                };
-                slot(T::from_str(s, arena.text), JsonType::String)
-            }
-            b't' => {
-                self.literal("true")?;
-                slot(T::from_bool(true), JsonType::Boolean)
-            }
-            b'f' => {
-                self.literal("false")?;
-                slot(T::from_bool(false), JsonType::Boolean)
-            }
-            b'N' | b'I' => slot(T::from_f64(self.special_float()?), JsonType::Number),
-            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => {
-                slot(T::from_f64(self.special_float()?), JsonType::Number)
-            }
-            b'-' | b'0'..=b'9' => {
-                // As `serde_json` hands numbers over, for the same verdict and message on either
-                // path: an integer within u64, else within i64, exactly; anything else (`-0`
-                // too) as a float.
-                let n = self.number()?;
-                let value = match n.integer.then(|| n.literal.parse::<u64>()) {
-                    Some(Ok(u)) => T::from_u64(u),
-                    Some(Err(_)) => match n.literal.parse::<i64>() {
-                        Ok(0) => T::from_f64(-0.0),
-                        Ok(i) => T::from_i64(i),
-                        Err(_) => T::from_f64(self.float(&n)?),
-                    },
-                    None => T::from_f64(self.float(&n)?),
-                };
-                slot(value, JsonType::Number)
-            }
-            _ => Slot::Wrong(self.skip_value()?),
-        })
+        // Strings first and apart: nearly every value of the arguments is one.
+        if self.start_value()? != b'"' {
+            return self.non_string();
+        }
+        self.pos += 1;
+        let s = self.string()?;
+        let s = match &s {
+            Str::Borrowed(s) => s,
+            Str::Scratch => self.scratch.as_str(),
+        };
+        Ok(T::from_str(s, arena.text).map_or(Slot::Wrong(JsonType::String), Slot::Present))
     }
 
     fn list<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<Vec<Slot<T>>>, JsonError> {

@@ -566,6 +566,9 @@ impl fmt::Debug for AskUserRequest {
     }
 }
 
+/// The key of a serialised request's id, beside the arguments' keys (`keys.rs`).
+pub(crate) const REQUEST_ID: &str = "id";
+
 /// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them, plus
 /// `"profile":"extended"` for an extended call and `asked_at`/`nudge_at`/`expires_at` when
 /// stamped (see `docs/wire.md`). Deserialising validates the questions again, under the profile
@@ -573,7 +576,7 @@ impl fmt::Debug for AskUserRequest {
 impl Serialize for AskUserRequest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("id", self.id())?;
+        map.serialize_entry(REQUEST_ID, self.id())?;
         if self.profile() == Profile::Extended {
             map.serialize_entry("profile", &Profile::Extended)?;
         }
@@ -592,6 +595,33 @@ impl Serialize for AskUserRequest {
         }
         map.end()
     }
+}
+
+/// Takes `profile` and the deadline stamps out of a serialised request.
+pub(crate) fn take_envelope(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<(Profile, Option<Deadline>), String> {
+    fn field<T: serde::de::DeserializeOwned>(
+        map: &mut serde_json::Map<String, serde_json::Value>,
+        key: &str,
+    ) -> Result<Option<T>, String> {
+        map.remove(key)
+            .map(|value| serde_json::from_value(value).map_err(|e| format!("`{key}`: {e}")))
+            .transpose()
+    }
+    let profile = field::<Profile>(map, "profile")?.unwrap_or_default();
+    let asked_at = field::<Timestamp>(map, "asked_at")?;
+    let nudge_at = field::<Timestamp>(map, "nudge_at")?;
+    let expires_at = field::<Timestamp>(map, "expires_at")?;
+    let deadline = match (asked_at, nudge_at, expires_at) {
+        (None, None, None) => None,
+        (Some(asked), None, None) => Some(Deadline::from_parts(asked, None)),
+        (Some(asked), Some(nudge), Some(expires)) => {
+            Some(Deadline::from_parts(asked, Some((nudge, expires))))
+        }
+        _ => return Err("`nudge_at` and `expires_at` go together, and need `asked_at`".to_owned()),
+    };
+    Ok((profile, deadline))
 }
 
 /// Who produced a response.

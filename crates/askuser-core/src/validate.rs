@@ -10,12 +10,11 @@ use serde::{Deserialize, Deserializer};
 use crate::error::{Location, ProblemKind, Problems, ValidationError};
 use crate::json;
 use crate::keys::{ArgsKey, QuestionKey};
-use crate::model::{AskUserRequest, Question, QuestionOption, Questions};
+use crate::model::{AskUserRequest, Question, QuestionOption, Questions, REQUEST_ID, take_envelope};
 use crate::profile::{MAX_QUESTIONS, Profile};
 use crate::raw::{Arena, RawArgs, RawOption, RawQuestion, Slot, SlotSeed, value_slot};
 use crate::rules::{HEADER, Path, QUESTION, headers_unique, labels_unique, option_count, problem, text};
 use crate::text::Span;
-use crate::time::{Deadline, Timestamp};
 use crate::walk::{self, Extended, Reference};
 
 /// Validates tool-call arguments, with a configurable cap on the argument text.
@@ -279,13 +278,14 @@ fn finish<T>(step: impl FnOnce(&mut Problems) -> Option<T>) -> Result<T, Validat
         _ => Err(problems.into_error()),
     }
 }
+
 impl<'de> Deserialize<'de> for AskUserRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let id = match map.remove("id") {
+        let id = match map.remove(REQUEST_ID) {
             Some(serde_json::Value::String(id)) => id,
-            Some(_) => return Err(D::Error::custom("`id` must be a string")),
-            None => return Err(D::Error::missing_field("id")),
+            Some(_) => return Err(D::Error::custom(format!("`{REQUEST_ID}` must be a string"))),
+            None => return Err(D::Error::missing_field(REQUEST_ID)),
         };
         let (profile, deadline) = take_envelope(&mut map).map_err(D::Error::custom)?;
         let questions = Validator::new()
@@ -295,33 +295,6 @@ impl<'de> Deserialize<'de> for AskUserRequest {
             .map_err(D::Error::custom)?;
         Ok(Self::from_parts(id, questions, deadline))
     }
-}
-
-/// Takes `profile` and the deadline stamps out of a serialised request.
-fn take_envelope(
-    map: &mut serde_json::Map<String, serde_json::Value>,
-) -> Result<(Profile, Option<Deadline>), String> {
-    fn field<T: serde::de::DeserializeOwned>(
-        map: &mut serde_json::Map<String, serde_json::Value>,
-        key: &str,
-    ) -> Result<Option<T>, String> {
-        map.remove(key)
-            .map(|value| serde_json::from_value(value).map_err(|e| format!("`{key}`: {e}")))
-            .transpose()
-    }
-    let profile = field::<Profile>(map, "profile")?.unwrap_or_default();
-    let asked_at = field::<Timestamp>(map, "asked_at")?;
-    let nudge_at = field::<Timestamp>(map, "nudge_at")?;
-    let expires_at = field::<Timestamp>(map, "expires_at")?;
-    let deadline = match (asked_at, nudge_at, expires_at) {
-        (None, None, None) => None,
-        (Some(asked), None, None) => Some(Deadline::from_parts(asked, None)),
-        (Some(asked), Some(nudge), Some(expires)) => {
-            Some(Deadline::from_parts(asked, Some((nudge, expires))))
-        }
-        _ => return Err("`nudge_at` and `expires_at` go together, and need `asked_at`".to_owned()),
-    };
-    Ok((profile, deadline))
 }
 
 fn questions_from_parts(questions: Vec<Question>, problems: &mut Problems) -> Option<Questions> {
