@@ -16,6 +16,7 @@
 use std::fmt;
 
 use crate::error::JsonType;
+use crate::keys::Key;
 use crate::raw::{Arena, Fields, Raw, RawArgs, Slot, Source};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
@@ -546,7 +547,7 @@ impl Source for Reader<'_> {
                         &owned
                     }
                 };
-                if let Some(field) = F::find(key, arena.extended) {
+                if let Some(field) = F::Field::find(key, arena.extended) {
                     raw.set(field, &mut *self, arena)?;
                 } else {
                     raw.unknown().push(key.to_owned());

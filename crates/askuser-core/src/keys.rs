@@ -8,6 +8,12 @@
 //! Each table is in the order the object's problems are reported (SPEC §2.2, §10), which is also
 //! the order the allowed keys are listed in.
 
+/// The keys of one object.
+pub(crate) trait Key: Copy {
+    /// The key called `name`, if the profile knows it (`extended`: the extended profile).
+    fn find(name: &str, extended: bool) -> Option<Self>;
+}
+
 /// Declares one object's keys: an enum with a variant per key and its tables.
 macro_rules! keys {
     (
@@ -38,17 +44,6 @@ macro_rules! keys {
                 }
             }
 
-            /// The key called `name`, if the profile knows it (`extended`: the extended profile).
-            // Always inlined into the reader of the object: out of line, the call cost 1 % of
-            // the typical validation's instructions (callgrind, `examples/validate_n.rs`).
-            #[inline(always)]
-            pub(crate) fn find(name: &str, extended: bool) -> Option<Self> {
-                match name {
-                    $($name if extended || !keys!(@extended $($extended)?) => Some(Self::$key),)*
-                    _ => None,
-                }
-            }
-
             /// The names the profile knows, in order: what an unknown-key problem lists.
             pub(crate) const fn names(extended: bool) -> &'static [&'static str] {
                 const EXTENDED: &[&str] = &[$($name,)*];
@@ -76,6 +71,19 @@ macro_rules! keys {
                     names
                 };
                 if extended { EXTENDED } else { REFERENCE }
+            }
+        }
+
+        impl Key for $object {
+            // Always inlined into the reader of the object, where the match on the name and the
+            // match on the key it returns become one: out of line, finding the key cost 1 % of the
+            // typical validation's instructions (callgrind, `examples/validate_n.rs`).
+            #[inline(always)]
+            fn find(name: &str, extended: bool) -> Option<Self> {
+                match name {
+                    $($name if extended || !keys!(@extended $($extended)?) => Some(Self::$key),)*
+                    _ => None,
+                }
             }
         }
     };

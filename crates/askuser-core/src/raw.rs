@@ -21,7 +21,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::{Map, Value};
 
 use crate::error::{JsonType, quoted};
-use crate::keys::{ArgsKey, OptionKey, QuestionKey};
+use crate::keys::{ArgsKey, Key, OptionKey, QuestionKey};
 use crate::profile::QuestionKind;
 use crate::text::{Span, trim};
 
@@ -139,9 +139,8 @@ impl FieldValue for &Value {
 /// An object of the arguments: which keys it knows (a table of `keys.rs`), and where each one's
 /// value goes.
 pub(crate) trait Fields: Default {
-    type Field: Copy;
-    /// The key called `name`, if the profile knows it (the extended profile knows more).
-    fn find(name: &str, extended: bool) -> Option<Self::Field>;
+    /// The object's table of keys.
+    type Field: Key;
     /// Reads the value of `field` from `value` into its slot: a later duplicate key wins.
     fn set<V: FieldValue>(
         &mut self,
@@ -163,8 +162,8 @@ fn fields_from_map<'de, A: MapAccess<'de>, F: Fields>(
     let mut raw = F::default();
     while let Some(key) = map.next_key_seed(KeySeed::<F>(arena.extended, PhantomData))? {
         match key {
-            Key::Known(f) => raw.set(f, Next(&mut map, PhantomData), arena)?,
-            Key::Unknown(name) => {
+            SeenKey::Known(f) => raw.set(f, Next(&mut map, PhantomData), arena)?,
+            SeenKey::Unknown(name) => {
                 map.next_value::<IgnoredAny>()?;
                 raw.unknown().push(name);
             }
@@ -178,7 +177,7 @@ fn fields_from_map<'de, A: MapAccess<'de>, F: Fields>(
 fn fields_from_object<F: Fields>(fields: &Map<String, Value>, arena: &mut Arena<'_>) -> F {
     let mut raw = F::default();
     for (key, value) in fields {
-        match F::find(key, arena.extended) {
+        match F::Field::find(key, arena.extended) {
             Some(f) => {
                 let Ok(()) = raw.set(f, value, arena);
             }
@@ -355,7 +354,7 @@ impl Raw for LaxBool {
 }
 
 /// Object keys: known field names are matched without allocating; others are kept for the error.
-enum Key<F> {
+enum SeenKey<F> {
     Known(F),
     Unknown(String),
 }
@@ -364,18 +363,18 @@ enum Key<F> {
 struct KeySeed<F>(bool, PhantomData<F>);
 
 impl<F: Fields> Visitor<'_> for KeySeed<F> {
-    type Value = Key<F::Field>;
+    type Value = SeenKey<F::Field>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object key")
     }
-    fn visit_str<E>(self, v: &str) -> Result<Key<F::Field>, E> {
-        Ok(F::find(v, self.0).map_or_else(|| Key::Unknown(v.to_owned()), Key::Known))
+    fn visit_str<E>(self, v: &str) -> Result<SeenKey<F::Field>, E> {
+        Ok(F::Field::find(v, self.0).map_or_else(|| SeenKey::Unknown(v.to_owned()), SeenKey::Known))
     }
 }
 
 impl<'de, F: Fields> de::DeserializeSeed<'de> for KeySeed<F> {
-    type Value = Key<F::Field>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<F::Field>, D::Error> {
+    type Value = SeenKey<F::Field>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<SeenKey<F::Field>, D::Error> {
         d.deserialize_str(self)
     }
 }
@@ -390,10 +389,6 @@ pub(crate) struct RawOption {
 
 impl Fields for RawOption {
     type Field = OptionKey;
-    #[inline]
-    fn find(name: &str, extended: bool) -> Option<OptionKey> {
-        OptionKey::find(name, extended)
-    }
     fn set<V: FieldValue>(
         &mut self,
         field: OptionKey,
@@ -491,10 +486,6 @@ impl RawQuestionExt {
 
 impl Fields for RawQuestion {
     type Field = QuestionKey;
-    #[inline]
-    fn find(name: &str, extended: bool) -> Option<QuestionKey> {
-        QuestionKey::find(name, extended)
-    }
     fn set<V: FieldValue>(
         &mut self,
         field: QuestionKey,
@@ -534,10 +525,6 @@ pub(crate) struct RawArgs {
 
 impl Fields for RawArgs {
     type Field = ArgsKey;
-    #[inline]
-    fn find(name: &str, extended: bool) -> Option<ArgsKey> {
-        ArgsKey::find(name, extended)
-    }
     fn set<V: FieldValue>(
         &mut self,
         field: ArgsKey,
