@@ -114,7 +114,7 @@ pub(crate) fn allow_other(
     allow_other && kind == QuestionKind::Choice
 }
 
-/// `secret_name`: required on a secret question, refused on the others.
+/// `secret_name`: a name like an environment variable ([`secret_only`]).
 pub(crate) fn secret_name(
     slot: &Slot<Span>,
     kind: QuestionKind,
@@ -123,24 +123,12 @@ pub(crate) fn secret_name(
     problems: &mut Problems,
 ) -> Option<Span> {
     let path = question.key(QuestionKey::SecretName.name());
-    match (slot, kind) {
-        (Slot::Missing | Slot::Wrong(JsonType::Null), _) if kind != QuestionKind::Secret => None,
-        (Slot::Missing | Slot::Wrong(JsonType::Null), _) => {
-            problem(problems, &path, ProblemKind::Missing);
-            None
-        }
-        (Slot::Present(span), QuestionKind::Secret) => {
-            pattern(arena, span.clone(), &ID, is_secret_name, SECRET_NAME_RULE, &path, problems)
-        }
-        (Slot::Present(_), kind) => {
-            kind_mismatch("secret", kind, &path, problems);
-            None
-        }
-        (Slot::Wrong(found), _) => wrong_type("a string or null", *found, &path, problems),
-    }
+    secret_only(slot, kind, &path, problems, |span, problems| {
+        pattern(arena, span, &ID, is_secret_name, SECRET_NAME_RULE, &path, problems)
+    })
 }
 
-/// `purpose`: required on a secret question, refused on the others.
+/// `purpose`: why the task needs the secret ([`secret_only`]).
 pub(crate) fn purpose(
     slot: &Slot<Span>,
     kind: QuestionKind,
@@ -149,18 +137,30 @@ pub(crate) fn purpose(
     problems: &mut Problems,
 ) -> Option<Span> {
     let path = question.key(QuestionKey::Purpose.name());
+    secret_only(slot, kind, &path, problems, |span, problems| text(arena, span, &PURPOSE, &path, problems))
+}
+
+/// A string key only a secret question has: required there (and read by `rule`), refused on the
+/// others; absent or null is absent.
+fn secret_only(
+    slot: &Slot<Span>,
+    kind: QuestionKind,
+    path: &Path<'_>,
+    problems: &mut Problems,
+    rule: impl FnOnce(Span, &mut Problems) -> Option<Span>,
+) -> Option<Span> {
     match (slot, kind) {
         (Slot::Missing | Slot::Wrong(JsonType::Null), _) if kind != QuestionKind::Secret => None,
         (Slot::Missing | Slot::Wrong(JsonType::Null), _) => {
-            problem(problems, &path, ProblemKind::Missing);
+            problem(problems, path, ProblemKind::Missing);
             None
         }
-        (Slot::Present(span), QuestionKind::Secret) => text(arena, span.clone(), &PURPOSE, &path, problems),
+        (Slot::Present(span), QuestionKind::Secret) => rule(span.clone(), problems),
         (Slot::Present(_), kind) => {
-            kind_mismatch("secret", kind, &path, problems);
+            kind_mismatch("secret", kind, path, problems);
             None
         }
-        (Slot::Wrong(found), _) => wrong_type("a string or null", *found, &path, problems),
+        (Slot::Wrong(found), _) => wrong_type("a string or null", *found, path, problems),
     }
 }
 

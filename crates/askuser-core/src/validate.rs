@@ -242,6 +242,7 @@ fn push_trimmed(text: &mut String, s: &str) -> Span {
     text.push_str(s.trim());
     start..text.len()
 }
+
 impl<'de> Deserialize<'de> for Questions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut text = String::new();
