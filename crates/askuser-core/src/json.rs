@@ -138,10 +138,7 @@ impl<'s> Reader<'s> {
 
     /// A value that is not a string, handed to `T` as `serde_json` would hand it over: an integer
     /// within u64, else within i64, exactly; any other number (`-0` too) as a float. A list or an
-    /// object is skipped as the wrong type. Kept out of line so that reading a string, nearly every
-    /// value, stays small: 150 fewer instructions per typical call (callgrind,
-    /// `examples/validate_n.rs`).
-    #[inline(never)]
+    /// object is skipped as the wrong type.
     fn non_string<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
         let slot = |value: Option<T>, found| value.map_or(Slot::Wrong(found), Slot::Present);
         Ok(match self.start_value()? {
