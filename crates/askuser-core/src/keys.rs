@@ -165,7 +165,6 @@ mod tests {
             .map(|(name, at)| format!("{name}: {}", at.join(", ")))
             .collect::<Vec<_>>()
             .join("\n");
-        assert_eq!(listing.len(), 14, "{listing_text}");
         for (name, declared) in &listing {
             assert!(
                 declared.len() == 1 && declared[0].starts_with("keys.rs:"),
