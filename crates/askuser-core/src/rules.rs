@@ -93,8 +93,9 @@ pub(crate) fn text(
     None
 }
 
-// The match on `Slot` is spelled out in each reader of the walk (`walk.rs`) rather than shared through a generic
-// helper taking a closure: the helper measured 7 % slower on the typical call (docs/performance.md).
+// The match on `Slot` is spelled out in each reader of the walk (`walk.rs`) rather than shared
+// through a generic helper taking a closure: the helper measured 7 % slower on the typical call
+// (docs/performance.md).
 #[inline]
 pub(crate) fn required_text(
     arena: &str,
