@@ -1,13 +1,16 @@
 //! The host side: whoever answers ([`Answerer`]), what it knows about the call ([`AskContext`]),
-//! how it fails ([`AnswerError`]), and the answerer for when nobody is there ([`DefaultsResponder`]).
+//! how it fails ([`AnswerError`]), the answerer for when nobody is there ([`DefaultsResponder`]),
+//! and where a secret answer's value goes ([`SecretSink`]).
 
+use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
+use std::sync::Mutex;
 
-use crate::model::{
-    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind, QuestionOption,
-};
+use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionOption};
+use crate::profile::QuestionKind;
+use crate::secret::{SecretError, SecretValue, parse_secret_ref};
 
 /// Puts a validated request in front of whoever answers and returns their response.
 ///
@@ -278,6 +281,98 @@ pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
             }
         })
         .collect()
+}
+
+/// Where a secret answer's value goes: the host's vault, its environment for tools, a file, or
+/// memory. An answerer hands the value over *before* returning the answer, which carries only
+/// `session:NAME`; a tool later resolves that reference through the same host.
+///
+/// The name is the question's `secret_name` (`[A-Za-z_][A-Za-z0-9_]{0,63}`); `context` says
+/// whose session it belongs to.
+pub trait SecretSink: Send + Sync {
+    /// Stores `value` under `name` for the session in `context`, replacing an earlier value.
+    ///
+    /// # Errors
+    ///
+    /// The sink could not store it; the answerer should then fail the call rather than answer.
+    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError>;
+}
+
+/// Secrets kept in memory, per session: for tests and single-process hosts.
+///
+/// ```
+/// use askuser_core::{AskContext, InMemorySecretSink, SecretSink, SecretValue};
+///
+/// # fn main() -> Result<(), askuser_core::SecretError> {
+/// let sink = InMemorySecretSink::new();
+/// let context = AskContext::new().with_session_id("s1");
+/// sink.put(&context, "API_TOKEN", SecretValue::new("t0k3n".to_owned()))?;
+/// let value = sink.resolve(Some("s1"), "session:API_TOKEN").expect("stored");
+/// assert_eq!(value.expose(), "t0k3n");
+/// assert!(sink.resolve(Some("s2"), "session:API_TOKEN").is_none());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Default)]
+pub struct InMemorySecretSink {
+    secrets: Mutex<HashMap<(Option<String>, String), SecretValue>>,
+}
+
+impl InMemorySecretSink {
+    /// An empty sink.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value a `session:NAME` reference names in `session`, if stored.
+    #[must_use]
+    pub fn resolve(&self, session: Option<&str>, reference: &str) -> Option<SecretValue> {
+        let name = parse_secret_ref(reference)?;
+        let secrets = self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        secrets.get(&(session.map(str::to_owned), name.to_owned())).cloned()
+    }
+
+    /// Forgets every secret of `session` (their values are zeroed as they drop).
+    pub fn clear_session(&self, session: Option<&str>) {
+        let mut secrets = self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        secrets.retain(|(s, _), _| s.as_deref() != session);
+    }
+
+    /// How many secrets are stored.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+
+    /// Whether no secret is stored.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl SecretSink for InMemorySecretSink {
+    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+        let mut secrets = self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        secrets.insert((context.session_id.clone(), name.to_owned()), value);
+        Ok(())
+    }
+}
+
+impl fmt::Debug for InMemorySecretSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secrets = self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut names: Vec<_> = secrets.keys().collect();
+        names.sort();
+        f.debug_struct("InMemorySecretSink").field("names", &names).finish()
+    }
+}
+
+impl<T: SecretSink + ?Sized> SecretSink for std::sync::Arc<T> {
+    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+        (**self).put(context, name, value)
+    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use crate::error::ResponseError;
-use crate::model::{
-    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_QUESTIONS, Profile, Question,
-    QuestionKind,
-};
+use crate::model::{AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, Question};
+use crate::profile::{MAX_QUESTIONS, Profile, QuestionKind};
 use crate::secret::session_secret_ref;
 use crate::text;
 

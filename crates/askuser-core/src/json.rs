@@ -6,8 +6,9 @@
 //! than 128 containers of any kind.
 //!
 //! It exists for speed. It reads the arguments straight into the lenient mirror (`raw.rs`) by
-//! recursive descent over the schema's few shapes, with no visitor in between, and it scans strings
-//! eight bytes at a time. `serde_json`'s general deserializer costs about as much as all of
+//! recursive descent, with no visitor in between: the mirror says which shape it wants next
+//! (`Source`) and finds each key in the tables of `keys.rs`, so this file knows no key. It scans
+//! strings eight bytes at a time. `serde_json`'s general deserializer costs about as much as all of
 //! validation's own checks on the typical call (`docs/performance.md`). The `serde_json::Value` path
 //! reads the same mirror through `serde` visitors; a property test holds this reader to
 //! `serde_json`'s accept/reject verdict on mutated text, and to the same values.
@@ -15,7 +16,8 @@
 use std::fmt;
 
 use crate::error::JsonType;
-use crate::raw::{LaxBool, Raw, RawArgs, RawNumber, RawOption, RawQuestion, RawQuestionExt, Slot};
+use crate::keys::Key;
+use crate::raw::{Arena, Fields, Raw, RawArgs, Slot, Source};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -36,88 +38,24 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// Reads argument text into the lenient mirror, appending every trimmed string to `arena`. The
-/// extended profile's keys are read only when `extended`; otherwise they are unknown keys.
-pub(crate) fn read_args(text: &str, arena: &mut String, extended: bool) -> Result<Slot<RawArgs>, JsonError> {
-    let mut reader = Reader::new(text, arena, extended);
-    let mut args = reader.object(|r, key, args: &mut RawArgs| {
-        match key {
-            "questions" => args.questions = r.list(|r| r.object(read_question))?,
-            "timeout_seconds" if r.extended => args.timeout_seconds = r.number_slot()?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    })?;
+/// Reads argument text into the lenient mirror, appending every trimmed string to the arena. The
+/// extended profile's keys are read only when the arena says so; otherwise they are unknown keys.
+pub(crate) fn read_args(text: &str, arena: &mut Arena<'_>) -> Result<Slot<RawArgs>, JsonError> {
+    let mut reader = Reader::new(text);
+    let args = RawArgs::read(&mut reader, arena)?;
     reader.skip_ws();
     if reader.pos < text.len() {
         return Err(reader.error("trailing characters"));
     }
-    if let Slot::Present(args) = &mut args {
-        args.exts = reader.exts;
-    }
     Ok(args)
 }
 
-fn read_question(r: &mut Reader<'_, '_>, key: &str, q: &mut RawQuestion) -> Result<bool, JsonError> {
-    match key {
-        "header" => q.header = r.string_slot()?,
-        "question" => q.question = r.string_slot()?,
-        "options" => q.options = r.list(|r| r.object(read_option))?,
-        "multi_select" => q.multi_select = r.lax_bool()?,
-        "kind" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.kind),
-        "id" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.id),
-        "allow_other" if r.extended => q.put_ext(r.bool_slot()?, &mut r.exts, |e| &mut e.allow_other),
-        "secret_name" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.secret_name),
-        "purpose" if r.extended => q.put_ext(r.string_slot()?, &mut r.exts, |e| &mut e.purpose),
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-fn read_option(r: &mut Reader<'_, '_>, key: &str, o: &mut RawOption) -> Result<bool, JsonError> {
-    match key {
-        "label" => o.label = r.string_slot()?,
-        "description" => o.description = r.string_slot()?,
-        "default" if r.extended => o.default = r.bool_slot()?,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// An object type of the mirror: where its unknown keys go.
-pub(crate) trait RawObject: Default {
-    fn unknown(&mut self) -> &mut Vec<String>;
-}
-
-impl RawObject for RawArgs {
-    fn unknown(&mut self) -> &mut Vec<String> {
-        &mut self.unknown
-    }
-}
-
-impl RawObject for RawQuestion {
-    fn unknown(&mut self) -> &mut Vec<String> {
-        &mut self.unknown
-    }
-}
-
-impl RawObject for RawOption {
-    fn unknown(&mut self) -> &mut Vec<String> {
-        &mut self.unknown
-    }
-}
-
-struct Reader<'s, 'a> {
+struct Reader<'s> {
     text: &'s str,
     pos: usize,
     depth: u32,
     /// Decoded strings that contain escapes.
     scratch: String,
-    arena: &'a mut String,
-    /// Whether the extended profile's keys are known.
-    extended: bool,
-    /// The extended keys of the questions read so far (`RawArgs::exts`).
-    exts: Vec<RawQuestionExt>,
 }
 
 /// The bytes that end the plain run of a string: `"`, `\` and the controls below U+0020.
@@ -157,9 +95,9 @@ struct Number<'s> {
     integer: bool,
 }
 
-impl<'s, 'a> Reader<'s, 'a> {
-    fn new(text: &'s str, arena: &'a mut String, extended: bool) -> Self {
-        Self { text, pos: 0, depth: 0, scratch: String::new(), arena, extended, exts: Vec::new() }
+impl<'s> Reader<'s> {
+    fn new(text: &'s str) -> Self {
+        Self { text, pos: 0, depth: 0, scratch: String::new() }
     }
 
     fn bytes(&self) -> &'s [u8] {
@@ -198,148 +136,39 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
     }
 
-    fn string_text(&self, s: &Str<'s>) -> &str {
-        match s {
-            Str::Borrowed(s) => s,
-            Str::Scratch => &self.scratch,
-        }
-    }
-
-    /// A string field, read by `T` (a span is trimmed into the arena); any other value is
-    /// skipped and its type kept.
-    fn string_slot<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
-        if self.start_value()? != b'"' {
-            return self.skip_value().map(Slot::Wrong);
-        }
-        self.pos += 1;
-        let s = self.string()?;
-        let s = match &s {
-            Str::Borrowed(s) => s,
-            Str::Scratch => self.scratch.as_str(),
-        };
-        Ok(T::from_str(s, self.arena).map_or(Slot::Wrong(JsonType::String), Slot::Present))
-    }
-
-    /// A strict boolean (`allow_other`, `default`); any other value is skipped and its type kept.
-    fn bool_slot(&mut self) -> Result<Slot<bool>, JsonError> {
-        match self.start_value()? {
-            b't' => self.literal("true").map(|()| Slot::Present(true)),
-            b'f' => self.literal("false").map(|()| Slot::Present(false)),
-            _ => self.skip_value().map(Slot::Wrong),
-        }
-    }
-
-    /// A number (`timeout_seconds`): an integer literal exactly, any other number as a float;
-    /// any other value is skipped and its type kept.
-    fn number_slot(&mut self) -> Result<Slot<RawNumber>, JsonError> {
-        let number = match self.start_value()? {
-            b'N' | b'I' => RawNumber::Other(self.special_float()?),
-            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => RawNumber::Other(self.special_float()?),
-            b'-' | b'0'..=b'9' => {
-                // As `serde_json` reads numbers, for the same verdict and message on either path:
-                // an integer within u64 or i64 exactly, anything else (`-0` too) as a float.
-                let n = self.number()?;
-                let integer = n.integer.then(|| n.literal.parse::<u64>().map(i128::from));
-                let integer = integer.map(|u| u.or_else(|_| n.literal.parse::<i64>().map(i128::from)));
-                match integer {
-                    Some(Ok(0)) if n.literal.starts_with('-') => RawNumber::Other(-0.0),
-                    Some(Ok(v)) => RawNumber::Integer(v),
-                    _ => RawNumber::Other(self.float(&n)?),
-                }
-            }
-            _ => return self.skip_value().map(Slot::Wrong),
-        };
-        Ok(Slot::Present(number))
-    }
-
-    /// `multi_select`: booleans, numbers and strings go to the lax coercion; the rest is wrong.
-    fn lax_bool(&mut self) -> Result<Slot<LaxBool>, JsonError> {
-        let value = match self.start_value()? {
+    /// A value that is not a string, handed to `T` as `serde_json` would hand it over: an integer
+    /// within u64, else within i64, exactly; any other number (`-0` too) as a float. A list or an
+    /// object is skipped as the wrong type.
+    fn non_string<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
+        let slot = |value: Option<T>, found| value.map_or(Slot::Wrong(found), Slot::Present);
+        Ok(match self.start_value()? {
             b't' => {
                 self.literal("true")?;
-                LaxBool::from_bool(true)
+                slot(T::from_bool(true), JsonType::Boolean)
             }
             b'f' => {
                 self.literal("false")?;
-                LaxBool::from_bool(false)
+                slot(T::from_bool(false), JsonType::Boolean)
             }
-            b'"' => {
-                self.pos += 1;
-                let s = self.string()?;
-                let text = self.string_text(&s).to_owned();
-                LaxBool::from_str(&text, self.arena)
+            b'N' | b'I' => slot(T::from_f64(self.special_float()?), JsonType::Number),
+            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => {
+                slot(T::from_f64(self.special_float()?), JsonType::Number)
             }
-            b'N' | b'I' => LaxBool::from_f64(self.special_float()?),
-            b'-' if self.bytes().get(self.pos + 1) == Some(&b'I') => LaxBool::from_f64(self.special_float()?),
             b'-' | b'0'..=b'9' => {
                 let n = self.number()?;
-                let as_int =
-                    n.integer.then(|| (n.literal.parse::<u64>().ok(), n.literal.parse::<i64>().ok()));
-                match as_int {
-                    Some((Some(u), _)) => LaxBool::from_u64(u),
-                    Some((None, Some(i))) => LaxBool::from_i64(i),
-                    _ => LaxBool::from_f64(self.float(&n)?),
-                }
-            }
-            _ => return self.skip_value().map(Slot::Wrong),
-        };
-        Ok(value.map_or(Slot::Wrong(JsonType::String), Slot::Present))
-    }
-
-    /// A list: each item read by `item`; any other value is skipped and its type kept.
-    fn list<T>(
-        &mut self,
-        mut item: impl FnMut(&mut Self) -> Result<Slot<T>, JsonError>,
-    ) -> Result<Slot<Vec<Slot<T>>>, JsonError> {
-        if self.start_value()? != b'[' {
-            return self.skip_value().map(Slot::Wrong);
-        }
-        let mut items = Vec::with_capacity(4);
-        if self.open(b']')? {
-            loop {
-                items.push(item(self)?);
-                if !self.comma(b']')? {
-                    break;
-                }
-            }
-            self.depth -= 1;
-        }
-        Ok(Slot::Present(items))
-    }
-
-    /// An object: each key handed to `field`, which reads the value and says whether it knew the
-    /// key; unknown keys are kept in order and their values skipped.
-    fn object<T: RawObject>(
-        &mut self,
-        mut field: impl FnMut(&mut Self, &str, &mut T) -> Result<bool, JsonError>,
-    ) -> Result<Slot<T>, JsonError> {
-        if self.start_value()? != b'{' {
-            return self.skip_value().map(Slot::Wrong);
-        }
-        let mut raw = T::default();
-        if self.open(b'}')? {
-            loop {
-                let key = self.key()?;
-                // A key with escapes lives in `scratch`, which reading its value may reuse.
-                let owned;
-                let key: &str = match key {
-                    Str::Borrowed(k) => k,
-                    Str::Scratch => {
-                        owned = std::mem::take(&mut self.scratch);
-                        &owned
-                    }
+                let value = match n.integer.then(|| n.literal.parse::<u64>()) {
+                    Some(Ok(u)) => T::from_u64(u),
+                    Some(Err(_)) => match n.literal.parse::<i64>() {
+                        Ok(0) => T::from_f64(-0.0),
+                        Ok(i) => T::from_i64(i),
+                        Err(_) => T::from_f64(self.float(&n)?),
+                    },
+                    None => T::from_f64(self.float(&n)?),
                 };
-                if !field(self, key, &mut raw)? {
-                    raw.unknown().push(key.to_owned());
-                    self.skip_value()?;
-                }
-                if !self.comma(b'}')? {
-                    break;
-                }
+                slot(value, JsonType::Number)
             }
-            self.depth -= 1;
-        }
-        Ok(Slot::Present(raw))
+            _ => Slot::Wrong(self.skip_value()?),
+        })
     }
 
     /// An object key and the colon after it.
@@ -665,6 +494,76 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 }
 
+impl Source for Reader<'_> {
+    type Error = JsonError;
+
+    fn scalar<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<T>, JsonError> {
+        // Strings first and apart: nearly every value of the arguments is one.
+        if self.start_value()? != b'"' {
+            return self.non_string();
+        }
+        self.pos += 1;
+        let s = self.string()?;
+        let s = match &s {
+            Str::Borrowed(s) => s,
+            Str::Scratch => self.scratch.as_str(),
+        };
+        Ok(T::from_str(s, arena.text).map_or(Slot::Wrong(JsonType::String), Slot::Present))
+    }
+
+    fn list<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<Vec<Slot<T>>>, JsonError> {
+        if self.start_value()? != b'[' {
+            return self.skip_value().map(Slot::Wrong);
+        }
+        let mut items = Vec::with_capacity(4);
+        if self.open(b']')? {
+            loop {
+                items.push(T::read(self, arena)?);
+                if !self.comma(b']')? {
+                    break;
+                }
+            }
+            self.depth -= 1;
+        }
+        Ok(Slot::Present(items))
+    }
+
+    /// Each key is looked up in the object's table; an unknown key is kept in order and its
+    /// value skipped.
+    fn object<F: Fields>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<F>, JsonError> {
+        if self.start_value()? != b'{' {
+            return self.skip_value().map(Slot::Wrong);
+        }
+        let mut raw = F::default();
+        if self.open(b'}')? {
+            loop {
+                let key = self.key()?;
+                // A key with escapes lives in `scratch`, which reading its value may reuse.
+                let owned;
+                let key: &str = match key {
+                    Str::Borrowed(k) => k,
+                    Str::Scratch => {
+                        owned = std::mem::take(&mut self.scratch);
+                        &owned
+                    }
+                };
+                if let Some(field) = F::Field::find(key, arena.extended) {
+                    raw.set(field, &mut *self, arena)?;
+                } else {
+                    raw.unknown().push(key.to_owned());
+                    self.skip_value()?;
+                }
+                if !self.comma(b'}')? {
+                    break;
+                }
+            }
+            self.depth -= 1;
+        }
+        raw.finish(arena);
+        Ok(Slot::Present(raw))
+    }
+}
+
 /// The largest char boundary at or below `index`.
 fn floor_char_boundary(s: &str, index: usize) -> usize {
     let mut i = index.min(s.len());
@@ -680,8 +579,7 @@ mod tests {
 
     /// Reads any JSON value, as the reader skips unknown fields.
     fn check(text: &str) -> Result<(), JsonError> {
-        let mut arena = String::new();
-        let mut reader = Reader::new(text, &mut arena, false);
+        let mut reader = Reader::new(text);
         reader.skip_value()?;
         reader.skip_ws();
         if reader.pos < text.len() {

@@ -47,36 +47,49 @@
 //!
 //! None: the crate has no optional parts.
 
-mod answer;
-mod check;
-mod error;
-mod extended;
-mod json;
-mod model;
-mod raw;
+// Floors, bottom up; a file imports only from floors below its own (ARCHITECTURE.md, checked by
+// `tests/it/layout.rs`).
+mod keys;
+mod profile;
 mod secret;
 mod text;
 mod time;
+
+mod error;
+mod model;
+
+mod raw;
+
+mod json;
+mod rules;
+
+mod extended;
+
+mod walk;
+
 mod validate;
 
-pub use answer::{AnswerError, AnswerErrorKind, Answerer, AskContext, DefaultsResponder, default_answers};
+mod answer;
+mod check;
+
+pub use answer::{
+    AnswerError, AnswerErrorKind, Answerer, AskContext, DefaultsResponder, InMemorySecretSink, SecretSink,
+    default_answers,
+};
 pub use async_trait::async_trait;
 pub use check::{AskUserResult, DECLINED, Outcome, TIMED_OUT, ask_user_result, check_response};
 pub use error::{
     JsonType, Location, MAX_LISTED_PROBLEMS, PathSegment, Problem, ProblemKind, ResponseError,
     ValidationError,
 };
-pub use extended::{MAX_ID_CHARS, MAX_PURPOSE_CHARS};
-pub use model::MAX_CUSTOM_CHARS;
 pub use model::{
-    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
-    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, Question,
-    QuestionKind, QuestionOption, Questions, UnknownProfile,
+    AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption, Questions,
 };
-pub use secret::{
-    InMemorySecretSink, SECRET_REF_PREFIX, SecretError, SecretSink, SecretValue, parse_secret_ref,
-    session_secret_ref,
+pub use profile::{
+    MAX_CUSTOM_CHARS, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS,
+    MAX_PURPOSE_CHARS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, QuestionKind, UnknownProfile,
 };
+pub use secret::{SECRET_REF_PREFIX, SecretError, SecretValue, parse_secret_ref, session_secret_ref};
 pub use text::{is_forbidden_char, renders_blank, show_blank};
 pub use time::{Deadline, Timestamp, TimestampError};
 pub use validate::Validator;

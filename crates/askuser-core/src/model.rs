@@ -1,35 +1,19 @@
-//! The validated questions (model → person) and the answers (person → model).
+//! The validated questions (model → person) and the answers (person → model): the types, their
+//! getters and how they are written. The only ways to build a validated one are in `validate.rs`
+//! (constructors and `Deserialize`), which this file does not import.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use serde::de::DeserializeSeed;
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use crate::error::{Problems, ValidationError};
-use crate::raw::{Arena, RawOption, RawQuestion, Slot, SlotSeed, Span};
+use crate::keys::{ArgsKey, OptionKey, QuestionKey};
+use crate::profile::{Profile, QuestionKind};
+use crate::secret::session_secret_ref;
+use crate::text::Span;
 use crate::time::{Deadline, Timestamp};
-use crate::validate::{self, Path};
-
-/// Most questions in one call.
-pub const MAX_QUESTIONS: usize = 10;
-/// Fewest options a question offers.
-pub const MIN_OPTIONS: usize = 2;
-/// Most options a question offers.
-pub const MAX_OPTIONS: usize = 6;
-/// Most code points in a header, after trimming.
-pub const MAX_HEADER_CHARS: usize = 25;
-/// Most code points in a question text, after trimming.
-pub const MAX_QUESTION_CHARS: usize = 500;
-/// Most code points in an option label, after trimming.
-pub const MAX_LABEL_CHARS: usize = 50;
-/// Most code points in an option description, after trimming.
-pub const MAX_DESCRIPTION_CHARS: usize = 200;
-/// Most code points a person may type as a custom answer ("Other…", or a text question's answer),
-/// on every surface that asks (SPEC §6 and §10: the answerer's cap).
-pub const MAX_CUSTOM_CHARS: usize = 2_000;
 
 /// One choice a question offers: a label and an optional description.
 ///
@@ -45,35 +29,6 @@ pub struct QuestionOption {
 }
 
 impl QuestionOption {
-    /// Validates an option. The strings are trimmed first; a whitespace-only description becomes `""`.
-    ///
-    /// ```
-    /// use askuser_core::QuestionOption;
-    ///
-    /// # fn main() -> Result<(), askuser_core::ValidationError> {
-    /// let plain = QuestionOption::new("Patch", None)?;
-    /// let described = QuestionOption::new(" Refactor ", Some("Bigger change"))?;
-    /// assert_eq!((plain.description(), described.label()), (None, "Refactor"));
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// Every problem with the label or the description, located relative to the option
-    /// (`label`, `description`).
-    pub fn new(label: impl AsRef<str>, description: Option<&str>) -> Result<Self, ValidationError> {
-        let mut text = String::new();
-        let raw = RawOption {
-            label: Slot::Present(push_trimmed(&mut text, label.as_ref())),
-            description: description.map_or(Slot::Missing, |d| Slot::Present(push_trimmed(&mut text, d))),
-            default: Slot::Missing,
-            unknown: Vec::new(),
-        };
-        let text: Arc<str> = text.into();
-        finish(|problems| validate::option(raw, &text, &Path::Root, problems))
-    }
-
     pub(crate) fn from_parts(text: &Arc<str>, label: Span, description: Option<Span>, default: bool) -> Self {
         Self { text: Arc::clone(text), label, description, default }
     }
@@ -129,88 +84,9 @@ impl fmt::Debug for QuestionOption {
 impl Serialize for QuestionOption {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("label", self.label())?;
-        map.serialize_entry("description", &self.description())?;
+        map.serialize_entry(OptionKey::Label.name(), self.label())?;
+        map.serialize_entry(OptionKey::Description.name(), &self.description())?;
         map.end()
-    }
-}
-
-/// Which rules a call is validated, checked and rendered by (SPEC §10).
-///
-/// [`Reference`](Self::Reference), the default, is the reference implementation's contract to the
-/// letter: multiple-choice questions only, results as in SPEC §3.2. [`Extended`](Self::Extended)
-/// is the opt-in second-seed contract: text and secret questions, ids, declared defaults,
-/// `allow_other`, `timeout_seconds`, and a result the model reads as data.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Profile {
-    /// The reference profile (pydantic-ai-harness 0.62.0). The default.
-    #[default]
-    Reference,
-    /// The extended profile of SPEC §10.
-    Extended,
-}
-
-impl Profile {
-    /// `reference` or `extended`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Reference => "reference",
-            Self::Extended => "extended",
-        }
-    }
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A profile name that is neither `reference` nor `extended`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown profile {name:?} (expected reference or extended)")]
-pub struct UnknownProfile {
-    name: String,
-}
-
-impl std::str::FromStr for Profile {
-    type Err = UnknownProfile;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "reference" => Ok(Self::Reference),
-            "extended" => Ok(Self::Extended),
-            _ => Err(UnknownProfile { name: s.to_owned() }),
-        }
-    }
-}
-
-/// What a question asks for (extended profile; every reference question is a choice).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum QuestionKind {
-    /// Pick from 2–6 options (or type an answer, when `allow_other`).
-    #[default]
-    Choice,
-    /// Type a free-text answer.
-    Text,
-    /// Enter a credential: the value goes to the host's secret sink, the model gets `session:NAME`.
-    Secret,
-}
-
-impl QuestionKind {
-    /// `choice`, `text` or `secret`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Choice => "choice",
-            Self::Text => "text",
-            Self::Secret => "secret",
-        }
     }
 }
 
@@ -248,26 +124,6 @@ pub struct Question {
 }
 
 impl Question {
-    /// Validates a multiple-choice question of the reference profile. Strings are trimmed first.
-    ///
-    /// # Errors
-    ///
-    /// Every problem found, located relative to the question (`header`, `options[1].label`, …).
-    pub fn new(
-        header: impl AsRef<str>,
-        question: impl AsRef<str>,
-        options: Vec<QuestionOption>,
-        multi_select: bool,
-    ) -> Result<Self, ValidationError> {
-        let mut text = String::new();
-        let header = push_trimmed(&mut text, header.as_ref());
-        let question = push_trimmed(&mut text, question.as_ref());
-        let text: Arc<str> = text.into();
-        finish(|problems| {
-            validate::question_from_parts(&text, header, question, options, multi_select, problems)
-        })
-    }
-
     pub(crate) fn from_parts(
         text: &Arc<str>,
         header: Span,
@@ -407,20 +263,22 @@ impl fmt::Debug for Question {
 /// An extended question's options, with their `default` flags.
 struct ExtendedOptions<'a>(&'a [QuestionOption]);
 
-#[derive(Serialize)]
-struct ExtendedOption<'a> {
-    label: &'a str,
-    description: Option<&'a str>,
-    default: bool,
-}
+/// An extended question's option.
+struct ExtendedOption<'a>(&'a QuestionOption);
 
 impl Serialize for ExtendedOptions<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|o| ExtendedOption {
-            label: o.label(),
-            description: o.description(),
-            default: o.default,
-        }))
+        s.collect_seq(self.0.iter().map(ExtendedOption))
+    }
+}
+
+impl Serialize for ExtendedOption<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry(OptionKey::Label.name(), self.0.label())?;
+        map.serialize_entry(OptionKey::Description.name(), &self.0.description())?;
+        map.serialize_entry(OptionKey::Default.name(), &self.0.default)?;
+        map.end()
     }
 }
 
@@ -428,35 +286,29 @@ impl Serialize for Question {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let Some(extras) = &self.extras else {
             let mut map = s.serialize_map(Some(4))?;
-            map.serialize_entry("header", self.header())?;
-            map.serialize_entry("question", self.question())?;
-            map.serialize_entry("options", &self.options)?;
-            map.serialize_entry("multi_select", &self.multi_select)?;
+            map.serialize_entry(QuestionKey::Header.name(), self.header())?;
+            map.serialize_entry(QuestionKey::Question.name(), self.question())?;
+            map.serialize_entry(QuestionKey::Options.name(), &self.options)?;
+            map.serialize_entry(QuestionKey::MultiSelect.name(), &self.multi_select)?;
             return map.end();
         };
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("kind", &extras.kind)?;
-        map.serialize_entry("id", &self.id())?;
-        map.serialize_entry("header", self.header())?;
-        map.serialize_entry("question", self.question())?;
-        map.serialize_entry("options", &ExtendedOptions(&self.options))?;
-        map.serialize_entry("multi_select", &self.multi_select)?;
+        map.serialize_entry(QuestionKey::Kind.name(), &extras.kind)?;
+        map.serialize_entry(QuestionKey::Id.name(), &self.id())?;
+        map.serialize_entry(QuestionKey::Header.name(), self.header())?;
+        map.serialize_entry(QuestionKey::Question.name(), self.question())?;
+        map.serialize_entry(QuestionKey::Options.name(), &ExtendedOptions(&self.options))?;
+        map.serialize_entry(QuestionKey::MultiSelect.name(), &self.multi_select)?;
         // Only a choice question has the choice; on the others `allow_other: false` is refused.
         if extras.kind == QuestionKind::Choice {
-            map.serialize_entry("allow_other", &extras.allow_other)?;
+            map.serialize_entry(QuestionKey::AllowOther.name(), &extras.allow_other)?;
         }
         if extras.kind == QuestionKind::Secret {
-            map.serialize_entry("secret_name", &self.secret_name())?;
-            map.serialize_entry("purpose", &self.purpose())?;
+            map.serialize_entry(QuestionKey::SecretName.name(), &self.secret_name())?;
+            map.serialize_entry(QuestionKey::Purpose.name(), &self.purpose())?;
         }
         map.end()
     }
-}
-
-fn push_trimmed(text: &mut String, s: &str) -> Span {
-    let start = text.len();
-    text.push_str(s.trim());
-    start..text.len()
 }
 
 /// The validated arguments of one `ask_user_question` call: 1–10 questions with unique headers.
@@ -477,24 +329,15 @@ pub struct Questions {
 impl Serialize for Questions {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("questions", &self.questions)?;
+        map.serialize_entry(ArgsKey::Questions.name(), &self.questions)?;
         if let Some(timeout) = self.timeout_seconds {
-            map.serialize_entry("timeout_seconds", &timeout)?;
+            map.serialize_entry(ArgsKey::TimeoutSeconds.name(), &timeout)?;
         }
         map.end()
     }
 }
 
 impl Questions {
-    /// Checks the count and the uniqueness of the headers.
-    ///
-    /// # Errors
-    ///
-    /// Too few or too many questions, or two headers equal once folded.
-    pub fn new(questions: Vec<Question>) -> Result<Self, ValidationError> {
-        finish(|problems| validate::questions_from_parts(questions, problems))
-    }
-
     pub(crate) fn from_parts(questions: Vec<Question>) -> Self {
         Self { questions, timeout_seconds: None }
     }
@@ -528,25 +371,6 @@ impl Questions {
     #[must_use]
     pub fn has_defaults(&self) -> bool {
         self.questions.iter().all(|q| q.kind() == QuestionKind::Choice)
-    }
-
-    /// Validates tool-call arguments given as JSON text, with the default 1 MiB size cap.
-    ///
-    /// # Errors
-    ///
-    /// Every problem found (SPEC §2), or a single one for text that is too large or not strict JSON.
-    pub fn from_json(text: &str) -> Result<Self, ValidationError> {
-        crate::Validator::new().validate_json(text)
-    }
-
-    /// Validates tool-call arguments already parsed into a [`serde_json::Value`]; same verdicts as
-    /// [`from_json`](Self::from_json) on the same arguments.
-    ///
-    /// # Errors
-    ///
-    /// Every problem found (SPEC §2).
-    pub fn from_value(value: &serde_json::Value) -> Result<Self, ValidationError> {
-        crate::Validator::new().validate_value(value)
     }
 
     /// The questions, in order.
@@ -584,43 +408,6 @@ impl<'a> IntoIterator for &'a Questions {
     type IntoIter = std::slice::Iter<'a, Question>;
     fn into_iter(self) -> Self::IntoIter {
         self.questions.iter()
-    }
-}
-
-impl<'de> Deserialize<'de> for Questions {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut text = String::new();
-        let raw = SlotSeed::<crate::raw::RawArgs>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
-        validate::args(raw, &text.into()).map_err(serde::de::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for Question {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut text = String::new();
-        let raw = SlotSeed::<RawQuestion>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
-        let text = text.into();
-        finish(|problems| validate::question_slot(raw, &text, &Path::Root, problems))
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for QuestionOption {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut text = String::new();
-        let raw = SlotSeed::<RawOption>::new(&mut Arena::new(&mut text, false)).deserialize(d)?;
-        let text = text.into();
-        finish(|problems| validate::option_slot(raw, &text, &Path::Root, problems))
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-/// Runs a validation step and turns "no value" into the problems it reported.
-fn finish<T>(step: impl FnOnce(&mut Problems) -> Option<T>) -> Result<T, ValidationError> {
-    let mut problems = Problems::new();
-    match step(&mut problems) {
-        Some(value) if problems.is_empty() => Ok(value),
-        _ => Err(problems.into_error()),
     }
 }
 
@@ -691,6 +478,10 @@ struct RequestInner {
 }
 
 impl AskUserRequest {
+    pub(crate) fn from_parts(id: String, questions: Questions, deadline: Option<Deadline>) -> Self {
+        Self(Arc::new(RequestInner { id, questions, deadline }))
+    }
+
     /// A request with a fresh random id.
     #[must_use]
     pub fn new(questions: Questions) -> Self {
@@ -775,6 +566,9 @@ impl fmt::Debug for AskUserRequest {
     }
 }
 
+/// The key of a serialised request's id, beside the arguments' keys (`keys.rs`).
+pub(crate) const REQUEST_ID: &str = "id";
+
 /// `{"id":"…","questions":[…]}`: the normalised arguments with the id beside them, plus
 /// `"profile":"extended"` for an extended call and `asked_at`/`nudge_at`/`expires_at` when
 /// stamped (see `docs/wire.md`). Deserialising validates the questions again, under the profile
@@ -782,7 +576,7 @@ impl fmt::Debug for AskUserRequest {
 impl Serialize for AskUserRequest {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("id", self.id())?;
+        map.serialize_entry(REQUEST_ID, self.id())?;
         if self.profile() == Profile::Extended {
             map.serialize_entry("profile", &Profile::Extended)?;
         }
@@ -795,35 +589,16 @@ impl Serialize for AskUserRequest {
                 map.serialize_entry("expires_at", &expires_at)?;
             }
         }
-        map.serialize_entry("questions", self.questions().as_slice())?;
+        map.serialize_entry(ArgsKey::Questions.name(), self.questions().as_slice())?;
         if let Some(timeout) = self.0.questions.timeout_seconds {
-            map.serialize_entry("timeout_seconds", &timeout)?;
+            map.serialize_entry(ArgsKey::TimeoutSeconds.name(), &timeout)?;
         }
         map.end()
     }
 }
 
-impl<'de> Deserialize<'de> for AskUserRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let id = match map.remove("id") {
-            Some(serde_json::Value::String(id)) => id,
-            Some(_) => return Err(D::Error::custom("`id` must be a string")),
-            None => return Err(D::Error::missing_field("id")),
-        };
-        let (profile, deadline) = take_envelope(&mut map).map_err(D::Error::custom)?;
-        let questions = crate::Validator::new()
-            .with_profile(profile)
-            .with_max_timeout_seconds(u32::MAX)
-            .validate_value(&serde_json::Value::Object(map))
-            .map_err(D::Error::custom)?;
-        Ok(Self(Arc::new(RequestInner { id, questions, deadline })))
-    }
-}
-
 /// Takes `profile` and the deadline stamps out of a serialised request.
-fn take_envelope(
+pub(crate) fn take_envelope(
     map: &mut serde_json::Map<String, serde_json::Value>,
 ) -> Result<(Profile, Option<Deadline>), String> {
     fn field<T: serde::de::DeserializeOwned>(
@@ -936,7 +711,7 @@ impl AskUserAnswer {
             selected: Vec::new(),
             custom_answer: None,
             id: None,
-            secret_ref: Some(crate::secret::session_secret_ref(name)),
+            secret_ref: Some(session_secret_ref(name)),
         }
     }
 

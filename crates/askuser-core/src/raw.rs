@@ -6,23 +6,24 @@
 //! a validated call then owns one string instead of one allocation per field, which is most of the
 //! difference between validating and merely parsing (see `docs/performance.md`).
 //!
-//! Two ways in: any serde `Deserializer` (the `Deserialize` impls of the model), and a
-//! `serde_json::Value` already parsed ([`value_slot`]), which is what an MCP server or an agent
-//! framework is handed. The second walks the value directly instead of through serde's visitors
-//! (18 % fewer instructions for the typical call, `docs/performance.md`). Each object's fields are
-//! assigned in one place for both ([`FieldValue`]).
+//! Three ways in: the crate's own JSON reader (`json.rs`, through [`Source`]), any serde
+//! `Deserializer` (the `Deserialize` impls of the validated types), and a `serde_json::Value`
+//! already parsed ([`value_slot`]), which is what an MCP server or an agent framework is handed.
+//! The last walks the value directly instead of through serde's visitors (18 % fewer instructions
+//! for the typical call, `docs/performance.md`). Whichever way, a key is found in the tables of
+//! `keys.rs` and its value stored in one place ([`Fields::set`]).
 
 use std::convert::Infallible;
 use std::fmt;
 use std::marker::PhantomData;
 
-use std::ops::Range;
-
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::JsonType;
-use crate::model::QuestionKind;
+use crate::error::{JsonType, quoted};
+use crate::keys::{ArgsKey, Key, OptionKey, QuestionKey};
+use crate::profile::QuestionKind;
+use crate::text::{Span, trim};
 
 /// A field or array item as it was sent.
 #[derive(Debug, Default)]
@@ -66,6 +67,22 @@ pub(crate) trait Raw: Sized {
     fn from_object(_fields: &Map<String, Value>, _text: &mut Arena<'_>) -> Option<Self> {
         None
     }
+    /// Reads the next value of JSON text: a list and an object say so, anything else is a scalar.
+    fn read<S: Source>(source: &mut S, arena: &mut Arena<'_>) -> Result<Slot<Self>, S::Error> {
+        source.scalar(arena)
+    }
+}
+
+/// JSON text being read (`json.rs`): the mirror says which shape it wants next, the reader reads
+/// it, and hands a scalar over through [`Raw`]'s `from_*` as `serde_json` would.
+pub(crate) trait Source {
+    type Error;
+    /// A string, a boolean, a number or `null`; a list or an object is skipped as the wrong type.
+    fn scalar<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<T>, Self::Error>;
+    /// A list of `T`.
+    fn list<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<Vec<Slot<T>>>, Self::Error>;
+    /// An object of the arguments.
+    fn object<F: Fields>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<F>, Self::Error>;
 }
 
 /// Reads a parsed value into a [`Slot`], as [`SlotSeed`] does through serde: the same shapes, the
@@ -88,7 +105,8 @@ pub(crate) fn value_slot<T: Raw>(value: &Value, arena: &mut Arena<'_>) -> Slot<T
     }
 }
 
-/// Where a field's value comes from: serde's map access ([`Next`]) or a parsed [`Value`].
+/// Where a field's value comes from: JSON text ([`Source`]), serde's map access ([`Next`]) or a
+/// parsed [`Value`].
 pub(crate) trait FieldValue {
     type Error;
     fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, Self::Error>;
@@ -104,6 +122,13 @@ impl<'de, A: MapAccess<'de>> FieldValue for Next<'_, 'de, A> {
     }
 }
 
+impl<S: Source> FieldValue for &mut S {
+    type Error = S::Error;
+    fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, S::Error> {
+        T::read(self, arena)
+    }
+}
+
 impl FieldValue for &Value {
     type Error = Infallible;
     fn slot<T: Raw>(self, arena: &mut Arena<'_>) -> Result<Slot<T>, Infallible> {
@@ -111,11 +136,12 @@ impl FieldValue for &Value {
     }
 }
 
-/// An object of the arguments: which keys it knows, and where each one's value goes.
-trait Fields: Default {
-    type Field: Copy;
-    /// The known keys (the extended profile knows more).
-    fn field(extended: bool) -> fn(&str) -> Option<Self::Field>;
+/// An object of the arguments: which keys it knows (a table of `keys.rs`), and where each one's
+/// value goes.
+pub(crate) trait Fields: Default {
+    /// The object's table of keys.
+    type Field: Key;
+    /// Reads the value of `field` from `value` into its slot: a later duplicate key wins.
     fn set<V: FieldValue>(
         &mut self,
         field: Self::Field,
@@ -134,11 +160,10 @@ fn fields_from_map<'de, A: MapAccess<'de>, F: Fields>(
     arena: &mut Arena<'_>,
 ) -> Result<F, A::Error> {
     let mut raw = F::default();
-    let field = F::field(arena.extended);
-    while let Some(key) = map.next_key_seed(KeySeed(field))? {
+    while let Some(key) = map.next_key_seed(KeySeed::<F>(arena.extended, PhantomData))? {
         match key {
-            Key::Known(f) => raw.set(f, Next(&mut map, PhantomData), arena)?,
-            Key::Unknown(name) => {
+            SeenKey::Known(f) => raw.set(f, Next(&mut map, PhantomData), arena)?,
+            SeenKey::Unknown(name) => {
                 map.next_value::<IgnoredAny>()?;
                 raw.unknown().push(name);
             }
@@ -151,9 +176,8 @@ fn fields_from_map<'de, A: MapAccess<'de>, F: Fields>(
 /// [`fields_from_map`] for an object already parsed.
 fn fields_from_object<F: Fields>(fields: &Map<String, Value>, arena: &mut Arena<'_>) -> F {
     let mut raw = F::default();
-    let field = F::field(arena.extended);
     for (key, value) in fields {
-        match field(key) {
+        match F::Field::find(key, arena.extended) {
             Some(f) => {
                 let Ok(()) = raw.set(f, value, arena);
             }
@@ -238,14 +262,11 @@ impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, '_, T> {
     }
 }
 
-/// A trimmed string: where it stands in the arena.
-pub(crate) type Span = Range<usize>;
-
 impl Raw for Span {
     fn from_str(s: &str, text: &mut String) -> Option<Self> {
         // Only the trimmed text is ever needed (SPEC §2.1 step 2), so only it is kept.
         let start = text.len();
-        text.push_str(crate::text::trim(s));
+        text.push_str(trim(s));
         Some(start..text.len())
     }
 }
@@ -260,7 +281,7 @@ pub(crate) enum RawKind {
 
 impl Raw for RawKind {
     fn from_str(s: &str, text: &mut String) -> Option<Self> {
-        Some(match crate::text::trim(s) {
+        Some(match trim(s) {
             "choice" => Self::Known(QuestionKind::Choice),
             "text" => Self::Known(QuestionKind::Text),
             "secret" => Self::Known(QuestionKind::Secret),
@@ -279,6 +300,9 @@ impl<T: Raw> Raw for Vec<Slot<T>> {
     }
     fn from_values(items: &[Value], text: &mut Arena<'_>) -> Option<Self> {
         Some(items.iter().map(|item| value_slot(item, text)).collect())
+    }
+    fn read<S: Source>(source: &mut S, arena: &mut Arena<'_>) -> Result<Slot<Self>, S::Error> {
+        source.list(arena)
     }
 }
 
@@ -323,36 +347,35 @@ impl Raw for LaxBool {
         } else if FALSE.iter().any(|w| w.eq_ignore_ascii_case(s)) || s.eq_ignore_ascii_case("n") {
             Ok(false)
         } else {
-            Err(crate::error::quoted(s))
+            Err(quoted(s))
         };
         Some(Self(value))
     }
 }
 
 /// Object keys: known field names are matched without allocating; others are kept for the error.
-enum Key<F> {
+enum SeenKey<F> {
     Known(F),
     Unknown(String),
 }
 
-struct KeyVisitor<F>(fn(&str) -> Option<F>);
+/// Reads a key of `F`'s object; the flag says whether the extended profile's keys are known.
+struct KeySeed<F>(bool, PhantomData<F>);
 
-impl<F> Visitor<'_> for KeyVisitor<F> {
-    type Value = Key<F>;
+impl<F: Fields> Visitor<'_> for KeySeed<F> {
+    type Value = SeenKey<F::Field>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object key")
     }
-    fn visit_str<E>(self, v: &str) -> Result<Key<F>, E> {
-        Ok((self.0)(v).map_or_else(|| Key::Unknown(v.to_owned()), Key::Known))
+    fn visit_str<E>(self, v: &str) -> Result<SeenKey<F::Field>, E> {
+        Ok(F::Field::find(v, self.0).map_or_else(|| SeenKey::Unknown(v.to_owned()), SeenKey::Known))
     }
 }
 
-struct KeySeed<F>(fn(&str) -> Option<F>);
-
-impl<'de, F> de::DeserializeSeed<'de> for KeySeed<F> {
-    type Value = Key<F>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<F>, D::Error> {
-        d.deserialize_str(KeyVisitor(self.0))
+impl<'de, F: Fields> de::DeserializeSeed<'de> for KeySeed<F> {
+    type Value = SeenKey<F::Field>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<SeenKey<F::Field>, D::Error> {
+        d.deserialize_str(self)
     }
 }
 
@@ -364,41 +387,18 @@ pub(crate) struct RawOption {
     pub(crate) unknown: Vec<String>,
 }
 
-#[derive(Clone, Copy)]
-enum OptionField {
-    Label,
-    Description,
-    Default,
-}
-
 impl Fields for RawOption {
-    type Field = OptionField;
-    fn field(extended: bool) -> fn(&str) -> Option<OptionField> {
-        if extended {
-            |k| match k {
-                "label" => Some(OptionField::Label),
-                "description" => Some(OptionField::Description),
-                "default" => Some(OptionField::Default),
-                _ => None,
-            }
-        } else {
-            |k| match k {
-                "label" => Some(OptionField::Label),
-                "description" => Some(OptionField::Description),
-                _ => None,
-            }
-        }
-    }
+    type Field = OptionKey;
     fn set<V: FieldValue>(
         &mut self,
-        field: OptionField,
+        field: OptionKey,
         value: V,
         arena: &mut Arena<'_>,
     ) -> Result<(), V::Error> {
         match field {
-            OptionField::Label => self.label = value.slot(arena)?,
-            OptionField::Description => self.description = value.slot(arena)?,
-            OptionField::Default => self.default = value.slot(arena)?,
+            OptionKey::Label => self.label = value.slot(arena)?,
+            OptionKey::Description => self.description = value.slot(arena)?,
+            OptionKey::Default => self.default = value.slot(arena)?,
         }
         Ok(())
     }
@@ -484,65 +484,28 @@ impl RawQuestionExt {
     };
 }
 
-#[derive(Clone, Copy)]
-enum QuestionField {
-    Header,
-    Question,
-    Options,
-    MultiSelect,
-    Kind,
-    Id,
-    AllowOther,
-    SecretName,
-    Purpose,
-}
-
 impl Fields for RawQuestion {
-    type Field = QuestionField;
-    fn field(extended: bool) -> fn(&str) -> Option<QuestionField> {
-        if extended {
-            |k| match k {
-                "header" => Some(QuestionField::Header),
-                "question" => Some(QuestionField::Question),
-                "options" => Some(QuestionField::Options),
-                "multi_select" => Some(QuestionField::MultiSelect),
-                "kind" => Some(QuestionField::Kind),
-                "id" => Some(QuestionField::Id),
-                "allow_other" => Some(QuestionField::AllowOther),
-                "secret_name" => Some(QuestionField::SecretName),
-                "purpose" => Some(QuestionField::Purpose),
-                _ => None,
-            }
-        } else {
-            |k| match k {
-                "header" => Some(QuestionField::Header),
-                "question" => Some(QuestionField::Question),
-                "options" => Some(QuestionField::Options),
-                "multi_select" => Some(QuestionField::MultiSelect),
-                _ => None,
-            }
-        }
-    }
+    type Field = QuestionKey;
     fn set<V: FieldValue>(
         &mut self,
-        field: QuestionField,
+        field: QuestionKey,
         value: V,
         arena: &mut Arena<'_>,
     ) -> Result<(), V::Error> {
         match field {
-            QuestionField::Header => self.header = value.slot(arena)?,
-            QuestionField::Question => self.question = value.slot(arena)?,
-            QuestionField::Options => self.options = value.slot(arena)?,
-            QuestionField::MultiSelect => self.multi_select = value.slot(arena)?,
-            QuestionField::Kind => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.kind),
-            QuestionField::Id => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.id),
-            QuestionField::AllowOther => {
+            QuestionKey::Header => self.header = value.slot(arena)?,
+            QuestionKey::Question => self.question = value.slot(arena)?,
+            QuestionKey::Options => self.options = value.slot(arena)?,
+            QuestionKey::MultiSelect => self.multi_select = value.slot(arena)?,
+            QuestionKey::Kind => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.kind),
+            QuestionKey::Id => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.id),
+            QuestionKey::AllowOther => {
                 self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.allow_other);
             }
-            QuestionField::SecretName => {
+            QuestionKey::SecretName => {
                 self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.secret_name);
             }
-            QuestionField::Purpose => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.purpose),
+            QuestionKey::Purpose => self.put_ext(value.slot(arena)?, &mut arena.exts, |e| &mut e.purpose),
         }
         Ok(())
     }
@@ -560,34 +523,17 @@ pub(crate) struct RawArgs {
     pub(crate) exts: Vec<RawQuestionExt>,
 }
 
-#[derive(Clone, Copy)]
-enum ArgsField {
-    Questions,
-    TimeoutSeconds,
-}
-
 impl Fields for RawArgs {
-    type Field = ArgsField;
-    fn field(extended: bool) -> fn(&str) -> Option<ArgsField> {
-        if extended {
-            |k| match k {
-                "questions" => Some(ArgsField::Questions),
-                "timeout_seconds" => Some(ArgsField::TimeoutSeconds),
-                _ => None,
-            }
-        } else {
-            |k| (k == "questions").then_some(ArgsField::Questions)
-        }
-    }
+    type Field = ArgsKey;
     fn set<V: FieldValue>(
         &mut self,
-        field: ArgsField,
+        field: ArgsKey,
         value: V,
         arena: &mut Arena<'_>,
     ) -> Result<(), V::Error> {
         match field {
-            ArgsField::Questions => self.questions = value.slot(arena)?,
-            ArgsField::TimeoutSeconds => self.timeout_seconds = value.slot(arena)?,
+            ArgsKey::Questions => self.questions = value.slot(arena)?,
+            ArgsKey::TimeoutSeconds => self.timeout_seconds = value.slot(arena)?,
         }
         Ok(())
     }
@@ -608,6 +554,9 @@ macro_rules! raw_objects {
             }
             fn from_object(fields: &Map<String, Value>, text: &mut Arena<'_>) -> Option<Self> {
                 Some(fields_from_object(fields, text))
+            }
+            fn read<S: Source>(source: &mut S, arena: &mut Arena<'_>) -> Result<Slot<Self>, S::Error> {
+                source.object(arena)
             }
         }
     )*};

@@ -1,9 +1,14 @@
 //! The per-string rules of SPEC §2.1 and the uniqueness fold of §2.3.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
+
+/// A trimmed string: where it stands in the text of one call (all of a call's strings live in one
+/// shared string, see `raw.rs`).
+pub(crate) type Span = Range<usize>;
 
 /// Whether `c` is rejected in model-authored text and in custom answers: general category Cc, Cf,
 /// Cs, Co, Cn, Zl or Zp (controls, invisible formatting such as zero-width and bidi characters,

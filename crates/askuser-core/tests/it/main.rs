@@ -2,5 +2,6 @@
 
 mod conformance;
 mod extended;
+mod layout;
 mod properties;
 mod rules;
