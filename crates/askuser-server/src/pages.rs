@@ -256,6 +256,7 @@ fn back_link(record: &PendingRecord) -> String {
 struct Item {
     link: String,
     headers: String,
+    asked_by: Option<String>,
     session: Option<String>,
     when: String,
     answers: Vec<AnswerLine>,
@@ -275,6 +276,11 @@ fn headers_of(record: &PendingRecord) -> String {
     askuser_core::show_blank(&headers).into_owned()
 }
 
+/// Who asked, for display (askama escapes it; characters that render blank are made visible).
+fn asked_by_of(record: &PendingRecord) -> Option<String> {
+    record.asked_by().map(|by| by.shown().into_owned())
+}
+
 async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<Item>, ApiError> {
     let mut query = ListQuery::new().state(RecordState::Pending).limit(ListQuery::MAX_LIMIT);
     if let Some(session) = session {
@@ -287,6 +293,7 @@ async fn pending_items(state: &AppState, session: Option<&str>) -> Result<Vec<It
         .map(|r| Item {
             link: format!("/q/{}", encode_segment(r.id())),
             headers: headers_of(r),
+            asked_by: asked_by_of(r),
             session: session.is_none().then(|| r.session_id().map(str::to_owned)).flatten(),
             when: format!("asked {}, open until {}", when(r.asked_at()), when(r.expires_at())),
             answers: Vec::new(),
@@ -357,6 +364,7 @@ async fn history_page(
         .map(|r| Item {
             link: format!("/q/{}", encode_segment(r.id())),
             headers: headers_of(r),
+            asked_by: asked_by_of(r),
             session: None,
             when: format!(
                 "asked {}, {} {} by {}",
@@ -506,6 +514,7 @@ struct QuestionView {
 struct BatchPage {
     title: String,
     session: Option<String>,
+    asked_by: Option<String>,
     asked: String,
     expires: String,
     error: Option<String>,
@@ -610,6 +619,7 @@ fn batch_page(
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
+        asked_by: asked_by_of(record),
         asked: when(record.asked_at()),
         expires: when(record.expires_at()),
         error,

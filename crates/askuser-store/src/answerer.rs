@@ -119,7 +119,8 @@ impl StoreAnswerer {
         }
     }
 
-    /// Who asks: the label its questions carry (see [`AskedBy`]). Default: none.
+    /// Who asks: the label its questions carry (see [`AskedBy`]). Default: the call's
+    /// [`AskContext::asked_by`], when the host knows it.
     #[must_use]
     pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
         self.asked_by = Some(asked_by);
@@ -191,8 +192,10 @@ impl Answerer for StoreAnswerer {
         if let Some(session) = context.session_id {
             question = question.session_id(session);
         }
-        if let Some(asked_by) = &self.asked_by {
-            question = question.asked_by(asked_by.clone());
+        if let Some(asked_by) =
+            self.asked_by.clone().or_else(|| context.asked_by.as_deref().and_then(AskedBy::lossy))
+        {
+            question = question.asked_by(asked_by);
         }
         let wait = request.expires_at().map_or(self.timeout, |at| Timestamp::now().until(at));
         let deadline = Instant::now() + wait;

@@ -443,7 +443,9 @@ impl AskedBy {
                 "the asked-by label has {chars} characters; at most {MAX_ASKED_BY_CHARS} are allowed"
             )));
         }
-        if let Some((at, c)) = text.chars().enumerate().find(|&(_, c)| askuser_core::is_forbidden_char(c, false)) {
+        if let Some((at, c)) =
+            text.chars().enumerate().find(|&(_, c)| askuser_core::is_forbidden_char(c, false))
+        {
             return Err(InvalidAskedBy(format!(
                 "the asked-by label holds U+{:04X} at character {}: control characters and invisible \
                  formatting (bidi controls, zero-width characters) are not allowed",
