@@ -184,7 +184,7 @@ impl Notifier {
             NotifyFormat::Ntfy => ntfy::publish(self.client.post(&self.url), notice),
         };
         self.check(self.authorized(request)).await?;
-        if self.format == NotifyFormat::Ntfy && notice.event.settles() {
+        if self.format == NotifyFormat::Ntfy && !notice.event.while_pending() {
             // Dismisses the notification the follow-up replaced; a server without the endpoint
             // (ntfy before 2.16) still shows the follow-up, so a failure here is not retried.
             let clear = self.client.put(format!("{}/{}/clear", self.url, ntfy::sequence_id(&notice.id)));
@@ -215,6 +215,12 @@ impl Notifier {
             Err(format!("the webhook answered {status}"))
         }
     }
+}
+
+/// The URL that picks choice `n` of question `id` in one tap (`tap.rs`): the page link and
+/// `/tap/N`.
+fn tap_url(state: &AppState, id: &str, n: usize) -> String {
+    format!("{}/tap/{n}", crate::pages::page_url(state, id))
 }
 
 /// Whether question `id` still waits (or the store cannot say: then the notice is still due).
@@ -259,13 +265,10 @@ impl Event {
         }
     }
 
-    /// Whether it is about a question that waits (and is moot once it is settled).
+    /// Whether it is about a question that waits (and is moot once it is settled); else it is
+    /// a follow-up.
     fn while_pending(self) -> bool {
         matches!(self, Self::Asked | Self::Reminder)
-    }
-
-    fn settles(self) -> bool {
-        !self.while_pending()
     }
 }
 
@@ -295,7 +298,7 @@ impl Outgoing {
                 .into_iter()
                 .enumerate()
                 .map(|(n, label)| {
-                    (askuser_core::show_blank(label).into_owned(), crate::tap::tap_url(state, record.id(), n))
+                    (askuser_core::show_blank(label).into_owned(), tap_url(state, record.id(), n))
                 })
                 .collect()
         } else {

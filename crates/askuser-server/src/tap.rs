@@ -15,7 +15,6 @@ use axum::routing::post;
 
 use crate::AppState;
 use crate::error::{ApiError, bounded};
-use crate::paths::encode_segment;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/q/{id}/{token}/tap/{n}", post(tap))
@@ -31,11 +30,6 @@ pub(crate) fn choices(request: &AskUserRequest) -> Vec<&str> {
         }
         _ => Vec::new(),
     }
-}
-
-/// The URL that picks choice `n` of question `id` in one tap.
-pub(crate) fn tap_url(state: &AppState, id: &str, n: usize) -> String {
-    format!("{}/q/{}/{}/tap/{n}", state.config.public_url, encode_segment(id), state.keys.batch_token(id))
 }
 
 fn text(status: StatusCode, text: impl Into<String>) -> Response {
