@@ -292,7 +292,7 @@ impl AnswerServerBuilder {
 
     /// Calls `hook` for each new question asked through this server's API (not for a repeated
     /// ask of the same one), on the request's task: it must not block. A
-    /// [`notifier`](Self::notifier) (feature `client`) hears of every question in the store instead.
+    /// `notifier` (feature `client`) hears of every question in the store instead.
     pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
         self.on_asked = Some(Arc::new(hook));
         self
