@@ -34,6 +34,8 @@ answer on a phone (askuser ask --server URL --help lists every option there):
   --token-file PATH   its API token file (default: ASKUSER_TOKEN, else the file askuser serve
                       made in the user's data directory)
   --session ID        the session (conversation) the questions belong to
+  --label TEXT        who asks, shown beside the questions on the page and in notices
+                      (default: the session)
 
 The tool result goes to stdout, everything else to stderr.
 
@@ -351,7 +353,7 @@ mod tests {
         let (terminal, server) = USAGE.split_once("Through a running answer server").unwrap();
         let listed = terminal.lines().filter(|l| l.trim_start().starts_with("--")).count();
         assert_eq!(listed, flags.len(), "a flag in --help this test does not know");
-        for flag in ["--server", "--token-file", "--session"] {
+        for flag in ["--server", "--token-file", "--session", "--label"] {
             assert!(server.contains(&format!("  {flag} ")), "ask --help: {flag}");
             assert!(parse(Args::new(&args(&[flag, "x"])), true).is_err(), "{flag} is not the terminal's");
         }

@@ -93,6 +93,9 @@ pub struct AskContext {
     pub tool_call_id: Option<String>,
     /// The agent turn (model response) the call came in.
     pub turn_id: Option<String>,
+    /// Who asks, as the host knows it (an MCP client's name and version and the project it works
+    /// in): an answerer that shows questions to a person shows it beside them. Untrusted text.
+    pub asked_by: Option<String>,
 }
 
 impl AskContext {
@@ -120,6 +123,13 @@ impl AskContext {
     #[must_use]
     pub fn with_turn_id(mut self, id: impl Into<String>) -> Self {
         self.turn_id = Some(id.into());
+        self
+    }
+
+    /// With who asks. Default: none.
+    #[must_use]
+    pub fn with_asked_by(mut self, label: impl Into<String>) -> Self {
+        self.asked_by = Some(label.into());
         self
     }
 }

@@ -169,6 +169,18 @@ fn secret_file(options: &Options) -> Result<Option<SecretFile>, String> {
 
 /// The fallback chain of `--fallback`: each step in order, a terminal step checked at every call
 /// (a process started without a terminal still starts, and its calls go to the next step).
+/// The working directory, as the person knows it (`~/src/app` under the home directory): part of
+/// the asked-by label of every call.
+fn workspace() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    Some(match home.as_deref().and_then(|home| cwd.strip_prefix(home).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => cwd.display().to_string(),
+    })
+}
+
 fn fallback(options: &Options) -> Result<Fallback, String> {
     let mut steps = options.fallback.iter().map(|mode| fallback_step(mode, options));
     let mut chain = steps.next().unwrap_or_else(|| Ok(Fallback::decline()))?;
@@ -272,6 +284,9 @@ pub fn main(args: &[String]) -> ExitCode {
         .profile(options.profile);
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
+    }
+    if let Some(workspace) = workspace() {
+        builder = builder.workspace(workspace);
     }
     let server = builder.build();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

@@ -270,6 +270,7 @@ struct Inner {
     validator: Validator,
     codec: RequestStateCodec,
     state_ttl: Duration,
+    workspace: Option<String>,
     /// Nonces of states already redeemed, until their states expire.
     redeemed: Mutex<Redeemed>,
     /// The server's one progress ticker, which every waiting call listens to (see
@@ -302,6 +303,7 @@ pub struct AskUserServerBuilder {
     validator: Validator,
     codec: Option<RequestStateCodec>,
     state_ttl: Option<Duration>,
+    workspace: Option<String>,
 }
 
 impl fmt::Debug for AskUserServerBuilder {
@@ -315,6 +317,15 @@ impl fmt::Debug for AskUserServerBuilder {
 }
 
 impl AskUserServerBuilder {
+    /// Where the server works (its working directory, `~/src/app`): each call's
+    /// [`AskContext::asked_by`] is the client's name and version (from `initialize`'s
+    /// `clientInfo`) and ` in WORKSPACE`, so that a fallback answerer shows the person who asks.
+    /// Default: none (the client alone).
+    pub fn workspace(mut self, workspace: impl Into<String>) -> Self {
+        self.workspace = Some(workspace.into());
+        self
+    }
+
     /// The name shown to the person in the form's message and sent as the server's name.
     /// Default: `askuser`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -392,6 +403,7 @@ impl AskUserServerBuilder {
                 validator: self.validator,
                 codec: self.codec.unwrap_or_else(random_codec),
                 state_ttl: self.state_ttl.or(self.timeout).unwrap_or(DEFAULT_STATE_TTL),
+                workspace: self.workspace,
                 redeemed: Mutex::new(Redeemed::default()),
                 heartbeat: Mutex::new(None),
             }),
@@ -455,6 +467,27 @@ impl AskUserServer {
             validator: Validator::new(),
             codec: None,
             state_ttl: None,
+            workspace: None,
+        }
+    }
+
+    /// Who asks, for a call of this request's client: `NAME VERSION` of its `clientInfo` (its
+    /// `title` when it has one), and ` in WORKSPACE`; `None` when neither is known.
+    fn asked_by(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let client = context.peer.peer_info().map(|info| {
+            let client = &info.client_info;
+            let name = client.title.as_deref().filter(|t| !t.trim().is_empty()).unwrap_or(&client.name);
+            if client.version.trim().is_empty() {
+                name.to_owned()
+            } else {
+                format!("{name} {}", client.version)
+            }
+        });
+        match (client.filter(|c| !c.trim().is_empty()), &self.inner.workspace) {
+            (Some(client), Some(workspace)) => Some(format!("{client} in {workspace}")),
+            (Some(client), None) => Some(client),
+            (None, Some(workspace)) => Some(format!("an MCP client in {workspace}")),
+            (None, None) => None,
         }
     }
 
@@ -568,7 +601,11 @@ impl AskUserServer {
         let ask_user = builder.build().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let call_id = request_id_text(&context);
         let call = ToolCall::new(&call_id, &arguments);
-        let wait = ask_user.call(call, AskContext::new().with_tool_call_id(call_id.clone()));
+        let mut ask_context = AskContext::new().with_tool_call_id(call_id.clone());
+        if let Some(label) = self.asked_by(&context) {
+            ask_context = ask_context.with_asked_by(label);
+        }
+        let wait = ask_user.call(call, ask_context);
         tokio::pin!(wait);
         // While the person thinks, tell a client that asked for progress that the call is alive:
         // SDKs that reset their request timeout on progress (the TypeScript SDK's

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use askuser_core::{AskContext, Profile, QuestionKind, Validator};
 use askuser_server::HttpAnswerer;
+use askuser_store::AskedBy;
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
 const USAGE: &str = "\
@@ -20,6 +21,8 @@ the model receives on stdout.
   --token-file PATH   the API token file (default: ASKUSER_TOKEN, else the file askuser serve
                       creates by default in the user's data directory)
   --session ID        the session (conversation) the questions belong to
+  --label TEXT        who asks, shown beside the questions on the page, in lists and notices
+                      (an agent, a project; at most 200 characters; default: the session)
   --timeout SECS      give up after SECS seconds (default 3600)
   --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
   --profile NAME      reference (default) or extended: text and secret questions, ids, defaults
@@ -41,10 +44,18 @@ struct Options {
     source: Option<String>,
     token_file: Option<PathBuf>,
     session: Option<String>,
+    label: Option<AskedBy>,
     timeout: Duration,
     on_timeout: OnTimeout,
     profile: Profile,
     secret_file: Option<PathBuf>,
+}
+
+impl Options {
+    /// Who asks: the label, else the session.
+    fn asked_by(&self) -> Option<AskedBy> {
+        self.label.clone().or_else(|| self.session.as_deref().and_then(AskedBy::lossy))
+    }
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -54,6 +65,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         source: None,
         token_file: None,
         session: None,
+        label: None,
         timeout: askuser_server::DEFAULT_TIMEOUT,
         on_timeout: OnTimeout::Decline,
         profile: Profile::Reference,
@@ -67,6 +79,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--server" => server = Some(value("a URL")?.trim_end_matches('/').to_owned()),
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
             "--session" => options.session = Some(value("a session id")?.to_owned()),
+            "--label" => {
+                options.label = Some(AskedBy::new(value("a label")?).map_err(|e| format!("--label: {e}"))?);
+            }
             "--timeout" => options.timeout = crate::seconds(arg, value("seconds")?)?,
             "--on-timeout" => {
                 options.on_timeout = match value("decline or defaults")? {
@@ -142,6 +157,9 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
             }),
         Err(e) => return failure(&e),
     };
+    if let Some(asked_by) = options.asked_by() {
+        answerer = answerer.asked_by(asked_by);
+    }
     let withdrawing = answerer.clone();
     match &options.secret_file {
         Some(path) => answerer = answerer.secret_sink(askuser_tool::SecretFile::new(path)),
@@ -232,6 +250,13 @@ mod tests {
             parse(&args(&["--server", "http://h:1/", "q.json", "--timeout=2", "--session", "s"])).unwrap();
         assert_eq!((o.server.as_str(), o.source.as_deref()), ("http://h:1", Some("q.json")));
         assert_eq!((o.timeout, o.session.as_deref()), (Duration::from_secs(2), Some("s")));
+        assert_eq!(o.asked_by().unwrap().as_str(), "s", "the session, without a label");
+        let o = parse(&args(&["--server", "http://h", "--session", "s", "--label", " codex "])).unwrap();
+        assert_eq!(o.asked_by().unwrap().as_str(), "codex");
+        let long = "x".repeat(201);
+        assert!(
+            parse(&args(&["--server", "http://h", "--label", &long])).unwrap_err().starts_with("--label: ")
+        );
         assert!(parse(&args(&["q.json"])).unwrap_err().contains("--server"));
         assert!(parse(&args(&["--server", "h:1"])).unwrap_err().contains("http://"));
         assert!(parse(&args(&["--server", "http://h", "--timeout", "0"])).unwrap_err().contains("above 0"));

@@ -30,11 +30,15 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         or withdrawn (default 30; 0 keeps every question); waiting ones never
   --profile NAME        reference (default: multiple choice) or extended (also text and
                         secret questions, declared defaults, timeout_seconds; SPEC §10)
-  --notify-url URL      POST a notice to URL for each new question (id, session, headers, page
-                        link; retried with backoff, never holding up an ask)
-  --notify-format F     json (default) or ntfy (text body, Title and Click headers: point
-                        --notify-url at your ntfy topic)
+  --notify-url URL      POST a notice to URL when a question is asked, at its reminder time,
+                        and when it is answered, declined, expired or withdrawn (id, session,
+                        who asks, headers, page link; retried, never holding up an ask)
+  --notify-format F     json (default) or ntfy (point --notify-url at your ntfy topic: the
+                        follow-up replaces and clears the notification; one-tap answer buttons)
   --notify-questions    include the questions' text in notices (default: headers only)
+  --notify-credentials-file PATH
+                        the webhook's credentials: an access token (Bearer) or user:password
+                        (Basic); without it, ASKUSER_NOTIFY_CREDENTIALS is used when set
   --header-timeout S    the time a client has to send a request head; an idle kept-alive
                         connection closes after it too (default 10)
   --body-timeout S      the time a client has to send a request body (default 30)
@@ -63,8 +67,23 @@ struct Options {
     notify_url: Option<String>,
     notify_format: NotifyFormat,
     notify_questions: bool,
+    notify_credentials_file: Option<PathBuf>,
     profile: Profile,
     limits: askuser_server::ConnectionLimits,
+}
+
+/// Where the webhook's credentials come from: a file, else the environment; never the command
+/// line, where other users' `ps` would see them.
+const NOTIFY_CREDENTIALS_ENV: &str = "ASKUSER_NOTIFY_CREDENTIALS";
+
+/// The webhook's credentials and where they were read, if any were given.
+fn notify_credentials(file: Option<&Path>) -> Result<Option<(String, String)>, String> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--notify-credentials-file {}: {e}", path.display()))?;
+        return Ok(Some((text, format!("--notify-credentials-file {}", path.display()))));
+    }
+    Ok(std::env::var(NOTIFY_CREDENTIALS_ENV).ok().map(|text| (text, NOTIFY_CREDENTIALS_ENV.to_owned())))
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -79,6 +98,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_url: None,
         notify_format: NotifyFormat::Json,
         notify_questions: false,
+        notify_credentials_file: None,
         profile: Profile::Reference,
         limits: askuser_server::ConnectionLimits::default(),
     };
@@ -124,6 +144,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--notify-questions" => options.notify_questions = true,
+            "--notify-credentials-file" => {
+                options.notify_credentials_file = Some(PathBuf::from(value("a path")?));
+            }
             "--header-timeout" => {
                 options.limits = options.limits.with_header_timeout(crate::seconds(arg, value("seconds")?)?);
             }
@@ -295,12 +318,14 @@ async fn run(options: Options) -> Result<(), String> {
         builder = builder.default_timeout(timeout);
     }
     if let Some(url) = &options.notify_url {
-        let notifier = Notifier::new(url, options.notify_format)
+        let mut notifier = Notifier::new(url, options.notify_format)
             .map_err(|e| format!("--notify-url: {e}"))?
-            .include_questions(options.notify_questions)
-            .spawn();
-        builder = builder.on_asked(move |notice| notifier.notify(notice));
-        eprintln!("askuser serve: notifying {} of new questions", askuser_store::redact_url(url));
+            .include_questions(options.notify_questions);
+        if let Some((credentials, place)) = notify_credentials(options.notify_credentials_file.as_deref())? {
+            notifier = notifier.credentials(&credentials).map_err(|e| format!("{place}: {e}"))?;
+        }
+        builder = builder.notifier(notifier);
+        eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{AskUserRequest, AskUserResponse, Profile, SecretValue, Validator};
-use askuser_store::{Cursor, ListQuery, NewQuestion, PendingRecord, State as RecordState, Timestamp};
+use askuser_store::{
+    AskedBy, Cursor, ListQuery, NewQuestion, PendingRecord, State as RecordState, Timestamp,
+};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -31,6 +33,11 @@ pub(crate) struct AskBody {
     /// The session (conversation) the question belongs to.
     #[serde(default)]
     session_id: Option<String>,
+    /// Who asks, shown to the person beside the question (the pages, the lists, notices): an
+    /// agent, a project, a host ("claude-code 1.2 in ~/src/app"). One line of at most 200
+    /// characters, without control characters or invisible formatting.
+    #[serde(default)]
+    asked_by: Option<String>,
     /// The id to store it under; a random one when absent. Asking again with the same id,
     /// arguments, session and tool name while the question waits returns the stored question (a
     /// retry after a lost reply); once it has settled, the id is taken (`409 id_taken`). Make ids
@@ -158,6 +165,11 @@ pub(crate) async fn ask(
         check_id("session_id", &session)?;
         question = question.session_id(session);
     }
+    if let Some(label) = body.asked_by {
+        let asked_by = AskedBy::new(&label)
+            .map_err(|e| ApiError::InvalidField { field: "asked_by", message: e.to_string() })?;
+        question = question.asked_by(asked_by);
+    }
     if let Some(tool) = body.tool_name {
         check_id("tool_name", &tool)?;
         question = question.tool_name(tool);
@@ -179,6 +191,7 @@ pub(crate) async fn ask(
         hook(&crate::AskedNotice {
             id: record.id().to_owned(),
             session_id: record.session_id().map(str::to_owned),
+            asked_by: record.asked_by().map(|by| by.shown().into_owned()),
             headers: questions.iter().map(|q| q.header().to_owned()).collect(),
             questions: questions.iter().map(|q| q.question().to_owned()).collect(),
             url: url.clone(),

@@ -113,6 +113,7 @@ pub struct HttpAnswerer {
     on_link: Option<Arc<LinkHandler>>,
     on_retry: Option<Arc<RetryHandler>>,
     secret_sink: Option<Arc<dyn SecretSink>>,
+    asked_by: Option<askuser_store::AskedBy>,
     /// The cancels that dropped calls sent, shared by clones: [`withdrawn`](Self::withdrawn).
     withdrawals: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
@@ -123,6 +124,7 @@ impl fmt::Debug for HttpAnswerer {
             .field("base", &self.base)
             .field("token", &self.token)
             .field("timeout", &self.timeout)
+            .field("asked_by", &self.asked_by)
             .finish_non_exhaustive()
     }
 }
@@ -143,6 +145,7 @@ impl HttpAnswerer {
             on_link: None,
             on_retry: None,
             secret_sink: None,
+            asked_by: None,
             withdrawals: Arc::default(),
         })
     }
@@ -179,6 +182,15 @@ impl HttpAnswerer {
     #[must_use]
     pub fn on_retry(mut self, f: impl Fn(&ClientError) + Send + Sync + 'static) -> Self {
         self.on_retry = Some(Arc::new(f));
+        self
+    }
+
+    /// Who asks: the label the person sees beside each question (pages, lists, notices).
+    /// Default: the call's [`AskContext::asked_by`](askuser_core::AskContext::asked_by), when
+    /// the host knows it (`askuser mcp`: the client's name and version and its directory).
+    #[must_use]
+    pub fn asked_by(mut self, asked_by: askuser_store::AskedBy) -> Self {
+        self.asked_by = Some(asked_by);
         self
     }
 
@@ -263,6 +275,13 @@ impl HttpAnswerer {
         });
         if let Some(session) = &context.session_id {
             body["session_id"] = json!(session);
+        }
+        let asked_by = self
+            .asked_by
+            .clone()
+            .or_else(|| context.asked_by.as_deref().and_then(askuser_store::AskedBy::lossy));
+        if let Some(asked_by) = asked_by {
+            body["asked_by"] = json!(asked_by.as_str());
         }
         let url = format!("{}/v1/questions", self.base);
         // The same id on every try: a retry after a lost reply gets the question already stored.

@@ -38,6 +38,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(api::healthz))
         .route("/openapi.json", get(crate::openapi::serve))
         .merge(pages::routes())
+        .merge(crate::tap::routes())
         .fallback(pages::not_found)
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(limit))

@@ -28,7 +28,7 @@
 //! # Feature flags
 //!
 //! - `client`: [`HttpAnswerer`], an `Answerer` that asks through a remote server, and
-//!   [`Notifier`], a webhook for new questions (reqwest with rustls).
+//!   [`Notifier`], notices to a webhook or ntfy (reqwest with rustls).
 
 mod api;
 mod auth;
@@ -43,6 +43,7 @@ mod pages;
 mod paths;
 mod secrets;
 mod subpath;
+mod tap;
 mod throttle;
 mod zeroed;
 
@@ -67,7 +68,7 @@ pub use error::ApiError;
 pub use events::ServerEvent;
 pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
-pub use notify::{Notifier, NotifierHandle, NotifyFormat};
+pub use notify::{InvalidCredentials, Notifier, NotifyFormat};
 pub use paths::{default_data_dir, is_cleartext_beyond_loopback};
 pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
 
@@ -124,6 +125,8 @@ pub(crate) struct AppState {
     /// Becomes `true` when the server shuts down: waits and event streams end.
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) on_asked: Option<Arc<AskedHook>>,
+    #[cfg(feature = "client")]
+    pub(crate) notifier: Option<Arc<Notifier>>,
     /// Login attempts per client.
     pub(crate) logins: throttle::LoginThrottle,
 }
@@ -139,6 +142,8 @@ pub struct AskedNotice {
     pub id: String,
     /// Its session, when the asker gave one.
     pub session_id: Option<String>,
+    /// Who asks, when the asker said.
+    pub asked_by: Option<String>,
     /// The questions' headers (short labels), in order.
     pub headers: Vec<String>,
     /// The questions' full text, in order. A notifier leaves it out unless told to include it.
@@ -210,6 +215,8 @@ pub struct AnswerServerBuilder {
     token: ApiToken,
     config: Config,
     on_asked: Option<Arc<AskedHook>>,
+    #[cfg(feature = "client")]
+    notifier: Option<Notifier>,
     fleet: Option<PostgresStore>,
 }
 
@@ -294,10 +301,20 @@ impl AnswerServerBuilder {
         self
     }
 
-    /// Calls `hook` for each new question (not for a repeated ask of the same one), on the
-    /// request's task: it must not block (a `Notifier`, feature `client`, queues and returns).
+    /// Calls `hook` for each new question asked through this server's API (not for a repeated
+    /// ask of the same one), on the request's task: it must not block. A
+    /// `notifier` (feature `client`) hears of every question in the store instead.
     pub fn on_asked(mut self, hook: impl Fn(&AskedNotice) + Send + Sync + 'static) -> Self {
         self.on_asked = Some(Arc::new(hook));
+        self
+    }
+
+    /// Sends notices about the store's questions (asked, reminded, settled) to a webhook; see
+    /// [`Notifier`]. [`AnswerServer::serve`] starts it ([`AnswerServer::spawn_notifier`] in a
+    /// test). Default: none.
+    #[cfg(feature = "client")]
+    pub fn notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
         self
     }
 
@@ -318,6 +335,8 @@ impl AnswerServerBuilder {
                 fleet,
                 closing,
                 on_asked: self.on_asked,
+                #[cfg(feature = "client")]
+                notifier: self.notifier.map(Arc::new),
                 logins: throttle::LoginThrottle::default(),
             }),
         }
@@ -342,6 +361,8 @@ impl AnswerServer {
                 limits: ConnectionLimits::default(),
             },
             on_asked: None,
+            #[cfg(feature = "client")]
+            notifier: None,
             fleet: None,
         }
     }
@@ -385,6 +406,8 @@ impl AnswerServer {
     ) -> std::io::Result<()> {
         let fleet = self.connect_fleet().await;
         let sweeper = self.spawn_sweeper();
+        #[cfg(feature = "client")]
+        let notices = self.spawn_notifier();
         let this = self.clone();
         let signalled = tokio::spawn(async move {
             signal.await;
@@ -395,6 +418,10 @@ impl AnswerServer {
         signalled.abort();
         self.shutdown();
         let _ = sweeper.await;
+        #[cfg(feature = "client")]
+        if let Some(notices) = notices {
+            let _ = notices.await;
+        }
         for task in fleet {
             let _ = task.await;
         }

@@ -314,6 +314,7 @@ fn back_link(record: &PendingRecord) -> String {
 struct Item {
     link: String,
     headers: String,
+    asked_by: Option<String>,
     session: Option<String>,
     asked: Moment,
     /// A pending question's expiry and the time left.
@@ -337,11 +338,17 @@ fn headers_of(record: &PendingRecord) -> String {
     askuser_core::show_blank(&headers).into_owned()
 }
 
+/// Who asked, for display (askama escapes it; characters that render blank are made visible).
+fn asked_by_of(record: &PendingRecord) -> Option<String> {
+    record.asked_by().map(|by| by.shown().into_owned())
+}
+
 fn item(record: &PendingRecord, session: Option<&str>, now: Timestamp) -> Item {
     let seconds = record.asked_at().until(record.expires_at()) < SHORT_SPAN;
     Item {
         link: format!("/q/{}", encode_segment(record.id())),
         headers: headers_of(record),
+        asked_by: asked_by_of(record),
         session: session.is_none().then(|| record.session_id().map(str::to_owned)).flatten(),
         asked: moment(record.asked_at(), now, seconds),
         until: (record.state() == RecordState::Pending)
@@ -641,6 +648,7 @@ struct Problem {
 struct BatchPage {
     title: String,
     session: Option<String>,
+    asked_by: Option<String>,
     asked: Moment,
     expires: Moment,
     left: String,
@@ -763,6 +771,7 @@ fn batch_page(
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
+        asked_by: asked_by_of(record),
         asked: moment(record.asked_at(), now, seconds),
         expires: moment(record.expires_at(), now, seconds),
         left: time_left(now.until(record.expires_at())),

@@ -13,7 +13,7 @@ use askuser_tool::OnTimeout;
 use tokio::time::Instant;
 
 use crate::error::StoreError;
-use crate::record::{NewQuestion, PendingRecord, State};
+use crate::record::{AskedBy, NewQuestion, PendingRecord, State};
 use crate::store::PendingStore;
 
 /// How long a question waits by default: five minutes.
@@ -89,6 +89,7 @@ pub struct StoreAnswerer {
     on_timeout: OnTimeout,
     tool_name: String,
     lease: Duration,
+    asked_by: Option<AskedBy>,
 }
 
 impl fmt::Debug for StoreAnswerer {
@@ -99,6 +100,7 @@ impl fmt::Debug for StoreAnswerer {
             .field("on_timeout", &self.on_timeout)
             .field("tool_name", &self.tool_name)
             .field("lease", &self.lease)
+            .field("asked_by", &self.asked_by)
             .finish()
     }
 }
@@ -113,7 +115,16 @@ impl StoreAnswerer {
             on_timeout: OnTimeout::Decline,
             tool_name: askuser_tool::TOOL_NAME.to_owned(),
             lease: crate::DEFAULT_LEASE,
+            asked_by: None,
         }
+    }
+
+    /// Who asks: the label its questions carry (see [`AskedBy`]). Default: the call's
+    /// [`AskContext::asked_by`], when the host knows it.
+    #[must_use]
+    pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
+        self.asked_by = Some(asked_by);
+        self
     }
 
     /// The lease its questions hold while it waits: a question whose waiting process was killed
@@ -180,6 +191,11 @@ impl Answerer for StoreAnswerer {
             .lease(self.lease);
         if let Some(session) = context.session_id {
             question = question.session_id(session);
+        }
+        if let Some(asked_by) =
+            self.asked_by.clone().or_else(|| context.asked_by.as_deref().and_then(AskedBy::lossy))
+        {
+            question = question.asked_by(asked_by);
         }
         let wait = request.expires_at().map_or(self.timeout, |at| Timestamp::now().until(at));
         let deadline = Instant::now() + wait;

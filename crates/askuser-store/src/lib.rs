@@ -97,7 +97,10 @@ pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
-pub use record::{Cursor, InvalidCursor, ListQuery, NewQuestion, Page, PendingRecord, State, UnknownState};
+pub use record::{
+    AskedBy, Cursor, InvalidAskedBy, InvalidCursor, ListQuery, MAX_ASKED_BY_CHARS, NewQuestion, Notice, Page,
+    PendingRecord, State, UnknownState,
+};
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
 pub use store::PendingStore;
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};

@@ -44,6 +44,8 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct Inner {
     records: Mutex<HashMap<String, PendingRecord>>,
+    /// The notices marked sent, by record id (`Notice::bit`s).
+    notices: Mutex<HashMap<String, i64>>,
     /// Revoked login sessions and when their cookies expire.
     revoked_logins: Mutex<HashMap<String, Timestamp>>,
     wakers: Arc<Wakers>,
@@ -70,6 +72,7 @@ impl MemoryStore {
         Self {
             inner: Arc::new(Inner {
                 records: Mutex::new(HashMap::new()),
+                notices: Mutex::new(HashMap::new()),
                 revoked_logins: Mutex::new(HashMap::new()),
                 wakers: Arc::default(),
                 feed: Feed::default(),
@@ -222,6 +225,19 @@ impl Backend for MemoryStore {
         let Some(lease_until) = record.lease_until else { return Ok(false) };
         record.lease_until = Some(lease_until.max(until));
         Ok(true)
+    }
+
+    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
+        // Under the records' lock, so that a claim never races a put of the same id.
+        let records = self.records();
+        if !records.contains_key(id) {
+            return Ok(false);
+        }
+        let mut notices = self.inner.notices.lock().unwrap_or_else(PoisonError::into_inner);
+        let sent = notices.entry(id.to_owned()).or_default();
+        let claimed = *sent & bit == 0;
+        *sent |= bit;
+        Ok(claimed)
     }
 }
 

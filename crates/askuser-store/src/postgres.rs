@@ -10,14 +10,14 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{ListQuery, Page, PendingRecord, State};
+use crate::record::{AskedBy, ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, FollowedClock};
 use crate::wake::Wakers;
 
 macro_rules! columns {
     () => {
-        "id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
+        "id, session_id, asked_by, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
          lease_until, closed_at, answered_by, response, version"
     };
 }
@@ -31,8 +31,9 @@ const CHANNEL: &str = "askuser_pending";
 /// Idempotent put: an existing id is left alone (the caller compares what is stored); a row comes
 /// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
-     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, lease_until, version) \
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, 1) ON CONFLICT (id) DO NOTHING RETURNING version";
+     (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, lease_until, version, \
+      asked_by) \
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, 1, $10) ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = $1");
 
@@ -110,6 +111,11 @@ const LAPSE: &str = concat!(
 );
 
 /// A lease renewed (never shortened), only while the question waits and holds one.
+/// Marks a notice sent, once: of racing replicas, the row lock lets one update it; the others
+/// re-check the bit and change nothing.
+const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | $2 \
+     WHERE id = $1 AND (notices & $2) = 0 RETURNING 1";
+
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = greatest(lease_until, $2) \
      WHERE id = $1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
@@ -484,6 +490,7 @@ impl Backend for PostgresStore {
             .bind(record.nudge_at().unix_millis())
             .bind(record.expires_at().unix_millis())
             .bind(record.lease_until().map(Timestamp::unix_millis))
+            .bind(record.asked_by().map(AskedBy::as_str))
             .fetch_optional(&self.inner.pool)
             .await?;
         if inserted.is_some() {
@@ -580,6 +587,12 @@ impl Backend for PostgresStore {
             .fetch_optional(&self.inner.pool)
             .await?;
         Ok(renewed.is_some())
+    }
+
+    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
+        let claimed: Option<i32> =
+            sqlx::query_scalar(CLAIM_NOTICE).bind(id).bind(bit).fetch_optional(&self.inner.pool).await?;
+        Ok(claimed.is_some())
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a store holds: [`PendingRecord`]s in a [`State`], put as [`NewQuestion`]s, listed in
 //! [`Page`]s.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -94,6 +95,7 @@ pub struct NewQuestion {
     pub(crate) tool_name: String,
     pub(crate) timeout: Duration,
     pub(crate) lease: Option<Duration>,
+    pub(crate) asked_by: Option<AskedBy>,
 }
 
 impl NewQuestion {
@@ -108,6 +110,7 @@ impl NewQuestion {
             tool_name: askuser_tool::TOOL_NAME.to_owned(),
             timeout,
             lease: None,
+            asked_by: None,
         }
     }
 
@@ -121,6 +124,14 @@ impl NewQuestion {
     #[must_use]
     pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
         self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// With who asks it, shown to the person beside the question (pages, lists, notices).
+    /// Default: none. A repeated put of the same question keeps the first put's label.
+    #[must_use]
+    pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
+        self.asked_by = Some(asked_by);
         self
     }
 
@@ -179,6 +190,7 @@ impl NewQuestion {
         let (nudge_at, expires_at) = stamps_of(&deadline);
         PendingRecord {
             session_id: self.session_id,
+            asked_by: self.asked_by,
             tool_name: self.tool_name,
             request: self.request.with_deadline(deadline),
             state: State::Pending,
@@ -203,12 +215,14 @@ fn stamps_of(deadline: &Deadline) -> (Timestamp, Timestamp) {
 /// One question in a store, as read back.
 ///
 /// Serialises (for logs, the `askuser-store` tool and HTTP APIs) as `{"id", "session_id",
-/// "tool_name", "profile", "state", "asked_at", "nudge_at", "expires_at", "lease_until",
+/// "asked_by", "tool_name", "profile", "state", "asked_at", "nudge_at", "expires_at", "lease_until",
 /// "closed_at", "answered_at", "answered_by", "version", "request", "response"}` with RFC 3339
-/// times (`lease_until` is `null` for a deferred question).
+/// times (`lease_until` is `null` for a deferred question; `asked_by` is left out when the asker
+/// gave no label, as records were before it existed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingRecord {
     pub(crate) session_id: Option<String>,
+    pub(crate) asked_by: Option<AskedBy>,
     pub(crate) tool_name: String,
     pub(crate) request: AskUserRequest,
     pub(crate) state: State,
@@ -233,6 +247,12 @@ impl PendingRecord {
     #[must_use]
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// Who asked, when the asker said (see [`AskedBy`]).
+    #[must_use]
+    pub fn asked_by(&self) -> Option<&AskedBy> {
+        self.asked_by.as_ref()
     }
 
     /// The tool name the model called.
@@ -366,6 +386,8 @@ impl Serialize for PendingRecord {
         struct Wire<'a> {
             id: &'a str,
             session_id: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            asked_by: Option<&'a str>,
             tool_name: &'a str,
             profile: Profile,
             state: State,
@@ -383,6 +405,7 @@ impl Serialize for PendingRecord {
         Wire {
             id: self.id(),
             session_id: self.session_id(),
+            asked_by: self.asked_by.as_ref().map(AskedBy::as_str),
             tool_name: &self.tool_name,
             profile: self.profile(),
             state: self.state,
@@ -398,6 +421,117 @@ impl Serialize for PendingRecord {
             response: self.response.as_ref(),
         }
         .serialize(serializer)
+    }
+}
+
+/// The longest [`AskedBy`] label, in characters.
+pub const MAX_ASKED_BY_CHARS: usize = 200;
+
+/// Who asks a question: a short label the person sees beside it ("claude-code 1.2 in ~/src/app",
+/// a session's name), on the pages, in the lists and in notices. Untrusted text: one line of at
+/// most [`MAX_ASKED_BY_CHARS`] characters without control characters or invisible formatting
+/// (bidi controls, zero-width characters); [`shown`](Self::shown) makes the characters that
+/// render blank visible for display.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AskedBy(String);
+
+/// A label [`AskedBy::new`] refuses, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidAskedBy(String);
+
+impl AskedBy {
+    /// The label `text`, trimmed.
+    ///
+    /// # Errors
+    ///
+    /// It is empty, longer than [`MAX_ASKED_BY_CHARS`] characters, or holds a control or
+    /// invisible formatting character (the error says which and where).
+    pub fn new(text: &str) -> Result<Self, InvalidAskedBy> {
+        let text = text.trim();
+        let chars = text.chars().count();
+        if chars == 0 {
+            return Err(InvalidAskedBy("the asked-by label is empty".to_owned()));
+        }
+        if chars > MAX_ASKED_BY_CHARS {
+            return Err(InvalidAskedBy(format!(
+                "the asked-by label has {chars} characters; at most {MAX_ASKED_BY_CHARS} are allowed"
+            )));
+        }
+        if let Some((at, c)) =
+            text.chars().enumerate().find(|&(_, c)| askuser_core::is_forbidden_char(c, false))
+        {
+            return Err(InvalidAskedBy(format!(
+                "the asked-by label holds U+{:04X} at character {}: control characters and invisible \
+                 formatting (bidi controls, zero-width characters) are not allowed",
+                u32::from(c),
+                at + 1
+            )));
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    /// A label made from text nobody checked (a host's name, a directory): what [`new`](Self::new)
+    /// refuses is written out as `⟨U+XXXX⟩`, and a label too long is cut to
+    /// [`MAX_ASKED_BY_CHARS`] characters ending in `…`. `None` when nothing is left.
+    #[must_use]
+    pub fn lossy(text: &str) -> Option<Self> {
+        let mut label = String::with_capacity(text.len());
+        for c in text.trim().chars() {
+            if askuser_core::is_forbidden_char(c, false) {
+                use std::fmt::Write as _;
+                let _ = write!(label, "⟨U+{:04X}⟩", u32::from(c));
+            } else {
+                label.push(c);
+            }
+        }
+        if label.chars().count() > MAX_ASKED_BY_CHARS {
+            label = label.chars().take(MAX_ASKED_BY_CHARS - 1).collect();
+            label.push('…');
+        }
+        Self::new(&label).ok()
+    }
+
+    /// The label as given.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The label for display: characters that render blank shown as `⟨U+XXXX⟩`.
+    #[must_use]
+    pub fn shown(&self) -> Cow<'_, str> {
+        askuser_core::show_blank(&self.0)
+    }
+}
+
+impl fmt::Display for AskedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+/// A notice about a question that a server sends once, whichever of the processes sharing the
+/// store sends it ([`PendingStore::claim_notice`](crate::PendingStore::claim_notice)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Notice {
+    /// The question was asked.
+    Asked,
+    /// Its deadline's nudge time came while it waited.
+    Reminder,
+    /// It left `pending` (answered, declined, expired or withdrawn).
+    Settled,
+}
+
+impl Notice {
+    /// Its bit in the stored `notices` column.
+    pub(crate) fn bit(self) -> i64 {
+        match self {
+            Self::Asked => 1,
+            Self::Reminder => 2,
+            Self::Settled => 4,
+        }
     }
 }
 
@@ -550,5 +684,36 @@ impl Page {
             None
         };
         Self { records, next }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AskedBy, MAX_ASKED_BY_CHARS};
+
+    #[test]
+    fn asked_by_labels_are_one_short_visible_line() {
+        assert_eq!(AskedBy::new("  codex in ~/app ").unwrap().as_str(), "codex in ~/app");
+        assert_eq!(AskedBy::new(" ").unwrap_err().to_string(), "the asked-by label is empty");
+        let long = "x".repeat(MAX_ASKED_BY_CHARS + 1);
+        assert_eq!(
+            AskedBy::new(&long).unwrap_err().to_string(),
+            "the asked-by label has 201 characters; at most 200 are allowed"
+        );
+        let bidi = AskedBy::new("evil\u{202e}txt").unwrap_err().to_string();
+        assert!(bidi.starts_with("the asked-by label holds U+202E at character 5:"), "{bidi}");
+        assert!(AskedBy::new("two\nlines").unwrap_err().to_string().contains("U+000A at character 4"));
+        // Blank-rendering characters are allowed, and shown.
+        let blank = AskedBy::new("a\u{3164}b").unwrap();
+        assert_eq!((blank.as_str(), blank.shown().as_ref()), ("a\u{3164}b", "a⟨U+3164⟩b"));
+    }
+
+    #[test]
+    fn lossy_labels_escape_and_cut() {
+        assert_eq!(AskedBy::lossy("evil\u{202e}txt").unwrap().as_str(), "evil⟨U+202E⟩txt");
+        let cut = AskedBy::lossy(&"é".repeat(500)).unwrap();
+        assert_eq!(cut.as_str().chars().count(), MAX_ASKED_BY_CHARS);
+        assert!(cut.as_str().ends_with('…'));
+        assert_eq!(AskedBy::lossy(" \t "), None);
     }
 }

@@ -14,14 +14,14 @@ use sqlx::sqlite::{
 
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{ListQuery, Page, PendingRecord, State};
+use crate::record::{AskedBy, ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
 
 macro_rules! columns {
     () => {
-        "id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
+        "id, session_id, asked_by, tool_name, profile, request, state, asked_at, nudge_at, expires_at, \
          lease_until, closed_at, answered_by, response, version"
     };
 }
@@ -30,9 +30,9 @@ macro_rules! columns {
 /// back only when this statement inserted it.
 const INSERT: &str = "INSERT INTO askuser_pending \
      (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, expires_at, lease_until, version, \
-      change_seq) \
+      change_seq, asked_by) \
      VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, 1, \
-         (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending)) \
+         (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending), ?10) \
      ON CONFLICT (id) DO NOTHING RETURNING version";
 
 const FETCH: &str = concat!("SELECT ", columns!(), " FROM askuser_pending WHERE id = ?1");
@@ -113,6 +113,10 @@ const LAPSE: &str = concat!(
 );
 
 /// A lease renewed (never shortened), only while the question waits and holds one.
+/// Marks a notice sent, once: the row changes only while the bit is clear.
+const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | ?2 \
+     WHERE id = ?1 AND (notices & ?2) = 0 RETURNING 1";
+
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = max(lease_until, ?2) \
      WHERE id = ?1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
@@ -501,6 +505,7 @@ impl Backend for SqliteStore {
             .bind(record.nudge_at().unix_millis())
             .bind(record.expires_at().unix_millis())
             .bind(record.lease_until().map(Timestamp::unix_millis))
+            .bind(record.asked_by().map(AskedBy::as_str))
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -609,6 +614,14 @@ impl Backend for SqliteStore {
             sqlx::query_scalar(RENEW).bind(id).bind(until.unix_millis()).fetch_optional(&mut *tx).await?;
         tx.commit().await?;
         Ok(renewed.is_some())
+    }
+
+    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let claimed: Option<i64> =
+            sqlx::query_scalar(CLAIM_NOTICE).bind(id).bind(bit).fetch_optional(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(claimed.is_some())
     }
 }
 

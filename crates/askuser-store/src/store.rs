@@ -10,7 +10,7 @@ use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, Deadline, Profil
 
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
+use crate::record::{AskedBy, ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
 
@@ -133,6 +133,16 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// a second of its commit, normally within milliseconds.
     fn changes(&self) -> Changes;
 
+    /// Marks `notice` about question `id` as sent, once for every process sharing the store: `true`
+    /// for the one caller that marked it (and so sends it), `false` when it was marked before or
+    /// no question has the id. A server following [`changes`](Self::changes) claims each notice
+    /// before sending it, so that of several replicas exactly one sends it.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn claim_notice(&self, id: &str, notice: Notice) -> Result<bool, StoreError>;
+
     /// Revokes login session `session` (the session an `askuser-server` login cookie names), whose
     /// cookie expires at `expires_at`, for every process sharing the store and across restarts;
     /// forgets revocations whose cookies have expired. Revoking twice changes nothing.
@@ -228,6 +238,9 @@ pub(crate) trait Backend: Send + Sync {
     /// Deletes up to `limit` settled records closed before `before`, the longest closed first;
     /// how many.
     async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError>;
+
+    /// Sets `bit` in the record's `notices` unless it is set; whether this call set it.
+    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError>;
 
     /// Records the revocation of login `session` until `expires_at`; drops those expired at `now`.
     async fn revoke_login(
@@ -357,6 +370,7 @@ pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRec
 pub(crate) struct Row {
     pub(crate) id: String,
     pub(crate) session_id: Option<String>,
+    pub(crate) asked_by: Option<String>,
     pub(crate) tool_name: String,
     pub(crate) profile: String,
     pub(crate) request: String,
@@ -412,12 +426,17 @@ impl Row {
                 if response.is_some() { "with" } else { "without" }
             )));
         }
+        let asked_by = match self.asked_by.as_deref().map(AskedBy::new).transpose() {
+            Ok(asked_by) => asked_by,
+            Err(e) => return Err(corrupt(format!("asked_by: {e}"))),
+        };
         let answered_by = response.as_ref().map(|r| r.answered_by);
         if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {
             return Err(corrupt("answered_by differs from the response's".to_owned()));
         }
         Ok(PendingRecord {
             session_id: self.session_id,
+            asked_by,
             tool_name: self.tool_name,
             request: request.with_deadline(deadline),
             state,
@@ -536,6 +555,14 @@ macro_rules! pending_store_via_backend {
 
             fn changes(&self) -> $crate::feed::Changes {
                 $crate::store::Backend::feed(self).subscribe()
+            }
+
+            async fn claim_notice(
+                &self,
+                id: &str,
+                notice: $crate::record::Notice,
+            ) -> Result<bool, $crate::error::StoreError> {
+                $crate::store::Backend::claim_notice(self, id, notice.bit()).await
             }
 
             async fn revoke_login(

@@ -177,7 +177,7 @@ impl TerminalAnswerer {
         // answerer: every answerer that uses any of them waits its turn in one queue.
         let fully_injected = io.output.is_some() && (io.input.is_some() || io.lines.is_some());
         let _turn = if fully_injected { None } else { Some(TERMINAL.lock().await) };
-        let outcome = run(&self.inner.config, &mut io, request)
+        let outcome = run(&self.inner.config, &mut io, request, context.asked_by.as_deref())
             .await
             .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
         response(request, outcome, self.inner.secrets.as_deref(), context)
@@ -405,7 +405,12 @@ fn route(config: &Config, io: &Io) -> Route {
     }
 }
 
-async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Result<MenuOutcome> {
+async fn run(
+    config: &Config,
+    io: &mut Io,
+    request: &AskUserRequest,
+    asked_by: Option<&str>,
+) -> io::Result<MenuOutcome> {
     let look = Look { color: !config.no_color, unicode: !config.ascii };
     let route = route(config, io);
     let mut default_out;
@@ -430,7 +435,7 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
             let Some(source) = io.input.as_mut() else { return Ok(MenuOutcome::Declined) };
             let screen = Screen::open(
                 out,
-                Menu::new(request.clone(), config.max_custom_chars),
+                Menu::new(request.clone(), config.max_custom_chars).asked_by(asked_by),
                 look,
                 terminal_size(config),
                 false,
@@ -440,7 +445,7 @@ async fn run(config: &Config, io: &mut Io, request: &AskUserRequest) -> io::Resu
         Route::Terminal => {
             let screen = Screen::open(
                 out,
-                Menu::new(request.clone(), config.max_custom_chars),
+                Menu::new(request.clone(), config.max_custom_chars).asked_by(asked_by),
                 look,
                 terminal_size(config),
                 true,

@@ -187,6 +187,8 @@ pub(crate) struct Menu {
     pub(crate) notice: Option<Notice>,
     pub(crate) help: bool,
     max_custom_chars: usize,
+    /// Who asks, when the host said (`AskContext::asked_by`): shown in the title.
+    asked_by: Option<String>,
 }
 
 impl Menu {
@@ -205,9 +207,22 @@ impl Menu {
             notice: None,
             help: false,
             max_custom_chars: max_custom_chars.max(1),
+            asked_by: None,
         };
         menu.enter_tab();
         menu
+    }
+
+    /// With who asks, shown in the title instead of "Assistant".
+    #[must_use]
+    pub(crate) fn asked_by(mut self, asked_by: Option<&str>) -> Self {
+        self.asked_by = asked_by.map(str::to_owned);
+        self
+    }
+
+    /// Who asks, when the host said.
+    pub(crate) fn asker(&self) -> Option<&str> {
+        self.asked_by.as_deref()
     }
 
     /// On arriving at a tab: a text or secret question not yet answered opens its editor, so the

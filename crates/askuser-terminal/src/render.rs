@@ -154,7 +154,11 @@ pub(crate) fn layout(menu: &Menu, cols: u16, rows: u16, look: Look) -> Frame {
 fn title(menu: &Menu, w: usize, look: Look) -> Line {
     let sym = symbols(look);
     let questions = menu.questions();
-    let mut line = Line::of(" Assistant asks", DIM);
+    // Who asks, cut short: the question's own header matters more.
+    let mut line = match menu.asker() {
+        Some(asker) => Line::of(format!(" {} asks", truncate(&sanitize(asker, false), (w / 3).max(8))), DIM),
+        None => Line::of(" Assistant asks", DIM),
+    };
     if questions.len() == 1 {
         if w < 39 {
             return Line::of(format!(" {}", truncate(&sanitize(questions[0].header(), false), w - 1)), BOLD);

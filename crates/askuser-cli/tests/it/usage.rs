@@ -101,7 +101,7 @@ fn every_command_has_help_with_status_zero() {
 #[test]
 fn ask_help_names_the_server_options() {
     let stdout = String::from_utf8(askuser(&["ask", "--help"]).stdout).unwrap();
-    for flag in ["--server URL", "--token-file PATH", "--session ID"] {
+    for flag in ["--server URL", "--token-file PATH", "--session ID", "--label TEXT"] {
         assert!(stdout.contains(flag), "{flag} missing from askuser ask --help:\n{stdout}");
     }
 }

@@ -143,6 +143,18 @@ async fn a_host_without_forms_is_answered_through_the_answer_server() {
         (running, result)
     });
 
+    // The question says who asks: the host's clientInfo, and where the MCP server works.
+    let http = reqwest::Client::new();
+    let id = pending_id(&http, &server.url, &server.token).await;
+    let record =
+        http.get(format!("{url}/v1/questions/{id}")).bearer_auth(&server.token).send().await.unwrap();
+    let record: Value = serde_json::from_str(&record.text().await.unwrap()).unwrap();
+    let asked_by = record["asked_by"].as_str().unwrap_or_default();
+    assert!(
+        asked_by.starts_with("askuser-test-client 0.0.0 in ") && asked_by.ends_with("askuser-mcp-cli"),
+        "{record}"
+    );
+
     let answer = json!({"answers": [
         {"header": "Plan", "selected": ["Large"]},
         {"header": "Extras", "custom_answer": "Weekly backups"}]});

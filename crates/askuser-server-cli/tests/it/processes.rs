@@ -529,3 +529,111 @@ async fn a_stepped_wall_clock_moves_no_deadline() {
     server.wait().await.unwrap();
     postgres.drop_schema().await;
 }
+
+/// One HTTP request a webhook double received: its request line, headers (names lowercased) and
+/// body.
+struct Received {
+    line: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// A webhook double on loopback that answers every request 200 and sends what it got.
+async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<Received>) {
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/topic", listener.local_addr().unwrap());
+    let (sender, received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let sender = sender.clone();
+            tokio::spawn(async move {
+                let mut stream = BufReader::new(stream);
+                loop {
+                    let mut line = String::new();
+                    if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut headers = Vec::new();
+                    loop {
+                        let mut header = String::new();
+                        stream.read_line(&mut header).await.unwrap();
+                        let Some((name, value)) = header.trim_end().split_once(':') else { break };
+                        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+                    }
+                    let length = headers
+                        .iter()
+                        .find(|(n, _)| n == "content-length")
+                        .map_or(0, |(_, v)| v.parse::<usize>().unwrap());
+                    let mut body = vec![0; length];
+                    stream.read_exact(&mut body).await.unwrap();
+                    let body = String::from_utf8(body).unwrap();
+                    let _ = sender.send(Received { line: line.trim_end().to_owned(), headers, body });
+                    stream
+                        .get_mut()
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                        .await
+                        .unwrap();
+                }
+            });
+        }
+    });
+    (url, received)
+}
+
+/// `serve --notify-format ntfy` with credentials from a file, and `ask --server --label`: the
+/// notice says who asks and carries the credentials; its one-tap button answers the ask; the
+/// answer is followed up on the same notification, which is then cleared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ntfy_notices_with_credentials_and_a_one_tap_answer() {
+    let dir = TempDir::new("ntfy");
+    let (hook, mut received) = webhook().await;
+    let credentials = dir.0.join("ntfy-credentials");
+    support::write_private(&credentials, "phil:pw\n");
+    let credentials_arg = credentials.to_str().unwrap();
+    let args =
+        ["--notify-url", &hook, "--notify-format", "ntfy", "--notify-credentials-file", credentials_arg];
+    let mut server = serve(&dir.0, &args);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+    let call = r#"{"questions":[{"header":"Deploy","question":"Deploy now?",
+        "options":[{"label":"Yes"},{"label":"Not yet"}]}]}"#;
+    std::fs::write(dir.0.join("call.json"), call).unwrap();
+    let ask = support::ask(&url)
+        .args(["--label", "codex in ~/app", "--token-file"])
+        .arg(dir.0.join("token"))
+        .arg(dir.0.join("call.json"))
+        .spawn()
+        .unwrap();
+
+    let mut next =
+        async || tokio::time::timeout(Duration::from_secs(30), received.recv()).await.unwrap().unwrap();
+    let asked = next().await;
+    assert_eq!(asked.line, "POST /topic HTTP/1.1");
+    assert_eq!(asked.header("authorization"), "Basic cGhpbDpwdw==");
+    assert_eq!((asked.header("title"), asked.body.as_str()), ("codex in ~/app asks a question", "Deploy"));
+    let actions: serde_json::Value = serde_json::from_str(asked.header("actions")).unwrap();
+    assert_eq!(actions[2]["label"], "Not yet");
+    let tap = actions[2]["url"].as_str().unwrap();
+    let reply = reqwest::Client::new().post(tap).send().await.unwrap();
+    assert_eq!(reply.status(), 200);
+
+    let output =
+        tokio::time::timeout(Duration::from_secs(30), ask.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), "{\"Deploy\":[\"Not yet\"]}\n");
+    let answered = next().await;
+    assert_eq!(
+        (answered.header("title"), answered.header("x-sequence-id")),
+        ("Answered", asked.header("x-sequence-id"))
+    );
+    let cleared = next().await;
+    assert_eq!(cleared.line, format!("PUT /topic/{}/clear HTTP/1.1", asked.header("x-sequence-id")));
+    assert_eq!(cleared.header("authorization"), "Basic cGhpbDpwdw==");
+    drop(server);
+}

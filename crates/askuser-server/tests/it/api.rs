@@ -123,6 +123,12 @@ async fn invalid_fields_are_named() {
         (json!({"id": ""}), "id"),
         (json!({"session_id": "a\u{7}b"}), "session_id"),
         (json!({"tool_name": "x".repeat(300)}), "tool_name"),
+        (
+            json!({"asked_by": "x".repeat(201)}),
+            "asked_by: the asked-by label has 201 characters; at most 200",
+        ),
+        (json!({"asked_by": "codex\u{202e}"}), "asked_by: the asked-by label holds U+202E at character 6"),
+        (json!({"asked_by": " "}), "asked_by: the asked-by label is empty"),
     ] {
         let mut body = json!({ "arguments": ARGS });
         body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
@@ -130,6 +136,21 @@ async fn invalid_fields_are_named() {
         let json = reply.error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_field");
         assert!(json["message"].as_str().unwrap().contains(field), "{json}");
     }
+}
+
+/// The asked-by label is stored with the question and comes back in every `/v1` record; a record
+/// without one has no `asked_by` key, as before.
+#[tokio::test]
+async fn asked_by_is_in_the_records() {
+    let h = harness();
+    let id = ask(&h.app, json!({"asked_by": "  claude-code 1.2 in ~/src/app "})).await;
+    let record = api(&h.app, Method::GET, &format!("/v1/questions/{id}"), None).await.json();
+    assert_eq!(record["asked_by"], "claude-code 1.2 in ~/src/app");
+    let listed = api(&h.app, Method::GET, "/v1/questions", None).await.json();
+    assert_eq!(listed["records"][0]["asked_by"], "claude-code 1.2 in ~/src/app", "{listed}");
+    let plain = ask(&h.app, json!({})).await;
+    let record = api(&h.app, Method::GET, &format!("/v1/questions/{plain}"), None).await.json();
+    assert!(record.get("asked_by").is_none(), "{record}");
 }
 
 #[tokio::test]

@@ -123,6 +123,11 @@ impl PendingStore for Flaky {
         self.inner.changes()
     }
 
+    async fn claim_notice(&self, id: &str, notice: askuser_store::Notice) -> Result<bool, StoreError> {
+        self.check(true)?;
+        self.inner.claim_notice(id, notice).await
+    }
+
     async fn revoke_login(
         &self,
         session: &str,
@@ -328,6 +333,9 @@ async fn a_store_that_hangs_fails_within_the_limit() {
         fn changes(&self) -> askuser_store::Changes {
             // A feed that never tells anything: its store is gone.
             askuser_store::MemoryStore::new().changes()
+        }
+        async fn claim_notice(&self, _: &str, _: askuser_store::Notice) -> Result<bool, StoreError> {
+            std::future::pending().await
         }
         async fn revoke_login(&self, _: &str, _: askuser_store::Timestamp) -> Result<(), StoreError> {
             std::future::pending().await

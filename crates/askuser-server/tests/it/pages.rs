@@ -80,6 +80,23 @@ async fn a_link_shows_the_batch_as_a_small_form_from_the_assistant() {
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
 }
 
+/// Who asks is on the batch page and in the lists, as text: escaped, with characters that draw
+/// nothing made visible.
+#[tokio::test]
+async fn the_page_and_the_lists_say_who_asks() {
+    let h = harness();
+    let id = ask(&h.app, json!({"session_id": "s1", "asked_by": "<b>codex</b>\u{3164} in ~/app"})).await;
+    let shown = "&#60;b&#62;codex&#60;/b&#62;⟨U+3164⟩ in ~/app";
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    assert!(page.text.contains(&format!("Asked by <b>{shown}</b>")), "{}", page.text);
+    let ok = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
+    let cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    for list in ["/", "/s/s1"] {
+        let html = send(&h.app, get(list, Some(&cookie))).await.text;
+        assert!(html.contains(&format!("{shown} · ")), "{list}: {html}");
+    }
+}
+
 #[tokio::test]
 async fn a_wrong_link_shows_nothing() {
     let h = harness();

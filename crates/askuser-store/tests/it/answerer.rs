@@ -187,3 +187,25 @@ async fn a_waiting_answerer_holds_its_lease() {
     assert!(outcome.model_text().is_some_and(|t| t.starts_with(r#"{"Plan":["Large"]"#)), "{outcome:?}");
     assert_eq!(answered.state(), State::Answered);
 }
+
+/// Who asks: the host's `AskContext::asked_by` (made printable), unless the answerer was given a
+/// label of its own.
+#[tokio::test(start_paused = true)]
+async fn the_record_says_who_asks() {
+    for (own, expected) in [(None, "codex 1.2 ⟨U+202E⟩ in ~/app"), (Some("my agent"), "my agent")] {
+        let store = store();
+        let mut answerer = StoreAnswerer::new(Arc::new(store.clone()));
+        if let Some(label) = own {
+            answerer = answerer.asked_by(askuser_store::AskedBy::new(label).expect("a label"));
+        }
+        let ask_user = AskUser::builder().answerer(answerer).build().expect("build");
+        let person = async {
+            let record = put_record(&store).await;
+            assert_eq!(record.asked_by().map(askuser_store::AskedBy::as_str), Some(expected));
+            store.answer(record.id(), &answer_large()).await.expect("answer")
+        };
+        let context = context().with_asked_by("codex 1.2 \u{202e} in ~/app");
+        let (outcome, _) = tokio::join!(ask_user.call(call(), context), person);
+        assert!(outcome.model_text().is_some());
+    }
+}

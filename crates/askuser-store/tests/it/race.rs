@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_store::{
-    ManualClock, MemoryStore, NewQuestion, PendingStore, PostgresStore, SqliteStore, State, StoreError,
-    Sweeper,
+    ManualClock, MemoryStore, NewQuestion, Notice, PendingStore, PostgresStore, SqliteStore, State,
+    StoreError, Sweeper,
 };
 
 use crate::support::{
@@ -108,6 +108,22 @@ async fn answers_race(a: Arc<dyn PendingStore>, b: Arc<dyn PendingStore>, prefix
     }
 }
 
+/// Two stores (two replicas) claim every notice of every question at once: exactly one claims each.
+async fn notices_race(a: Arc<dyn PendingStore>, b: Arc<dyn PendingStore>, prefix: &str) {
+    for i in 0..QUESTIONS / 3 {
+        let id = format!("{prefix}-{i}");
+        a.put(NewQuestion::new(request(&id), Duration::from_mins(10))).await.expect("put");
+        for notice in [Notice::Asked, Notice::Reminder, Notice::Settled] {
+            let claim = |store: &Arc<dyn PendingStore>| {
+                let (store, id) = (Arc::clone(store), id.clone());
+                tokio::spawn(async move { store.claim_notice(&id, notice).await.expect("claim") })
+            };
+            let (first, second) = tokio::join!(claim(&a), claim(&b));
+            assert!(first.expect("no panic") ^ second.expect("no panic"), "{id} {notice:?}: not one claim");
+        }
+    }
+}
+
 fn late(clock: &ManualClock) -> ManualClock {
     let late = ManualClock::new(askuser_store::Clock::now(clock));
     late.advance(Duration::from_hours(1));
@@ -127,6 +143,7 @@ async fn sqlite_races() {
     ];
     sweep_races_answers(Arc::clone(&answerer), sweepers, "sweep").await;
     let other: Arc<dyn PendingStore> = Arc::new(open(early.clone()).await.expect("open"));
+    notices_race(Arc::clone(&answerer), Arc::clone(&other), "notices").await;
     answers_race(answerer, other, "answers").await;
 }
 
@@ -145,6 +162,7 @@ async fn postgres_races() {
     ];
     sweep_races_answers(Arc::clone(&answerer), sweepers, "sweep").await;
     let other: Arc<dyn PendingStore> = Arc::new(open(early.clone()).await.expect("open"));
+    notices_race(Arc::clone(&answerer), Arc::clone(&other), "notices").await;
     answers_race(answerer, other, "answers").await;
     drop_schema(&first, &schema).await;
 }

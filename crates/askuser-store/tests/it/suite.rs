@@ -9,7 +9,8 @@ use askuser_core::{
     Timestamp, Validator,
 };
 use askuser_store::{
-    Changes, ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore, State, StoreError,
+    AskedBy, Changes, ListQuery, ManualClock, NewQuestion, Notice, PendingRecord, PendingStore, State,
+    StoreError,
 };
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
@@ -33,6 +34,8 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
     revoked_logins(&*store, &clock).await;
+    asked_by(&*store).await;
+    notices_are_claimed_once(&*store).await;
     // Last: it deletes what the others left.
     retention(&*store, &clock).await;
 }
@@ -585,6 +588,42 @@ async fn stored_json(store: &dyn PendingStore) {
     assert_eq!(json["request"]["id"], "json-1");
     assert_eq!(json["response"], serde_json::to_value(answer_large()).expect("serialises"));
     assert!(json["asked_at"].as_str().is_some_and(|t| t.ends_with('Z') && t.len() == 24), "{json}");
+}
+
+/// The asked-by label is stored with the question, read back and serialised; a record without one
+/// serialises as before (no key).
+async fn asked_by(store: &dyn PendingStore) {
+    let label = AskedBy::new("claude-code 1.2 in ~/src/app").expect("a valid label");
+    let put = store.put(question("by-1", 100).asked_by(label.clone())).await.expect("put");
+    assert_eq!(put.asked_by(), Some(&label));
+    let reread = store.get("by-1").await.expect("get").expect("exists");
+    assert_eq!(reread.asked_by(), Some(&label));
+    let json = serde_json::to_value(&reread).expect("serialises");
+    assert_eq!(json["asked_by"], "claude-code 1.2 in ~/src/app");
+    let answered = store.answer("by-1", &answer_large()).await.expect("answer");
+    assert_eq!(answered.asked_by(), Some(&label), "a settled record keeps its label");
+    let listed = store.list(&ListQuery::new()).await.expect("list");
+    assert!(listed.records.iter().any(|r| r.id() == "by-1" && r.asked_by() == Some(&label)));
+
+    store.put(question("by-2", 100)).await.expect("put");
+    let json = serde_json::to_value(store.get("by-2").await.expect("get").expect("exists")).expect("json");
+    assert!(json.get("asked_by").is_none(), "{json}");
+}
+
+/// Each notice of each question is claimed by exactly one call; an unknown id claims nothing.
+async fn notices_are_claimed_once(store: &dyn PendingStore) {
+    store.put(question("notice-1", 100)).await.expect("put");
+    assert!(store.claim_notice("notice-1", Notice::Asked).await.expect("claim"));
+    assert!(!store.claim_notice("notice-1", Notice::Asked).await.expect("claim"), "claimed twice");
+    assert!(store.claim_notice("notice-1", Notice::Reminder).await.expect("claim"));
+    store.answer("notice-1", &answer_large()).await.expect("answer");
+    assert!(store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
+    assert!(!store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
+    assert!(!store.claim_notice("notice-1", Notice::Reminder).await.expect("claim"));
+    assert!(!store.claim_notice("no-such-question", Notice::Asked).await.expect("claim"));
+    // Claiming changes nothing a reader sees, and is no change in the feed.
+    let record = store.get("notice-1").await.expect("get").expect("exists");
+    assert_eq!((record.state(), record.version()), (State::Answered, 2));
 }
 
 /// `ManualClock::now` through the `Clock` trait, without importing it at every call.

@@ -503,3 +503,19 @@ fn a_secret_is_masked_and_never_drawn() {
         assert!(!shown.contains('•'), "no mask is left behind: {shown}");
     }
 }
+
+/// A host's "asked by" label replaces "Assistant" in the title, made inert, cut to a third of the
+/// width, and every frame still fits.
+#[test]
+fn the_title_says_who_asks() {
+    let menu = demo().asked_by(Some("codex 1.2 in ~/src/app"));
+    let frame = layout(&menu, 100, 24, PLAIN_LOOK);
+    assert!(frame.text()[0].starts_with(" codex 1.2 in ~/src/app asks  "), "{:?}", frame.text()[0]);
+    let hostile = demo().asked_by(Some("\u{1b}[31mevil\u{202e} agent with a very long name that goes on"));
+    for cols in [20, 40, 80] {
+        assert_fits(&hostile, cols, 12);
+    }
+    let title = &layout(&hostile, 80, 24, PLAIN_LOOK).text()[0];
+    assert!(!title.contains('\u{1b}') && !title.contains('\u{202e}'), "{title:?}");
+    assert!(title.contains('…'), "cut short: {title:?}");
+}
