@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Profile,
-    QuestionKind,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Profile, QuestionKind,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::cli::{self, Args, Command};
@@ -19,7 +19,9 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
 
   FILE|-              the tool-call arguments; stdin when absent or -
   --timeout SECS      give up after SECS seconds
-  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
+                      choice and say which), defaults (the defaults, marked timeout) or stop
+                      (not to guess: to finish what does not depend on the answers and stop)
   --unattended        answer at once with the defaults, asking nobody
   --accessible        numbered questions answered one line at a time
   --profile PROFILE   (ask) reference (default) or extended: text and secret questions, ids,
@@ -99,7 +101,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
                 options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
             }
             "--on-timeout" => {
-                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "decline or defaults")?)?;
+                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "decline, defaults or stop")?)?;
             }
             "--profile" if takes_file => {
                 options.profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?;
@@ -185,7 +187,8 @@ impl Answerer for NoSecrets {
                 "askuser: the assistant asked for the secret {name}; declined without asking: \
                  pass --secret-file PATH to collect it"
             );
-            return Ok(AskUserResponse::declined());
+            // Nobody was asked: the model must not read this as the person's refusal.
+            return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
         self.0.answer(request, context).await
     }

@@ -21,7 +21,9 @@ the model receives on stdout.
                       creates by default in the user's data directory)
   --session ID        the session (conversation) the questions belong to
   --timeout SECS      give up after SECS seconds (default 3600)
-  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
+                      choice and say which), defaults (the defaults, marked timeout) or stop
+                      (not to guess: to finish what does not depend on the answers and stop)
   --profile NAME      reference (default) or extended: text and secret questions, ids, defaults
                       (the server must run --profile extended)
   --secret-file PATH  where a secret answer's value goes (extended profile): NAME=value lines,
@@ -69,11 +71,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--session" => options.session = Some(value("a session id")?.to_owned()),
             "--timeout" => options.timeout = crate::seconds(arg, value("seconds")?)?,
             "--on-timeout" => {
-                options.on_timeout = match value("decline or defaults")? {
-                    "decline" => OnTimeout::Decline,
-                    "defaults" => OnTimeout::ApplyDefaults,
-                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
-                }
+                options.on_timeout = askuser_tool::cli::on_timeout(arg, value("decline, defaults or stop")?)?;
             }
             "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
             "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
     async_trait, check_response,
 };
 use crossterm::event::Event;
@@ -212,6 +212,7 @@ fn response(
             Ok(response)
         }
         MenuOutcome::Declined => Ok(AskUserResponse::declined()),
+        MenuOutcome::Unasked => Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended)),
         MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
         MenuOutcome::NoInput => {
             Err(AnswerError::failed("nobody could be asked: the input ended before the first answer"))
@@ -618,6 +619,10 @@ mod tests {
             assert_eq!(err.kind(), AnswerErrorKind::Failed);
         }
         assert_eq!(response(MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(
+            response(MenuOutcome::Unasked).unwrap(),
+            AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended)
+        );
         assert_eq!(response(MenuOutcome::Interrupted).unwrap_err().kind(), AnswerErrorKind::Interrupted);
     }
 }

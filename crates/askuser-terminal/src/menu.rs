@@ -20,6 +20,9 @@ pub(crate) enum MenuOutcome {
     /// The input ended before the first answer line: nobody was there to ask (the line protocol
     /// only).
     NoInput,
+    /// Declined without asking anyone: a secret question with no terminal to type it on (the
+    /// line protocol only). The model is told nobody was asked (`answered_by: unattended`).
+    Unasked,
     /// A secret question (alone in its call, SPEC §10) answered: the answer carries only
     /// `session:NAME`; the value goes to the host's secret sink before the call returns.
     Secret(AskUserAnswer, SecretValue),

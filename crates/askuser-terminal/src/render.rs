@@ -658,8 +658,9 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
             vec![line(format!("{} Declined the assistant's questions", sym.cross), DIM)]
         }
         Some(MenuOutcome::Interrupted) => vec![line(format!("{} Interrupted", sym.cross), DIM)],
-        // The menu never ends with `NoInput` (only the line protocol does); withdrawn is the truth.
-        Some(MenuOutcome::NoInput) | None => {
+        // The menu never ends with `NoInput` or `Unasked` (only the line protocol does); withdrawn
+        // is the truth.
+        Some(MenuOutcome::NoInput | MenuOutcome::Unasked) | None => {
             vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)]
         }
     };

@@ -336,7 +336,8 @@ fn ask_with_the_extended_profile() {
 fn a_secret_without_a_secret_file_or_a_terminal_is_declined() {
     let dir = TempDir::new("secret");
     let path = dir.file("call.json", SECRET);
-    let declined = r#"{"status":"declined","answered_by":"user","answers":[]}"#;
+    // Nobody was asked in either case: `unattended`, as over MCP, never `user`.
+    let declined = r#"{"status":"declined","answered_by":"unattended","answers":[]}"#;
     let output = askuser_detached(&["ask", &path, "--profile", "extended"], Some("piped-LEAKCANARY\n"));
     check(&output, 1, declined);
     let stderr = String::from_utf8_lossy(&output.stderr);
