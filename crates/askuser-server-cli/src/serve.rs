@@ -287,7 +287,9 @@ async fn run(options: Options) -> Result<(), String> {
     eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
     eprintln!("askuser serve: profile {}", options.profile);
     eprintln!("askuser serve: API token in {token_place}");
-    eprintln!("askuser serve: ask with `askuser ask --server {public_url} [--token-file PATH] call.json`");
+    eprintln!(
+        "askuser serve: ask with `askuser ask --server {public_url} [--token-file PATH] FILE` (FILE: a tool call's arguments)"
+    );
     if !local.ip().is_loopback() && options.public_url.is_none() {
         eprintln!(
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
