@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{AskContext, Profile, QuestionKind, Validator};
-use askuser_server::HttpAnswerer;
+use askuser_server::{ApiToken, ClientError, HttpAnswerer, TOKEN_ENV, TokenSource};
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
 const USAGE: &str = "\
@@ -116,7 +116,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             }
         };
     let options = Options { timeout: timeout.unwrap_or(options.timeout), ..options };
-    let token = match askuser_server::ApiToken::for_client(options.token_file.as_deref()) {
+    let token = match askuser_server::ApiToken::for_client_from(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
             eprintln!("askuser: {message}");
@@ -130,14 +130,13 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     runtime.block_on(run(&text, &options, token))
 }
 
-async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> ExitCode {
+async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSource)) -> ExitCode {
+    let server = options.server.clone();
     let mut answerer = match HttpAnswerer::new(&options.server, token) {
         Ok(answerer) => answerer
             .timeout(options.timeout)
             .on_link(|url| eprintln!("askuser: answer at {url}"))
-            .on_retry(|e| {
-                eprintln!("askuser: {}; trying again until the timeout", exit::with_causes(e));
-            }),
+            .on_retry(move |e| eprintln!("askuser: {}", retry_message(&server, e))),
         Err(e) => return failure(&e),
     };
     let withdrawing = answerer.clone();
@@ -170,7 +169,7 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
         signal = askuser_tool::cli::first_signal() => Err(signal),
     };
     match ended {
-        Ok(outcome) => exit_status(&outcome),
+        Ok(outcome) => exit_status(&outcome, &options.server, &source),
         Err(signal) => {
             // The call is dropped by now, which withdrew its question: wait until the server has
             // that, so the person is not left answering a question nobody waits for.
@@ -196,8 +195,44 @@ fn has_secret_question(text: &str, profile: Profile) -> bool {
         .is_ok_and(|questions| questions.iter().any(|q| q.kind() == QuestionKind::Secret))
 }
 
+/// What is said when a request to `server` failed and is tried again: a server that is not there
+/// is named as such, with the command that starts one, in one line (not reqwest's chain).
+fn retry_message(server: &str, error: &ClientError) -> String {
+    match error {
+        ClientError::Http(http) if http.is_connect() => {
+            let mut cause: &dyn std::error::Error = http;
+            while let Some(next) = cause.source() {
+                cause = next;
+            }
+            format!(
+                "no answer server at {server} ({cause}): start one with `askuser serve` (it prints the \
+                 URL to pass to --server); trying again until the timeout (Ctrl-C to stop)"
+            )
+        }
+        other => format!("{}; trying again until the timeout", exit::with_causes(other)),
+    }
+}
+
+/// The server's refusal of the token, when that is why `outcome` failed: it names where the token
+/// came from, and how to pass another.
+fn refused_token(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Option<String> {
+    let CallOutcome::Failed(error) = outcome else { return None };
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    while let Some(error) = cause {
+        if let Some(ClientError::Api { status: 401, .. }) = error.downcast_ref::<ClientError>() {
+            return Some(format!(
+                "the answer server at {server} refused the API token from {source} (401): pass the \
+                 token file `askuser serve` printed (`API token in …`) with --token-file PATH, or set \
+                 {TOKEN_ENV}"
+            ));
+        }
+        cause = error.source();
+    }
+    None
+}
+
 /// The same statuses and messages as the terminal path of `askuser ask` (`askuser_tool::exit`).
-fn exit_status(outcome: &CallOutcome) -> ExitCode {
+fn exit_status(outcome: &CallOutcome, server: &str, source: &TokenSource) -> ExitCode {
     if let Some(text) = outcome.model_text() {
         let mut stdout = std::io::stdout().lock();
         if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
@@ -205,7 +240,7 @@ fn exit_status(outcome: &CallOutcome) -> ExitCode {
             return ExitCode::from(exit::WRITE_FAILED);
         }
     }
-    if let Some(message) = outcome.exit_message() {
+    if let Some(message) = refused_token(outcome, server, source).or_else(|| outcome.exit_message()) {
         eprintln!("askuser: {message}");
     }
     ExitCode::from(outcome.exit_status())
