@@ -24,6 +24,7 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
                       (not to guess: to finish what does not depend on the answers and stop)
   --unattended        answer at once with the defaults, asking nobody
   --accessible        numbered questions answered one line at a time
+  --no-bell           no bell and no desktop notification when the questions open (also: NO_BELL)
   --profile PROFILE   (ask) reference (default) or extended: text and secret questions, ids,
                       defaults, allow_other, timeout_seconds, the result as data
   --secret-file PATH  (ask, extended) where a secret answer's value goes, as a NAME=value line;
@@ -81,6 +82,7 @@ struct Options {
     on_timeout: OnTimeout,
     unattended: bool,
     accessible: bool,
+    no_bell: bool,
     profile: Profile,
     secret_file: Option<std::path::PathBuf>,
 }
@@ -92,6 +94,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
         on_timeout: OnTimeout::Decline,
         unattended: false,
         accessible: false,
+        no_bell: false,
         profile: Profile::Reference,
         secret_file: None,
     };
@@ -114,6 +117,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
             }
             "--unattended" => options.unattended = true,
             "--accessible" => options.accessible = true,
+            "--no-bell" => options.no_bell = true,
             "-" if takes_file && options.source.is_none() => options.source = Some(arg),
             flag if flag.starts_with('-') => return Err(cli::unknown(flag)),
             _ if takes_file && options.source.is_none() => options.source = Some(arg),
@@ -208,7 +212,10 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         } else {
             let mode = if stdin_used { Mode::Tty } else { Mode::Auto };
             askuser_terminal::install_panic_hook();
-            let terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
+            let mut terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
+            if options.no_bell {
+                terminal = terminal.bell(false);
+            }
             builder = match &options.secret_file {
                 Some(path) => {
                     builder.answerer(terminal.secret_sink(askuser_tool::SecretFile::new(path)).build())
@@ -344,8 +351,15 @@ mod tests {
     fn every_option_is_documented() {
         let docs = include_str!("../../../docs/terminal.md");
         let synopsis = docs.split("## `askuser ask` and `askuser demo`").nth(1).unwrap_or_default();
-        let flags =
-            ["--timeout", "--on-timeout", "--unattended", "--accessible", "--profile", "--secret-file"];
+        let flags = [
+            "--timeout",
+            "--on-timeout",
+            "--unattended",
+            "--accessible",
+            "--no-bell",
+            "--profile",
+            "--secret-file",
+        ];
         for flag in flags {
             assert!(USAGE.contains(&format!("  {flag} ")), "ask --help: {flag}");
             assert!(synopsis.contains(flag), "docs/terminal.md: {flag}");

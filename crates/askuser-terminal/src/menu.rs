@@ -1,6 +1,8 @@
 //! The menu's state machine: pure, no I/O. [`Menu::handle`] takes one key and says what changed.
 
-use askuser_core::{AskUserAnswer, AskUserRequest, Question, QuestionKind, SecretValue};
+use std::time::Duration;
+
+use askuser_core::{AskUserAnswer, AskUserRequest, Question, QuestionKind, SecretValue, Timestamp};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -179,6 +181,14 @@ impl Editor {
     }
 }
 
+/// The time left to answer, shown while the menu is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Countdown {
+    pub(crate) left: Duration,
+    /// Past the request's nudge time: shown as a warning.
+    pub(crate) late: bool,
+}
+
 /// The state of one menu over a request: which question, which row, what is picked.
 #[derive(Debug, Clone)]
 pub(crate) struct Menu {
@@ -189,6 +199,8 @@ pub(crate) struct Menu {
     pub(crate) editor: Option<Editor>,
     pub(crate) notice: Option<Notice>,
     pub(crate) help: bool,
+    /// The time left before the request's deadline, as last measured (`None` without one).
+    pub(crate) countdown: Option<Countdown>,
     max_custom_chars: usize,
 }
 
@@ -207,6 +219,7 @@ impl Menu {
             editor: None,
             notice: None,
             help: false,
+            countdown: None,
             max_custom_chars: max_custom_chars.max(1),
         };
         menu.enter_tab();
@@ -238,6 +251,15 @@ impl Menu {
 
     pub(crate) fn questions(&self) -> &[Question] {
         self.request.questions().as_slice()
+    }
+
+    /// Measures the time left at `now`, when the request has a deadline.
+    pub(crate) fn tick(&mut self, now: Timestamp) {
+        self.countdown = self.request.expires_at().map(|expires| Countdown {
+            left: now.until(expires),
+            // The nudge time: the last minute, or the last fifth of a shorter wait.
+            late: self.request.nudge_at().is_some_and(|nudge| now >= nudge),
+        });
     }
 
     /// The current tab: a question index, or the number of questions for the review step.
