@@ -135,7 +135,10 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
     let mut answerer = match HttpAnswerer::new(&options.server, token) {
         Ok(answerer) => answerer
             .timeout(options.timeout)
-            .on_link(|url| eprintln!("askuser: answer at {url}"))
+            .on_link(|url| {
+                eprintln!("askuser: answer at {url}");
+                crate::qr::show(url);
+            })
             .on_retry(move |e| eprintln!("askuser: {}", retry_message(&server, e))),
         Err(e) => return failure(&e),
     };

@@ -291,6 +291,7 @@ async fn run(options: Options) -> Result<(), String> {
     }
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");
+    crate::qr::show(&public_url);
     eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
     eprintln!("askuser serve: profile {}", options.profile);
     eprintln!("askuser serve: API token in {token_place}");
