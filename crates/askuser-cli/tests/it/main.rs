@@ -2,6 +2,7 @@
 
 mod ask;
 mod check;
+mod docs;
 mod install;
 mod mcp;
 #[cfg(unix)]
