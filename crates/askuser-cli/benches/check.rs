@@ -1,6 +1,6 @@
 //! `askuser check` as a whole process over many typical lines, beside the oracle over the same lines
 //! when `ASKUSER_ORACLE_PY` names its python. Also its peak memory at two input sizes, to show that
-//! it streams. `cargo bench -p askuser-cli --bench check` (`ASKUSER_CHECK_LINES` sets the count,
+//! it streams. `cargo bench -p askuser --bench check` (`ASKUSER_CHECK_LINES` sets the count,
 //! default 100,000).
 
 use std::fmt::Write as _;
@@ -72,7 +72,9 @@ fn main() {
     }
     if let Ok(python) = std::env::var("ASKUSER_ORACLE_PY") {
         let oracle: PathBuf =
-            [env!("CARGO_MANIFEST_DIR"), "..", "..", "..", "shared", "oracle", "oracle.py"].iter().collect();
+            [env!("CARGO_MANIFEST_DIR"), "..", "askuser-core", "tests", "oracle", "oracle.py"]
+                .iter()
+                .collect();
         let oracle = std::env::var("ASKUSER_ORACLE").map_or(oracle, PathBuf::from);
         let (oracle_seconds, oracle_peak) = run(&python, &[oracle.to_str().expect("a UTF-8 path")], &big);
         println!(
@@ -81,7 +83,9 @@ fn main() {
         );
         println!("askuser check vs oracle: {:.1}x (target >= 20x)", oracle_seconds / seconds);
     } else {
-        println!("set ASKUSER_ORACLE_PY=$(shared/oracle/setup.sh) to run the oracle over the same lines");
+        println!(
+            "set ASKUSER_ORACLE_PY=$(crates/askuser-core/tests/oracle/setup.sh) to run the oracle over the same lines"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder, Profile,
-    QuestionKind,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Profile, QuestionKind,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::cli::{self, Args, Command};
@@ -19,9 +19,12 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
 
   FILE|-              the tool-call arguments; stdin when absent or -
   --timeout SECS      give up after SECS seconds
-  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
+                      choice and say which), defaults (the defaults, marked timeout) or stop
+                      (not to guess: to finish what does not depend on the answers and stop)
   --unattended        answer at once with the defaults, asking nobody
   --accessible        numbered questions answered one line at a time
+  --no-bell           no bell and no desktop notification when the questions open (also: NO_BELL)
   --profile PROFILE   (ask) reference (default) or extended: text and secret questions, ids,
                       defaults, allow_other, timeout_seconds, the result as data
   --secret-file PATH  (ask, extended) where a secret answer's value goes, as a NAME=value line;
@@ -81,6 +84,7 @@ struct Options {
     on_timeout: OnTimeout,
     unattended: bool,
     accessible: bool,
+    no_bell: bool,
     profile: Profile,
     secret_file: Option<std::path::PathBuf>,
 }
@@ -92,6 +96,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
         on_timeout: OnTimeout::Decline,
         unattended: false,
         accessible: false,
+        no_bell: false,
         profile: Profile::Reference,
         secret_file: None,
     };
@@ -101,7 +106,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
                 options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
             }
             "--on-timeout" => {
-                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "decline or defaults")?)?;
+                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "decline, defaults or stop")?)?;
             }
             "--profile" if takes_file => {
                 options.profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?;
@@ -114,6 +119,7 @@ fn parse(mut args: Args, takes_file: bool) -> Result<Options, String> {
             }
             "--unattended" => options.unattended = true,
             "--accessible" => options.accessible = true,
+            "--no-bell" => options.no_bell = true,
             "-" if takes_file && options.source.is_none() => options.source = Some(arg),
             flag if flag.starts_with('-') => return Err(cli::unknown(flag)),
             _ if takes_file && options.source.is_none() => options.source = Some(arg),
@@ -187,7 +193,8 @@ impl Answerer for NoSecrets {
                 "askuser: the assistant asked for the secret {name}; declined without asking: \
                  pass --secret-file PATH to collect it"
             );
-            return Ok(AskUserResponse::declined());
+            // Nobody was asked: the model must not read this as the person's refusal.
+            return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
         self.0.answer(request, context).await
     }
@@ -207,7 +214,10 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
         } else {
             let mode = if stdin_used { Mode::Tty } else { Mode::Auto };
             askuser_terminal::install_panic_hook();
-            let terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
+            let mut terminal = TerminalAnswerer::builder().mode(mode).accessible(options.accessible);
+            if options.no_bell {
+                terminal = terminal.bell(false);
+            }
             builder = match &options.secret_file {
                 Some(path) => {
                     builder.answerer(terminal.secret_sink(askuser_tool::SecretFile::new(path)).build())
@@ -343,8 +353,15 @@ mod tests {
     fn every_option_is_documented() {
         let docs = include_str!("../../../docs/terminal.md");
         let synopsis = docs.split("## `askuser ask` and `askuser demo`").nth(1).unwrap_or_default();
-        let flags =
-            ["--timeout", "--on-timeout", "--unattended", "--accessible", "--profile", "--secret-file"];
+        let flags = [
+            "--timeout",
+            "--on-timeout",
+            "--unattended",
+            "--accessible",
+            "--no-bell",
+            "--profile",
+            "--secret-file",
+        ];
         for flag in flags {
             assert!(USAGE.contains(&format!("  {flag} ")), "ask --help: {flag}");
             assert!(synopsis.contains(flag), "docs/terminal.md: {flag}");

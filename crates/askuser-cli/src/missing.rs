@@ -51,6 +51,13 @@ pub(crate) fn message(command: &str, feature: &str, args: &[String], origin: &Or
         "askuser: `askuser {command}` is not in this build of askuser: it was built without the \
          `{feature}` feature (as `--no-default-features` does, to keep the demo's build quick)."
     );
+    let install = |lead: &str, root: &Path| {
+        format!(
+            "{lead} the askuser with every command, then run `askuser {shown}`:\n  \
+             cargo install --locked --path {}",
+            shell_word(&root.join("crates/askuser-cli").to_string_lossy())
+        )
+    };
     let how = match origin {
         Origin { workspace: Some(root), from_target: true, inside, .. } => {
             let manifest = if *inside {
@@ -58,16 +65,14 @@ pub(crate) fn message(command: &str, feature: &str, args: &[String], origin: &Or
             } else {
                 format!(" --manifest-path {}", shell_word(&root.join("Cargo.toml").to_string_lossy()))
             };
+            // Without `--no-default-features` the same `cargo run` builds every command.
             format!(
                 "Run it with every command built (the first build takes a few minutes):\n  \
-                 cargo run --quiet{manifest} --bin askuser -- {shown}"
+                 cargo run --quiet{manifest} --bin askuser -- {shown}\n{}",
+                install("Or install", root)
             )
         }
-        Origin { workspace: Some(root), .. } => format!(
-            "Install the askuser with every command, then run `askuser {shown}`:\n  \
-             cargo install --locked --path {}",
-            shell_word(&root.join("crates/askuser-cli").to_string_lossy())
-        ),
+        Origin { workspace: Some(root), .. } => install("Install", root),
         Origin { workspace: None, .. } => format!(
             "Install the askuser with every command, then run `askuser {shown}`:\n  \
              cargo install --locked askuser\n\
@@ -97,7 +102,14 @@ mod tests {
         let origin = Origin { workspace: Some("/src/askuser".into()), from_target: true, inside: true };
         let text = message("mcp", "mcp", &args(&["--fallback", "defaults"]), &origin);
         assert!(text.contains("built without the `mcp` feature"), "{text}");
-        assert!(text.ends_with("\n  cargo run --quiet --bin askuser -- mcp --fallback defaults"), "{text}");
+        assert!(text.contains("\n  cargo run --quiet --bin askuser -- mcp --fallback defaults\n"), "{text}");
+        assert!(
+            text.ends_with(
+                "Or install the askuser with every command, then run `askuser mcp --fallback defaults`:\n  \
+                 cargo install --locked --path /src/askuser/crates/askuser-cli"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -105,11 +117,12 @@ mod tests {
         let origin = Origin { workspace: Some("/src/my clone".into()), from_target: true, inside: false };
         let text = message("serve", "server", &[], &origin);
         assert!(
-            text.ends_with(
-                "cargo run --quiet --manifest-path '/src/my clone/Cargo.toml' --bin askuser -- serve"
+            text.contains(
+                "\n  cargo run --quiet --manifest-path '/src/my clone/Cargo.toml' --bin askuser -- serve\n"
             ),
             "{text}"
         );
+        assert!(text.ends_with("cargo install --locked --path '/src/my clone/crates/askuser-cli'"), "{text}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Validation and check + render on the typical request (4 questions × 4 options, ~1.2 KB), beside
 //! the parse-only floor, in one run. `cargo bench -p askuser-core --bench core`.
 //!
-//! With `ASKUSER_ORACLE_PY` set to the oracle's python (`$(shared/oracle/setup.sh)`), the
+//! With `ASKUSER_ORACLE_PY` set to the oracle's python (`$(crates/askuser-core/tests/oracle/setup.sh)`), the
 //! reference's in-process rates are measured in the same run and the ratios printed.
 
 use std::hint::black_box;
@@ -231,7 +231,9 @@ fn main() {
             println!("check + render vs reference: {:.1}x (target >= 10x)", rate(render) / ref_render);
         }
         None => {
-            println!("set ASKUSER_ORACLE_PY=$(shared/oracle/setup.sh) to measure the reference beside these");
+            println!(
+                "set ASKUSER_ORACLE_PY=$(crates/askuser-core/tests/oracle/setup.sh) to measure the reference beside these"
+            );
         }
     }
 }

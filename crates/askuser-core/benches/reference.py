@@ -1,8 +1,8 @@
 """The reference's in-process rates on the typical request, for benches/core.rs.
 
 Prints two numbers: validations per second and check + render per second. Run with the oracle's
-python (`$(shared/oracle/setup.sh)`); ASKUSER_ORACLE_DIR overrides where oracle.py is
-(default: ../shared/oracle beside the repository).
+python (`$(crates/askuser-core/tests/oracle/setup.sh)`); ASKUSER_ORACLE_DIR overrides where
+oracle.py is (default: ../tests/oracle beside this file).
 """
 import json
 import os
@@ -10,7 +10,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORACLE = os.environ.get('ASKUSER_ORACLE_DIR', os.path.join(HERE, '..', '..', '..', '..', 'shared', 'oracle'))
+ORACLE = os.environ.get('ASKUSER_ORACLE_DIR', os.path.join(HERE, '..', 'tests', 'oracle'))
 sys.path.insert(0, ORACLE)
 
 import oracle  # noqa: E402

@@ -15,6 +15,10 @@ pub const DECLINED: &str = "The user declined to answer these questions. Continu
 /// What the model is told when nobody answered in time (on-timeout policy `decline`).
 pub const TIMED_OUT: &str = "Nobody answered these questions in time. Continue without the answers: make a reasonable choice and say which one you made.";
 
+/// What the model is told when nobody answered in time under the on-timeout policy `stop`: not to
+/// guess, since the person may simply have been away.
+pub const TIMED_OUT_STOP: &str = "Nobody answered these questions in time. Do not guess the answers: finish only the work that does not depend on them, then stop and say what you need to know to go on.";
+
 /// Checks that `response` fits `request`; the first failure wins, in the order of SPEC §3.1, with
 /// the extended profile's kind rules (SPEC §10) for an extended request.
 ///

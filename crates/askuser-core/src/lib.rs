@@ -77,7 +77,9 @@ pub use answer::{
     default_answers,
 };
 pub use async_trait::async_trait;
-pub use check::{AskUserResult, DECLINED, Outcome, TIMED_OUT, ask_user_result, check_response};
+pub use check::{
+    AskUserResult, DECLINED, Outcome, TIMED_OUT, TIMED_OUT_STOP, ask_user_result, check_response,
+};
 pub use error::{
     JsonType, Location, MAX_LISTED_PROBLEMS, PathSegment, Problem, ProblemKind, ResponseError,
     ValidationError,

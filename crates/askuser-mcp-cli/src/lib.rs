@@ -12,8 +12,8 @@ use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
 use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_terminal::{Mode, TerminalAnswerer};
-use askuser_tool::SecretFile;
 use askuser_tool::cli::{self, Args, Command};
+use askuser_tool::{OnTimeout, SecretFile};
 use rmcp::ServiceExt;
 
 const USAGE: &str = "\
@@ -44,6 +44,10 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          PATH, created mode 0600 (an existing file others can read is refused);
                          the model gets only session:NAME. Without it a secret is declined
   --timeout SECS         stop waiting after SECS seconds; the model is told nobody answered
+  --on-timeout MODE      what the model is told then: stop (default: not to guess, to finish
+                         only what does not depend on the answers, then stop and say what it
+                         needs), decline (to make a reasonable choice and say which) or
+                         defaults (the defaults, marked timeout)
   --name NAME            the name the form's message gives the server (default: askuser)
 
 Logs and errors go to stderr.
@@ -65,6 +69,7 @@ struct Options {
     /// The fallback chain, first to last (never empty).
     fallback: Vec<FallbackMode>,
     timeout: Option<Duration>,
+    on_timeout: OnTimeout,
     name: String,
     profile: Profile,
     token_file: Option<PathBuf>,
@@ -75,6 +80,8 @@ fn parse(mut args: Args) -> Result<Options, String> {
     let mut options = Options {
         fallback: vec![FallbackMode::Decline],
         timeout: None,
+        // A person away from the screen must not find the model's guesses on return.
+        on_timeout: OnTimeout::Stop,
         name: "askuser".to_owned(),
         profile: Profile::Reference,
         token_file: None,
@@ -89,6 +96,9 @@ fn parse(mut args: Args) -> Result<Options, String> {
             }
             "--timeout" => {
                 options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
+            }
+            "--on-timeout" => {
+                options.on_timeout = cli::on_timeout(&arg, &args.value(&arg, "stop, decline or defaults")?)?;
             }
             "--name" => options.name = args.value(&arg, "a name")?,
             "--token-file" => options.token_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
@@ -281,7 +291,8 @@ pub fn main(args: &[String]) -> ExitCode {
         .name(options.name)
         .fallback(fallback)
         .validator(Validator::new())
-        .profile(options.profile);
+        .profile(options.profile)
+        .on_timeout(options.on_timeout);
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
     }
@@ -335,6 +346,12 @@ mod tests {
         );
         assert_eq!(parse(Args::new(&args(&["--profile", "standard"]))).unwrap().profile, Profile::Reference);
         assert_eq!(parse(Args::default()).unwrap().fallback, [FallbackMode::Decline]);
+        assert_eq!(parse(Args::default()).unwrap().on_timeout, OnTimeout::Stop, "the default");
+        assert_eq!(
+            parse(Args::new(&args(&["--on-timeout", "decline"]))).unwrap().on_timeout,
+            OnTimeout::Decline
+        );
+        assert!(parse(Args::new(&args(&["--on-timeout", "guess"]))).unwrap_err().contains("stop"));
     }
 
     #[test]

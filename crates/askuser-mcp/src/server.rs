@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use askuser_core::{
-    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, AskUserResult,
-    DefaultsResponder, Profile, QuestionKind, Questions, Validator, ask_user_result,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
+    Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
 use askuser_tool::exit::with_causes;
 use askuser_tool::{
     AskUser, CallOutcome, DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS,
-    TOOL_NAME, ToolCall, parameters_for,
+    OnTimeout, TOOL_NAME, ToolCall, parameters_for,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ClientCapabilities,
@@ -266,6 +266,7 @@ pub struct AskUserServer {
 struct Inner {
     name: String,
     timeout: Option<Duration>,
+    on_timeout: OnTimeout,
     fallback: Fallback,
     validator: Validator,
     codec: RequestStateCodec,
@@ -299,6 +300,7 @@ impl Default for AskUserServer {
 pub struct AskUserServerBuilder {
     name: String,
     timeout: Option<Duration>,
+    on_timeout: OnTimeout,
     fallback: Fallback,
     validator: Validator,
     codec: Option<RequestStateCodec>,
@@ -338,6 +340,13 @@ impl AskUserServerBuilder {
     /// timeout, decides. On 2026-07-28 the `requestState` expires after it. Default: none.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// What the model is told when the timeout runs out (or a 2026-07-28 form comes back after
+    /// it). Default: [`OnTimeout::Decline`]; `askuser mcp` uses [`OnTimeout::Stop`].
+    pub fn on_timeout(mut self, policy: OnTimeout) -> Self {
+        self.on_timeout = policy;
         self
     }
 
@@ -399,6 +408,7 @@ impl AskUserServerBuilder {
             inner: Arc::new(Inner {
                 name: self.name,
                 timeout: self.timeout,
+                on_timeout: self.on_timeout,
                 fallback: self.fallback,
                 validator: self.validator,
                 codec: self.codec.unwrap_or_else(random_codec),
@@ -463,6 +473,7 @@ impl AskUserServer {
         AskUserServerBuilder {
             name: "askuser".to_owned(),
             timeout: None,
+            on_timeout: OnTimeout::Decline,
             fallback: Fallback::decline(),
             validator: Validator::new(),
             codec: None,
@@ -594,7 +605,8 @@ impl AskUserServer {
             .shared_answerer(answerer)
             .profile(self.profile())
             .max_timeout(Duration::from_secs(u64::from(self.inner.validator.max_timeout_seconds())))
-            .max_argument_bytes(self.inner.validator.max_argument_bytes());
+            .max_argument_bytes(self.inner.validator.max_argument_bytes())
+            .on_timeout(self.inner.on_timeout);
         if let Some(timeout) = self.inner.timeout {
             builder = builder.timeout(timeout);
         }
@@ -696,7 +708,12 @@ impl AskUserServer {
             // words, as a 2025 client's timeout (nobody answered in time), not a request to ask
             // again.
             Err(RequestStateError::Expired) => {
-                return Ok(text_result(AskUserResult::timed_out_for(&request).text(), false).into());
+                let result = self
+                    .inner
+                    .on_timeout
+                    .result(&request)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                return Ok(text_result(result.text(), false).into());
             }
             // One message for every other failure, as the codec asks: what failed is no
             // business of the client's.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use askuser_core::{AskContext, Profile, QuestionKind, Validator};
-use askuser_server::HttpAnswerer;
+use askuser_server::{ApiToken, ClientError, HttpAnswerer, TOKEN_ENV, TokenSource};
 use askuser_store::AskedBy;
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
@@ -24,7 +24,9 @@ the model receives on stdout.
   --label TEXT        who asks, shown beside the questions on the page, in lists and notices
                       (an agent, a project; at most 200 characters; default: the session)
   --timeout SECS      give up after SECS seconds (default 3600)
-  --on-timeout MODE   decline (default) or defaults: what the model is told on timeout
+  --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
+                      choice and say which), defaults (the defaults, marked timeout) or stop
+                      (not to guess: to finish what does not depend on the answers and stop)
   --profile NAME      reference (default) or extended: text and secret questions, ids, defaults
                       (the server must run --profile extended)
   --secret-file PATH  where a secret answer's value goes (extended profile): NAME=value lines,
@@ -84,11 +86,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--timeout" => options.timeout = crate::seconds(arg, value("seconds")?)?,
             "--on-timeout" => {
-                options.on_timeout = match value("decline or defaults")? {
-                    "decline" => OnTimeout::Decline,
-                    "defaults" => OnTimeout::ApplyDefaults,
-                    other => return Err(format!("--on-timeout takes decline or defaults, got {other:?}")),
-                }
+                options.on_timeout = askuser_tool::cli::on_timeout(arg, value("decline, defaults or stop")?)?;
             }
             "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
             "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),
@@ -133,7 +131,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             }
         };
     let options = Options { timeout: timeout.unwrap_or(options.timeout), ..options };
-    let token = match askuser_server::ApiToken::for_client(options.token_file.as_deref()) {
+    let token = match askuser_server::ApiToken::for_client_from(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
             eprintln!("askuser: {message}");
@@ -147,14 +145,16 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     runtime.block_on(run(&text, &options, token))
 }
 
-async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> ExitCode {
+async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSource)) -> ExitCode {
+    let server = options.server.clone();
     let mut answerer = match HttpAnswerer::new(&options.server, token) {
         Ok(answerer) => answerer
             .timeout(options.timeout)
-            .on_link(|url| eprintln!("askuser: answer at {url}"))
-            .on_retry(|e| {
-                eprintln!("askuser: {}; trying again until the timeout", exit::with_causes(e));
-            }),
+            .on_link(|url| {
+                eprintln!("askuser: answer at {url}");
+                crate::qr::show(url);
+            })
+            .on_retry(move |e| eprintln!("askuser: {}", retry_message(&server, e))),
         Err(e) => return failure(&e),
     };
     if let Some(asked_by) = options.asked_by() {
@@ -190,7 +190,7 @@ async fn run(text: &str, options: &Options, token: askuser_server::ApiToken) -> 
         signal = askuser_tool::cli::first_signal() => Err(signal),
     };
     match ended {
-        Ok(outcome) => exit_status(&outcome),
+        Ok(outcome) => exit_status(&outcome, &options.server, &source),
         Err(signal) => {
             // The call is dropped by now, which withdrew its question: wait until the server has
             // that, so the person is not left answering a question nobody waits for.
@@ -216,8 +216,44 @@ fn has_secret_question(text: &str, profile: Profile) -> bool {
         .is_ok_and(|questions| questions.iter().any(|q| q.kind() == QuestionKind::Secret))
 }
 
+/// What is said when a request to `server` failed and is tried again: a server that is not there
+/// is named as such, with the command that starts one, in one line (not reqwest's chain).
+fn retry_message(server: &str, error: &ClientError) -> String {
+    match error {
+        ClientError::Http(http) if http.is_connect() => {
+            let mut cause: &dyn std::error::Error = http;
+            while let Some(next) = cause.source() {
+                cause = next;
+            }
+            format!(
+                "no answer server at {server} ({cause}): start one with `askuser serve` (it prints the \
+                 URL to pass to --server); trying again until the timeout (Ctrl-C to stop)"
+            )
+        }
+        other => format!("{}; trying again until the timeout", exit::with_causes(other)),
+    }
+}
+
+/// The server's refusal of the token, when that is why `outcome` failed: it names where the token
+/// came from, and how to pass another.
+fn refused_token(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Option<String> {
+    let CallOutcome::Failed(error) = outcome else { return None };
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    while let Some(error) = cause {
+        if let Some(ClientError::Api { status: 401, .. }) = error.downcast_ref::<ClientError>() {
+            return Some(format!(
+                "the answer server at {server} refused the API token from {source} (401): pass the \
+                 token file `askuser serve` printed (`API token in …`) with --token-file PATH, or set \
+                 {TOKEN_ENV}"
+            ));
+        }
+        cause = error.source();
+    }
+    None
+}
+
 /// The same statuses and messages as the terminal path of `askuser ask` (`askuser_tool::exit`).
-fn exit_status(outcome: &CallOutcome) -> ExitCode {
+fn exit_status(outcome: &CallOutcome, server: &str, source: &TokenSource) -> ExitCode {
     if let Some(text) = outcome.model_text() {
         let mut stdout = std::io::stdout().lock();
         if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
@@ -225,7 +261,7 @@ fn exit_status(outcome: &CallOutcome) -> ExitCode {
             return ExitCode::from(exit::WRITE_FAILED);
         }
     }
-    if let Some(message) = outcome.exit_message() {
+    if let Some(message) = refused_token(outcome, server, source).or_else(|| outcome.exit_message()) {
         eprintln!("askuser: {message}");
     }
     ExitCode::from(outcome.exit_status())

@@ -264,12 +264,16 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
 async fn run(options: Options) -> Result<(), String> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
     let (store_url, default_token_file) = store_and_token_file(&options)?;
-    let (token, token_place) = match (&options.token_file, std::env::var_os(TOKEN_ENV)) {
+    // `token_flag`: what `ask --server` needs to find the same token (nothing for the file it
+    // reads by default).
+    let (token, token_place, token_flag) = match (&options.token_file, std::env::var_os(TOKEN_ENV)) {
         (None, Some(text)) => {
             let text = text.into_string().map_err(|_| format!("{TOKEN_ENV} is not valid UTF-8"))?;
             (
                 ApiToken::new(&text).map_err(|e| format!("{TOKEN_ENV}: {e}"))?,
                 format!("the {TOKEN_ENV} variable"),
+                // `ask` reads the same variable.
+                String::new(),
             )
         }
         (path, _) => {
@@ -279,7 +283,10 @@ async fn run(options: Options) -> Result<(), String> {
                 .ok_or("no place for the token file: pass --token-file")?;
             let (token, created) = ApiToken::load_or_create(&path).map_err(|e| e.to_string())?;
             let place = format!("{}{}", path.display(), if created { " (created)" } else { "" });
-            (token, place)
+            let read_by_default = askuser_server::default_data_dir().is_some_and(|d| d.join("token") == path);
+            let flag =
+                if read_by_default { String::new() } else { format!(" --token-file {}", path.display()) };
+            (token, place, flag)
         }
     };
     // On PostgreSQL the server is one replica of a fleet: it also talks to the others.
@@ -329,10 +336,14 @@ async fn run(options: Options) -> Result<(), String> {
     }
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");
+    crate::qr::show(&public_url);
     eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
     eprintln!("askuser serve: profile {}", options.profile);
     eprintln!("askuser serve: API token in {token_place}");
-    eprintln!("askuser serve: ask with `askuser ask --server {public_url} [--token-file PATH] call.json`");
+    eprintln!(
+        "askuser serve: ask with `askuser ask --server {public_url}{token_flag} FILE` (FILE: a tool call's \
+         arguments, e.g. examples/calls/first.json in the askuser repository)"
+    );
     if !local.ip().is_loopback() && options.public_url.is_none() {
         eprintln!(
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"

@@ -151,16 +151,27 @@ impl ApiToken {
     /// The named file cannot be read, the variable is not a usable token, or there is no token
     /// anywhere ([`TokenError::Missing`]).
     pub fn for_client(token_file: Option<&Path>) -> Result<Self, TokenError> {
+        Self::for_client_from(token_file).map(|(token, _)| token)
+    }
+
+    /// [`for_client`](Self::for_client), and where the token came from: what a client names when
+    /// the server refuses it (`401`), so that the person knows which token was sent.
+    ///
+    /// # Errors
+    ///
+    /// As [`for_client`](Self::for_client).
+    pub fn for_client_from(token_file: Option<&Path>) -> Result<(Self, TokenSource), TokenError> {
         if let Some(path) = token_file {
-            return Self::read(path);
+            return Ok((Self::read(path)?, TokenSource::File(path.to_owned())));
         }
         if let Some(text) = std::env::var_os(TOKEN_ENV) {
             let text = text.into_string().map_err(|_| TokenError::Env("not valid UTF-8"))?;
-            return Self::new(&text)
-                .map_err(|_| TokenError::Env("too short, or with spaces or control characters"));
+            let token = Self::new(&text)
+                .map_err(|_| TokenError::Env("too short, or with spaces or control characters"))?;
+            return Ok((token, TokenSource::Env));
         }
         match crate::default_data_dir().map(|d| d.join("token")) {
-            Some(path) if path.is_file() => Self::read(&path),
+            Some(path) if path.is_file() => Ok((Self::read(&path)?, TokenSource::DefaultFile(path))),
             _ => Err(TokenError::Missing),
         }
     }
@@ -175,6 +186,30 @@ impl ApiToken {
     #[must_use]
     pub fn matches(&self, candidate: &str) -> bool {
         self.0.as_bytes().ct_eq(candidate.as_bytes()).into()
+    }
+}
+
+/// Where [`ApiToken::for_client_from`] found a client's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenSource {
+    /// The file the client was told to read (`--token-file`).
+    File(std::path::PathBuf),
+    /// The [`TOKEN_ENV`] environment variable.
+    Env,
+    /// The file `askuser serve` creates by default in its data directory.
+    DefaultFile(std::path::PathBuf),
+}
+
+impl std::fmt::Display for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "the token file {}", path.display()),
+            Self::Env => write!(f, "{TOKEN_ENV}"),
+            Self::DefaultFile(path) => {
+                write!(f, "the token file {} (the default of `askuser serve`)", path.display())
+            }
+        }
     }
 }
 

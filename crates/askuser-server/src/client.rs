@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, Deadline, QuestionKind, SecretSink,
-    SecretValue, Timestamp, parse_secret_ref,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, Deadline, QuestionKind,
+    SecretSink, SecretValue, Timestamp, parse_secret_ref,
 };
 use serde_json::{Value, json};
 
@@ -420,8 +420,8 @@ impl Answerer for HttpAnswerer {
     ) -> Result<AskUserResponse, AnswerError> {
         if self.secret_sink.is_none() && request.questions().iter().any(|q| q.kind() == QuestionKind::Secret)
         {
-            // Nowhere to put the value: do not ask for it.
-            return Ok(AskUserResponse::declined());
+            // Nowhere to put the value: do not ask for it, and say that nobody was asked.
+            return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
         let limit = self.limit(&request);
         let deadline = tokio::time::Instant::now() + limit;

@@ -11,6 +11,7 @@
 //! would), then reads three lines with `std::io::stdin().read_line`, echoing each.
 //! `pty_fixture cancel-lines MS accessible|lines`: the same with the accessible mode or the line
 //! protocol on stdin instead of the menu.
+//! `pty_fixture deadline`: the batch of `answer` with a deadline five minutes away.
 //! `pty_fixture two`: two answerers ask one question each at the same time; prints both results.
 //! `pty_fixture extended menu|lines`: an extended batch (a choice with a declared default, then a
 //! text question) in the menu or on the line protocol; prints the tool result.
@@ -29,7 +30,8 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use askuser_core::{
-    AskContext, AskUserRequest, InMemorySecretSink, Profile, Questions, Validator, ask_user_result,
+    AskContext, AskUserRequest, Deadline, InMemorySecretSink, Profile, Questions, Timestamp, Validator,
+    ask_user_result,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
 
@@ -103,6 +105,13 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             runtime.block_on(answerer.ask(&request))?;
             Ok(ExitCode::SUCCESS)
         }
+        Some("deadline") => {
+            let request =
+                request.with_deadline(Deadline::new(Timestamp::now(), Some(Duration::from_mins(5))));
+            let response = runtime.block_on(answerer.ask(&request))?;
+            println!("{}", ask_user_result(&request, &response)?.text());
+            Ok(ExitCode::SUCCESS)
+        }
         Some("two") => {
             let (first, second) = (single("A")?, single("B")?);
             let other = TerminalAnswerer::new();
@@ -146,7 +155,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: pty_fixture answer | accessible-tty | host-raw | abort | cancel MS \
+                "usage: pty_fixture answer | accessible-tty | deadline | host-raw | abort | cancel MS \
                  | cancel-lines MS accessible|lines | two | extended menu|lines \
                  | secret menu|lines | cancel-secret MS menu|lines [busy]"
             );

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use askuser_core::{
-    AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
-    async_trait, check_response,
+    AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, QuestionKind, SecretSink,
+    Timestamp, async_trait, check_response,
 };
 use crossterm::event::Event;
 use tokio::sync::Mutex;
@@ -67,6 +67,7 @@ pub enum Mode {
 
 /// Settings fixed at build time.
 #[derive(Debug, Clone)]
+#[expect(clippy::struct_excessive_bools, reason = "independent settings, each set by its own builder method")]
 struct Config {
     mode: Mode,
     accessible: bool,
@@ -74,6 +75,7 @@ struct Config {
     ascii: bool,
     max_custom_chars: usize,
     size: Option<(u16, u16)>,
+    bell: bool,
 }
 
 /// Injected input and output; `None` means the real terminal.
@@ -212,6 +214,7 @@ fn response(
             Ok(response)
         }
         MenuOutcome::Declined => Ok(AskUserResponse::declined()),
+        MenuOutcome::Unasked => Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended)),
         MenuOutcome::Interrupted => Err(AnswerError::interrupted()),
         MenuOutcome::NoInput => {
             Err(AnswerError::failed("nobody could be asked: the input ended before the first answer"))
@@ -263,6 +266,7 @@ impl TerminalAnswererBuilder {
                 ascii: !utf8 || linux_console,
                 max_custom_chars: DEFAULT_MAX_CUSTOM_CHARS,
                 size: None,
+                bell: !env_set("NO_BELL"),
             },
             io: Io { input: None, lines: None, output: None },
             secrets: None,
@@ -295,6 +299,14 @@ impl TerminalAnswererBuilder {
     /// No colour codes at all (bold, dim and reverse remain). Default: on when `NO_COLOR` is set.
     pub fn no_color(mut self, on: bool) -> Self {
         self.config.no_color = on;
+        self
+    }
+
+    /// Ring the bell and send a desktop notification (OSC 9, or OSC 777 on VTE, foot and urxvt)
+    /// when questions open on the terminal: a question waiting in a background window gets
+    /// noticed. Never for a host's own events. Default: on, unless `NO_BELL` is set.
+    pub fn bell(mut self, on: bool) -> Self {
+        self.config.bell = on;
         self
     }
 
@@ -429,6 +441,10 @@ async fn run(
                 None if tty => &mut terminal,
                 None => &mut stdin,
             };
+            if tty && config.bell {
+                // Read on the terminal: its person may be in another window.
+                out.write_all(notification(request.questions().as_slice()).as_bytes())?;
+            }
             ask_lines(request, lines, &mut TtySecret, out, config.max_custom_chars).await
         }
         Route::HostEvents => {
@@ -440,7 +456,8 @@ async fn run(
                 terminal_size(config),
                 false,
             )?;
-            screen.run(source.as_mut()).await
+            // A host with its own events draws its own attention.
+            screen.run(source.as_mut(), false).await
         }
         Route::Terminal => {
             let screen = Screen::open(
@@ -455,11 +472,42 @@ async fn run(
             // reader thread so the next line typed goes to the next reader.
             let secret = request.questions().iter().any(|q| q.kind() == QuestionKind::Secret);
             let mut source = TerminalInput { source: Some(CrosstermSource::open()?), secret };
-            let outcome = screen.run(&mut source).await;
+            let outcome = screen.run(&mut source, config.bell).await;
             source.secret = false;
             outcome
         }
     }
+}
+
+/// What draws the person's attention when questions open: the bell, and a desktop notification
+/// through the terminal (OSC 777 where VTE, foot and urxvt read it, else OSC 9, which iTerm2,
+/// `WezTerm`, Ghostty, kitty and Windows Terminal read). Its text is sanitised like everything
+/// drawn: a header can end neither the sequence nor start another.
+fn notification(questions: &[askuser_core::Question]) -> String {
+    let what = match questions {
+        [one] => crate::text::sanitize(one.header(), false).into_owned(),
+        many => format!("{} questions", many.len()),
+    };
+    let what = crate::text::truncate(&what, 60);
+    let term = std::env::var("TERM").unwrap_or_default();
+    if env_set("VTE_VERSION") || term.starts_with("foot") || term.starts_with("rxvt") {
+        format!("\x07\x1b]777;notify;The assistant asks;{what}\x1b\\")
+    } else {
+        format!("\x07\x1b]9;The assistant asks: {what}\x1b\\")
+    }
+}
+
+/// Ticks every half second, from a thread of its own, until the receiver is dropped.
+fn ticker() -> tokio::sync::mpsc::Receiver<()> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    std::thread::spawn(move || {
+        while !sender.is_closed() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            // Full: a tick is already waiting, one is enough.
+            let _ = sender.try_send(());
+        }
+    });
+    receiver
 }
 
 /// The terminal's events for one menu. For a secret question, a menu that goes without an outcome
@@ -541,14 +589,39 @@ impl<'a> Screen<'a> {
     }
 
     fn draw(&mut self) -> io::Result<()> {
+        // Every frame shows the time left as of now, whatever made it (a key, a resize, a tick).
+        self.menu.tick(Timestamp::now());
         let frame = layout(&self.menu, self.size.0, self.size.1, self.look);
         self.painter.paint(&frame, self.size, self.look, self.out)
     }
 
-    async fn run(mut self, source: &mut dyn InputSource) -> io::Result<MenuOutcome> {
+    /// Runs the menu to its outcome; `bell` rings and notifies once it is drawn.
+    async fn run(mut self, source: &mut dyn InputSource, bell: bool) -> io::Result<MenuOutcome> {
         self.draw()?;
+        if bell {
+            self.out.write_all(notification(self.menu.questions()).as_bytes())?;
+            self.out.flush()?;
+        }
+        // A countdown is redrawn every second, from a thread: the host's runtime may have no
+        // timer. The thread ends at its first tick after the menu is gone.
+        let mut ticks = self.menu.countdown.map(|_| ticker());
         loop {
-            let Some(event) = source.next_event().await else {
+            let next = source.next_event();
+            tokio::pin!(next);
+            // The same `next_event` future is kept across ticks: no event is lost to a tick.
+            let event = loop {
+                let tick = async {
+                    match ticks.as_mut() {
+                        Some(ticks) => ticks.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    event = &mut next => break event,
+                    Some(()) = tick => self.draw()?,
+                }
+            };
+            let Some(event) = event else {
                 self.finish(&MenuOutcome::Declined)?;
                 return Ok(MenuOutcome::Declined);
             };
@@ -623,6 +696,10 @@ mod tests {
             assert_eq!(err.kind(), AnswerErrorKind::Failed);
         }
         assert_eq!(response(MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(
+            response(MenuOutcome::Unasked).unwrap(),
+            AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended)
+        );
         assert_eq!(response(MenuOutcome::Interrupted).unwrap_err().kind(), AnswerErrorKind::Interrupted);
     }
 }

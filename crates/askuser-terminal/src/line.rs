@@ -511,7 +511,7 @@ async fn ask_secret(
                     out,
                     "\nThere is no terminal to type a secret on (it is never read from piped input): declined."
                 )?;
-                return Ok(MenuOutcome::Declined);
+                return Ok(MenuOutcome::Unasked);
             }
             SecretRead::End => {
                 writeln!(out, "\n(end of input: declined)")?;
@@ -767,7 +767,7 @@ mod tests {
         assert!(text.contains("Why: To deploy.") && text.contains("Saved as session:API_TOKEN."), "{text}");
 
         let (outcome, text) = run(&request, &["piped-LEAKCANARY"], vec![SecretRead::NoTerminal]);
-        assert_eq!(outcome, MenuOutcome::Declined);
+        assert_eq!(outcome, MenuOutcome::Unasked, "nobody could be asked");
         assert!(text.contains("no terminal to type a secret on"), "{text}");
         assert_eq!(run(&request, &[], Vec::new()).0, MenuOutcome::Declined, "end of input declines");
 

@@ -1,6 +1,8 @@
 //! The menu's state machine: pure, no I/O. [`Menu::handle`] takes one key and says what changed.
 
-use askuser_core::{AskUserAnswer, AskUserRequest, Question, QuestionKind, SecretValue};
+use std::time::Duration;
+
+use askuser_core::{AskUserAnswer, AskUserRequest, Question, QuestionKind, SecretValue, Timestamp};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -20,6 +22,9 @@ pub(crate) enum MenuOutcome {
     /// The input ended before the first answer line: nobody was there to ask (the line protocol
     /// only).
     NoInput,
+    /// Declined without asking anyone: a secret question with no terminal to type it on (the
+    /// line protocol only). The model is told nobody was asked (`answered_by: unattended`).
+    Unasked,
     /// A secret question (alone in its call, SPEC §10) answered: the answer carries only
     /// `session:NAME`; the value goes to the host's secret sink before the call returns.
     Secret(AskUserAnswer, SecretValue),
@@ -176,6 +181,14 @@ impl Editor {
     }
 }
 
+/// The time left to answer, shown while the menu is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Countdown {
+    pub(crate) left: Duration,
+    /// Past the request's nudge time: shown as a warning.
+    pub(crate) late: bool,
+}
+
 /// The state of one menu over a request: which question, which row, what is picked.
 #[derive(Debug, Clone)]
 pub(crate) struct Menu {
@@ -186,6 +199,8 @@ pub(crate) struct Menu {
     pub(crate) editor: Option<Editor>,
     pub(crate) notice: Option<Notice>,
     pub(crate) help: bool,
+    /// The time left before the request's deadline, as last measured (`None` without one).
+    pub(crate) countdown: Option<Countdown>,
     max_custom_chars: usize,
     /// Who asks, when the host said (`AskContext::asked_by`): shown in the title.
     asked_by: Option<String>,
@@ -206,6 +221,7 @@ impl Menu {
             editor: None,
             notice: None,
             help: false,
+            countdown: None,
             max_custom_chars: max_custom_chars.max(1),
             asked_by: None,
         };
@@ -250,6 +266,15 @@ impl Menu {
 
     pub(crate) fn questions(&self) -> &[Question] {
         self.request.questions().as_slice()
+    }
+
+    /// Measures the time left at `now`, when the request has a deadline.
+    pub(crate) fn tick(&mut self, now: Timestamp) {
+        self.countdown = self.request.expires_at().map(|expires| Countdown {
+            left: now.until(expires),
+            // The nudge time: the last minute, or the last fifth of a shorter wait.
+            late: self.request.nudge_at().is_some_and(|nudge| now >= nudge),
+        });
     }
 
     /// The current tab: a question index, or the number of questions for the review step.

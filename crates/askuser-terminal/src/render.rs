@@ -11,7 +11,7 @@ use askuser_core::{Question, QuestionKind};
 use crate::menu::{Menu, MenuOutcome, Pick, is_typed};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::text::{sanitize, truncate, width, wrap};
+use crate::text::{Block, blocks, code_delimiters, sanitize, truncate, width, wrap, wrap_code};
 
 /// How the menu looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +57,27 @@ impl Line {
 
     fn width(&self) -> usize {
         self.0.iter().map(|(t, _)| width(t)).sum()
+    }
+
+    /// The line cut to at most `max` columns (the last piece kept ends in `…`).
+    fn cut(self, max: usize) -> Self {
+        if self.width() <= max {
+            return self;
+        }
+        let mut out = Self::new();
+        for (text, style) in self.0 {
+            let room = max.saturating_sub(out.width());
+            if room == 0 {
+                break;
+            }
+            let piece = truncate(&text, room).into_owned();
+            let cut = piece.len() < text.len();
+            out.push(piece, style);
+            if cut {
+                break;
+            }
+        }
+        out
     }
 
     fn encode(&self, look: Look) -> String {
@@ -151,7 +172,30 @@ pub(crate) fn layout(menu: &Menu, cols: u16, rows: u16, look: Look) -> Frame {
     if menu.in_review() { layout_review(menu, w, h, look) } else { layout_question(menu, w, h, look) }
 }
 
+/// The title line, ending in the time left when the request has a deadline: the countdown is
+/// kept whole, the rest cut to make room for it.
 fn title(menu: &Menu, w: usize, look: Look) -> Line {
+    let line = title_text(menu, w, look);
+    let Some(countdown) = menu.countdown else { return line };
+    let tail = format!(" {} {} left", symbols(look).dot, time_left(countdown.left));
+    let style = if countdown.late { Style { bold: true, fg: Some(WARN), ..PLAIN } } else { DIM };
+    let room = w.saturating_sub(width(&tail));
+    let mut line = line.cut(room);
+    line.push(tail, style);
+    line
+}
+
+/// `left` as a countdown shows it: `1 h 05 min`, `4:05`, `42 s`.
+fn time_left(left: std::time::Duration) -> String {
+    let s = left.as_secs();
+    match s {
+        3600.. => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+        60.. => format!("{}:{:02}", s / 60, s % 60),
+        _ => format!("{s} s"),
+    }
+}
+
+fn title_text(menu: &Menu, w: usize, look: Look) -> Line {
     let sym = symbols(look);
     let questions = menu.questions();
     // Who asks, cut short: the question's own header matters more.
@@ -199,6 +243,56 @@ fn title(menu: &Menu, w: usize, look: Look) -> Line {
     let room = w.saturating_sub(line.width());
     line.push(truncate(&current, room), BOLD);
     line
+}
+
+/// How code is set apart from the question's text: not bold, in the accent colour.
+const CODE: Style = Style { fg: Some(ACCENT), ..PLAIN };
+
+/// A question's sanitised text laid out in `w` columns: prose bold, `code` spans in [`CODE`],
+/// fenced blocks behind a gutter, unwrapped by words and their fences left out (see
+/// [`crate::text::blocks`]).
+fn question_text(text: &str, w: usize, look: Look) -> Vec<Line> {
+    let gutter = if look.unicode { " │ " } else { " | " };
+    let mut lines = Vec::new();
+    for block in blocks(text) {
+        match block {
+            Block::Prose(prose) => {
+                for source in prose {
+                    let mut delimiters = code_delimiters(source).into_iter();
+                    let mut in_code = false;
+                    for wrapped in wrap(source, w) {
+                        let mut line = Line::of(" ", PLAIN);
+                        let mut piece = String::new();
+                        for c in wrapped.chars() {
+                            let delimiter = c == '`' && delimiters.next().unwrap_or(false);
+                            if delimiter && !in_code && !piece.is_empty() {
+                                line.push(std::mem::take(&mut piece), BOLD);
+                            }
+                            piece.push(c);
+                            if delimiter && in_code {
+                                line.push(std::mem::take(&mut piece), CODE);
+                            }
+                            in_code ^= delimiter;
+                        }
+                        if !piece.is_empty() {
+                            line.push(piece, if in_code { CODE } else { BOLD });
+                        }
+                        lines.push(line);
+                    }
+                }
+            }
+            Block::Code(code) => {
+                for source in code {
+                    for wrapped in wrap_code(source, w.saturating_sub(width(gutter) - 1)) {
+                        let mut line = Line::of(gutter, DIM);
+                        line.push(wrapped, CODE);
+                        lines.push(line);
+                    }
+                }
+            }
+        }
+    }
+    lines
 }
 
 /// Footer text in the look's symbols.
@@ -426,10 +520,7 @@ fn layout_question(menu: &Menu, w: usize, h: usize, look: Look) -> Frame {
     let sym = symbols(look);
     let question = &menu.questions()[menu.tab()];
     let top = title(menu, w, look);
-    let mut text: Vec<Line> = wrap(&sanitize(question.question(), true), w.saturating_sub(1))
-        .into_iter()
-        .map(|t| Line::of(format!(" {t}"), BOLD))
-        .collect();
+    let mut text = question_text(&sanitize(question.question(), true), w.saturating_sub(1), look);
     if let Some(purpose) = question.purpose() {
         text.extend(
             wrap(&sanitize(purpose, true), w.saturating_sub(1))
@@ -662,8 +753,9 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
             vec![line(format!("{} Declined the assistant's questions", sym.cross), DIM)]
         }
         Some(MenuOutcome::Interrupted) => vec![line(format!("{} Interrupted", sym.cross), DIM)],
-        // The menu never ends with `NoInput` (only the line protocol does); withdrawn is the truth.
-        Some(MenuOutcome::NoInput) | None => {
+        // The menu never ends with `NoInput` or `Unasked` (only the line protocol does); withdrawn
+        // is the truth.
+        Some(MenuOutcome::NoInput | MenuOutcome::Unasked) | None => {
             vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)]
         }
     };

@@ -149,9 +149,114 @@ pub(crate) fn wrap(s: &str, max: usize) -> Vec<String> {
     lines
 }
 
+/// A run of a question's lines: prose, or the inside of a fenced code block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Block<'a> {
+    Prose(Vec<&'a str>),
+    Code(Vec<&'a str>),
+}
+
+/// `text` split into prose and fenced code blocks, by a strict subset of Markdown: a fence opens
+/// on a line starting with three backticks (then at most a language name, no backtick) and closes
+/// on a line of exactly three backticks; the fences themselves are dropped. Anything else, an
+/// unclosed fence included, is prose, shown as written.
+pub(crate) fn blocks(text: &str) -> Vec<Block<'_>> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let opens = |line: &str| line.strip_prefix("```").is_some_and(|info| !info.contains('`'));
+    let closes = |line: &str| line.trim_end() == "```";
+    let mut blocks = Vec::new();
+    let mut prose = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let close = (i + 1..lines.len()).find(|&j| closes(lines[j]));
+        if let (true, Some(close)) = (opens(lines[i]), close) {
+            if !prose.is_empty() {
+                blocks.push(Block::Prose(std::mem::take(&mut prose)));
+            }
+            blocks.push(Block::Code(lines[i + 1..close].to_vec()));
+            i = close + 1;
+        } else {
+            prose.push(lines[i]);
+            i += 1;
+        }
+    }
+    if !prose.is_empty() || blocks.is_empty() {
+        blocks.push(Block::Prose(prose));
+    }
+    blocks
+}
+
+/// For each backtick of `line`, in order, whether it opens or closes an inline `code` span: a
+/// single backtick, the next backtick a single one too, with something other than spaces
+/// between. Runs of several backticks and unpaired ones are literal text.
+pub(crate) fn code_delimiters(line: &str) -> Vec<bool> {
+    let ticks: Vec<usize> = line.match_indices('`').map(|(i, _)| i).collect();
+    let single = |k: usize| {
+        let at = ticks[k];
+        (k == 0 || ticks[k - 1] + 1 != at) && ticks.get(k + 1).is_none_or(|&next| next != at + 1)
+    };
+    let mut delimiters = vec![false; ticks.len()];
+    let mut k = 0;
+    while k + 1 < ticks.len() {
+        if single(k) && single(k + 1) && !line[ticks[k] + 1..ticks[k + 1]].trim().is_empty() {
+            delimiters[k] = true;
+            delimiters[k + 1] = true;
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
+    delimiters
+}
+
+/// A line of code cut into lines of at most `max` columns, spaces kept (indentation matters in
+/// code); an empty line stays one empty line.
+pub(crate) fn wrap_code(line: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for (g, gw) in graphemes(line) {
+        if used + gw > max && used > 0 {
+            lines.push(String::new());
+            used = 0;
+        }
+        if let Some(last) = lines.last_mut() {
+            last.push_str(g);
+        }
+        used += gw;
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fenced_blocks_are_a_strict_subset() {
+        assert_eq!(
+            blocks("Run this:\n```sh\n  cargo test\n```\nthen say."),
+            [
+                Block::Prose(vec!["Run this:"]),
+                Block::Code(vec!["  cargo test"]),
+                Block::Prose(vec!["then say."])
+            ]
+        );
+        // Unclosed, or with a backtick in the info string: prose, as written.
+        assert_eq!(blocks("```sh\nno end"), [Block::Prose(vec!["```sh", "no end"])]);
+        assert_eq!(blocks("```a`b\nx\n```"), [Block::Prose(vec!["```a`b", "x", "```"])]);
+        assert_eq!(blocks(""), [Block::Prose(vec![""])]);
+    }
+
+    #[test]
+    fn inline_code_takes_single_paired_backticks_only() {
+        assert_eq!(code_delimiters("use `foo` and `bar`"), [true, true, true, true]);
+        assert_eq!(code_delimiters("a `lone tick"), [false]);
+        assert_eq!(code_delimiters("``double`` and ` ` blank"), [false; 6]);
+        assert_eq!(code_delimiters("`x` `"), [true, true, false]);
+        assert_eq!(wrap_code("  ab  cd", 4), ["  ab", "  cd"]);
+        assert_eq!(wrap_code("", 4), [""]);
+    }
 
     #[track_caller]
     fn check_sanitize(input: &str, keep: bool, expected: &str) {

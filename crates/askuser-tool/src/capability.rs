@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse,
-    AskUserResult, Deadline, DefaultsResponder, Outcome, Profile, Timestamp, Validator,
+    AskUserResult, Deadline, DefaultsResponder, Outcome, Profile, ResponseError, Timestamp, Validator,
 };
 
 use crate::call::{CallOutcome, Retry, ToolCall};
@@ -31,6 +31,30 @@ pub enum OnTimeout {
     /// Answer with the defaults ([`DefaultsResponder`]), rendered with `"answered_by":"timeout"`
     /// so the model knows no person chose them.
     ApplyDefaults,
+    /// Tell the model not to guess ([`askuser_core::TIMED_OUT_STOP`]): finish only what does not
+    /// depend on the answers, then stop and say what it needs. `askuser mcp`'s default. In the
+    /// extended profile the result is data, as under `Decline`.
+    Stop,
+}
+
+impl OnTimeout {
+    /// The result the model gets for `request` when nobody answered in time under this policy.
+    ///
+    /// # Errors
+    ///
+    /// Under `ApplyDefaults`, the defaults do not fit `request` (a bug).
+    pub fn result(self, request: &AskUserRequest) -> Result<AskUserResult, ResponseError> {
+        match self {
+            Self::Decline => Ok(AskUserResult::timed_out_for(request)),
+            Self::Stop => {
+                Ok(AskUserResult::timed_out_for(request).with_sentence(askuser_core::TIMED_OUT_STOP))
+            }
+            Self::ApplyDefaults => askuser_core::ask_user_result(
+                request,
+                &DefaultsResponder::respond(request, AnsweredBy::Timeout),
+            ),
+        }
+    }
 }
 
 /// Lets the model ask the person multiple-choice questions: registers `ask_user_question` and
@@ -346,9 +370,9 @@ impl AskUser {
                     _ => AskUserResponse::declined(),
                 };
                 self.emit(|| answered_event(response.clone(), true, false));
-                match config.on_timeout {
-                    OnTimeout::ApplyDefaults => completed(&request, &response),
-                    _ => CallOutcome::Completed(AskUserResult::timed_out_for(&request)),
+                match config.on_timeout.result(&request) {
+                    Ok(result) => CallOutcome::Completed(result),
+                    Err(error) => CallOutcome::Failed(CallError::Response(error)),
                 }
             }
             Some(Err(error)) => {
@@ -703,8 +727,9 @@ impl AskUserBuilder {
         self
     }
 
-    /// The tool result when nobody answers within the timeout (under [`OnTimeout::Decline`]), in
-    /// the host's words. Default: [`askuser_core::TIMED_OUT`].
+    /// The tool result when nobody answers within the timeout (under [`OnTimeout::Decline`] or
+    /// [`OnTimeout::Stop`]), in the host's words. Default: [`askuser_core::TIMED_OUT`], or
+    /// [`askuser_core::TIMED_OUT_STOP`] under `Stop`.
     pub fn timed_out_text(mut self, sentence: impl Into<String>) -> Self {
         self.timed_out_text = Some(sentence.into());
         self

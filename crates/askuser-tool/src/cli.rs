@@ -222,7 +222,7 @@ pub fn profile(flag: &str, value: &str) -> Result<Profile, String> {
     }
 }
 
-/// What the model is told on a timeout: `decline` or `defaults`.
+/// What the model is told on a timeout: `decline`, `defaults` or `stop`.
 ///
 /// # Errors
 ///
@@ -231,7 +231,8 @@ pub fn on_timeout(flag: &str, value: &str) -> Result<OnTimeout, String> {
     match value {
         "decline" => Ok(OnTimeout::Decline),
         "defaults" => Ok(OnTimeout::ApplyDefaults),
-        other => Err(format!("{flag} takes decline or defaults, got {other:?}")),
+        "stop" => Ok(OnTimeout::Stop),
+        other => Err(format!("{flag} takes decline, defaults or stop, got {other:?}")),
     }
 }
 

@@ -336,7 +336,8 @@ fn ask_with_the_extended_profile() {
 fn a_secret_without_a_secret_file_or_a_terminal_is_declined() {
     let dir = TempDir::new("secret");
     let path = dir.file("call.json", SECRET);
-    let declined = r#"{"status":"declined","answered_by":"user","answers":[]}"#;
+    // Nobody was asked in either case: `unattended`, as over MCP, never `user`.
+    let declined = r#"{"status":"declined","answered_by":"unattended","answers":[]}"#;
     let output = askuser_detached(&["ask", &path, "--profile", "extended"], Some("piped-LEAKCANARY\n"));
     check(&output, 1, declined);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -381,5 +382,47 @@ fn a_secret_file_others_can_read_is_refused() {
         &["ask", &path, "--profile", "maybe"],
     ] {
         assert_eq!(askuser(args, Some("")).status.code(), Some(2), "{args:?}");
+    }
+}
+
+/// `examples/calls/NAME`, the sample calls the README's commands use.
+fn sample(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/calls").join(name);
+    assert!(path.is_file(), "{} is missing", path.display());
+    path.to_str().unwrap().to_owned()
+}
+
+/// Guards the sample calls of `examples/calls` (README, docs): each is valid in its profile and
+/// answers as the README says, so `askuser ask examples/calls/…` works as written.
+#[cfg(unix)]
+#[test]
+fn the_sample_calls_are_valid_and_answer() {
+    check(&askuser(&["ask", &sample("first.json")], Some("2\n")), 0, r#"{"Approach":["Fix the code"]}"#);
+    check(
+        &askuser(&["ask", &sample("multi-select.json")], Some("1,3\n2\n")),
+        0,
+        r#"{"Targets":["Linux x86_64","macOS"],"Channel":["Changelog and blog post"]}"#,
+    );
+    // An empty line takes the declared default; the text question reads its line.
+    check(
+        &askuser(&["ask", &sample("extended.json"), "--profile", "extended"], Some("\nfix/timezone\n")),
+        0,
+        r#"{"status":"answered","answered_by":"user","answers":[{"id":"env","header":"Deploy to","selected":["Staging"],"other_text":null},{"id":"branch","header":"Branch","selected":[],"other_text":"fix/timezone"}]}"#,
+    );
+    // No --secret-file: declined before anyone is asked (a valid call, not a retry).
+    check(
+        &askuser_detached(&["ask", &sample("secret.json"), "--profile", "extended"], None),
+        1,
+        r#"{"status":"declined","answered_by":"unattended","answers":[]}"#,
+    );
+    let ten = askuser(&["ask", &sample("ten-questions.json"), "--unattended"], None);
+    check(
+        &ten,
+        0,
+        r#"{"answered_by":"unattended","answers":{"Language":["Rust (Recommended)"],"Database":["PostgreSQL (Recommended)"],"API style":["REST"],"Auth":["API tokens"],"Hosting":["Kubernetes"],"Logging":["JSON lines"],"Metrics":["Prometheus"],"CI":["GitHub Actions"],"License":["MIT OR Apache-2.0"],"Release":["Every merge"]}}"#,
+    );
+    // The extended samples are extended: the reference profile refuses them (exit 2).
+    for name in ["extended.json", "secret.json"] {
+        assert_eq!(askuser(&["ask", &sample(name)], Some("")).status.code(), Some(2), "{name}");
     }
 }

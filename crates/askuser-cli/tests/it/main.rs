@@ -2,6 +2,9 @@
 
 mod ask;
 mod check;
+// The docs name every command, so they are checked against a build that has them all.
+#[cfg(all(feature = "mcp", feature = "server"))]
+mod docs;
 mod install;
 mod mcp;
 #[cfg(unix)]

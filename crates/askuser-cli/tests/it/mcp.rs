@@ -62,6 +62,11 @@ fn without_the_feature_it_gives_a_command_that_works_here() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("built without the `mcp` feature"), "{stderr}");
-    // The tests run inside the clone, from its target directory: `cargo run` works here.
-    assert!(stderr.ends_with("cargo run --quiet --bin askuser -- mcp --fallback defaults\n"), "{stderr}");
+    // The tests run inside the clone, from its target directory: `cargo run` works here, and so
+    // does the install from this clone.
+    assert!(stderr.contains("\n  cargo run --quiet --bin askuser -- mcp --fallback defaults\n"), "{stderr}");
+    assert!(
+        stderr.contains("/crates/askuser-cli\n") && stderr.contains("cargo install --locked --path"),
+        "{stderr}"
+    );
 }

@@ -31,8 +31,8 @@ fn without_the_feature_they_give_a_command_that_works_here() {
     for (args, shown) in [
         (&["serve"][..], "serve"),
         (
-            &["ask", "--server", "http://127.0.0.1:1", "call.json"],
-            "ask --server http://127.0.0.1:1 call.json",
+            &["ask", "--server", "http://127.0.0.1:1", "examples/calls/first.json"],
+            "ask --server http://127.0.0.1:1 examples/calls/first.json",
         ),
         (&["pending", "list"], "pending list"),
     ] {
@@ -40,7 +40,8 @@ fn without_the_feature_they_give_a_command_that_works_here() {
         assert_eq!(output.status.code(), Some(2));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("built without the `server` feature"), "{stderr}");
-        assert!(stderr.ends_with(&format!("cargo run --quiet --bin askuser -- {shown}\n")), "{stderr}");
+        assert!(stderr.contains(&format!("\n  cargo run --quiet --bin askuser -- {shown}\n")), "{stderr}");
+        assert!(stderr.contains("\n  cargo install --locked --path /"), "{stderr}");
     }
 }
 

@@ -1,5 +1,5 @@
 //! One line per rule of SPEC §2–§3 beyond the corpora. Verdicts were confirmed with the oracle
-//! (`shared/oracle/oracle.py`) where the spec leaves room.
+//! (`tests/oracle/oracle.py`) where the spec leaves room.
 
 use askuser_core::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, DECLINED, Outcome, Question,

@@ -123,14 +123,15 @@ fn the_typescript_sdk_answers_an_extended_form() {
 }
 
 /// Guards forms left open, with the TypeScript SDK as the host: when `--timeout` ends the wait,
-/// the SDK is sent `notifications/cancelled` for the open `elicitation/create`, and aborts it.
+/// the SDK is sent `notifications/cancelled` for the open `elicitation/create`, and aborts it;
+/// the model is told not to guess (`--on-timeout stop`, the command's default).
 #[test]
 fn the_typescript_sdk_hears_the_form_cancelled_on_timeout() {
     if !node_ready() {
         return;
     }
     let report = run("hang", &["--timeout", "1"], &batch());
-    assert_eq!(text(&report), askuser_core::TIMED_OUT);
+    assert_eq!(text(&report), askuser_core::TIMED_OUT_STOP);
     let shown = report["shown"].as_array().unwrap();
     assert_eq!(shown.len(), 1);
     assert_eq!(report["cancelled"], json!([shown[0]["requestId"].clone()]));

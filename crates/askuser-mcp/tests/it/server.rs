@@ -7,8 +7,10 @@ use tokio::sync::Notify;
 
 use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, TIMED_OUT,
+    TIMED_OUT_STOP,
 };
 use askuser_mcp::{AskUserServer, Fallback, NO_FORM};
+use askuser_tool::OnTimeout;
 use rmcp::model::{CallToolRequest, ClientRequest};
 use rmcp::model::{
     CallToolResponse, InputResponses, NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject,
@@ -404,20 +406,29 @@ async fn an_expired_state_is_a_timeout() {
 
 /// Guards one outcome for one timeout: a person who answers after `--timeout` gets the model the
 /// same result in every revision (2025: the wait ends; 2026-07-28: the state has expired by the
-/// time the client retries), in both profiles.
+/// time the client retries), in both profiles, under each policy.
 #[tokio::test]
 async fn the_timeout_reads_the_same_in_every_revision() {
+    use askuser_core::Profile::{Extended, Reference};
     let extended = r#"{"status":"timed_out","answered_by":"timeout","answers":[]}"#;
-    for (profile, expected) in
-        [(askuser_core::Profile::Reference, TIMED_OUT), (askuser_core::Profile::Extended, extended)]
-    {
+    for (policy, profile, expected) in [
+        (OnTimeout::Decline, Reference, TIMED_OUT),
+        (OnTimeout::Decline, Extended, extended),
+        (OnTimeout::Stop, Reference, TIMED_OUT_STOP),
+        (OnTimeout::Stop, Extended, extended),
+        (OnTimeout::ApplyDefaults, Reference, r#"{"answered_by":"timeout","answers":{"Lang":["Rust"]}}"#),
+    ] {
         for version in &REVISIONS {
-            let server = AskUserServer::builder().timeout(Duration::from_millis(50)).profile(profile).build();
+            let server = AskUserServer::builder()
+                .timeout(Duration::from_millis(50))
+                .on_timeout(policy)
+                .profile(profile)
+                .build();
             let replies = vec![Reply::Late(Duration::from_millis(250), json!({"q01": "Go"}))];
             let client = TestClient::new(version.clone(), true, replies);
             let running = connect(server, client).await;
             let result = running.call_tool(call(&one())).await.unwrap_or_else(|e| panic!("{version}: {e}"));
-            assert_eq!(text_of(&result), (expected.to_owned(), false), "{version} {profile:?}");
+            assert_eq!(text_of(&result), (expected.to_owned(), false), "{version} {profile:?} {policy:?}");
             running.cancel().await.unwrap();
         }
     }

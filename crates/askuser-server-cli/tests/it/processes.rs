@@ -18,6 +18,13 @@ async fn serve_then_ask_then_answer_on_the_page() {
     let token_line = line_after(&mut server_err, "askuser serve: API token in ").await;
     let token_file = dir.0.join("token");
     assert_eq!(token_line, format!("{} (created)", token_file.display()));
+    // Not the file `ask` reads by default: the suggested command names it.
+    let ask_line = line_after(&mut server_err, "askuser serve: ask with ").await;
+    assert!(
+        ask_line
+            .starts_with(&format!("`askuser ask --server {url} --token-file {} FILE`", token_file.display())),
+        "{ask_line}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -95,7 +102,14 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     support::write_private(&dir.0.join("wrong"), "wrong-token-0123456789abcdef");
     let wrong = ask(ARGS, &["--token-file", dir.0.join("wrong").to_str().unwrap()]).await;
     assert_eq!(wrong.status.code(), Some(3), "a refused token: nobody could be asked");
-    assert!(String::from_utf8_lossy(&wrong.stderr).contains("unauthorized"), "{wrong:?}");
+    // One line naming the file the token came from and how to pass another.
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    let expected = format!(
+        "askuser: the answer server at {url} refused the API token from the token file {} (401): pass \
+         the token file `askuser serve` printed (`API token in …`) with --token-file PATH, or set ASKUSER_TOKEN\n",
+        dir.0.join("wrong").display()
+    );
+    assert_eq!(said, expected);
 
     // SIGTERM while waiting: 143 (128 + 15), as at the terminal, and the question is withdrawn.
     #[cfg(unix)]
@@ -128,7 +142,8 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     assert_eq!(timed_out.status.code(), Some(124), "{timed_out:?}");
     assert_eq!(String::from_utf8(timed_out.stdout).unwrap().trim_end(), askuser_core::TIMED_OUT);
 
-    // An unreachable server is tried again until the timeout (it may be restarting), saying so.
+    // An unreachable server is tried again until the timeout (it may be restarting), saying so
+    // once, in one line that suggests starting one.
     let mut unreachable = support::ask("http://127.0.0.1:9")
         .args(["--token-file", token, "--timeout", "1.5", "-"])
         .stdin(Stdio::piped())
@@ -142,7 +157,12 @@ async fn ask_exits_as_the_terminal_path_does_bad_arguments_token_server_sigterm_
     assert_eq!(unreachable.status.code(), Some(124), "{unreachable:?}");
     let said = String::from_utf8_lossy(&unreachable.stderr);
     assert_eq!(said.matches("trying again until the timeout").count(), 1, "once per outage: {said}");
-    assert!(said.contains("cannot reach the answer server"), "{said}");
+    assert!(
+        said.contains("askuser: no answer server at http://127.0.0.1:9 (Connection refused")
+            && said.contains("start one with `askuser serve`"),
+        "{said}"
+    );
+    assert!(!said.contains("error sending request"), "{said}");
 
     server.start_kill().unwrap();
 }

@@ -165,7 +165,11 @@ async fn a_secret_answer_goes_to_the_sink_and_the_model_sees_its_reference() {
     let ask_user =
         AskUser::builder().answerer(answerer(&server.url, links)).profile(Profile::Extended).build().unwrap();
     let outcome = ask_user.call(ToolCall::new("s2", args), AskContext::new()).await;
-    assert_eq!(outcome.model_text().map(|t| t.contains("declined")), Some(true), "{outcome:?}");
+    assert_eq!(
+        outcome.model_text(),
+        Some(r#"{"status":"declined","answered_by":"unattended","answers":[]}"#),
+        "nobody was asked: {outcome:?}"
+    );
     assert!(server.store.get("s2").await.unwrap().is_none(), "never asked");
     server.stop.send(()).unwrap();
     server.served.await.unwrap().unwrap();

@@ -519,3 +519,58 @@ fn the_title_says_who_asks() {
     assert!(!title.contains('\u{1b}') && !title.contains('\u{202e}'), "{title:?}");
     assert!(title.contains('…'), "cut short: {title:?}");
 }
+
+/// Guards the countdown: the time left ends the title line in every size (the title is cut to
+/// keep it whole), and turns to a warning past the nudge time.
+#[test]
+fn the_countdown_ends_the_title() {
+    use std::time::Duration;
+
+    use askuser_core::{Deadline, Timestamp};
+
+    use crate::menu::Countdown;
+    let asked = Timestamp::now();
+    let json =
+        r#"{"questions":[{"header":"Deploy","question":"Where?","options":[{"label":"A"},{"label":"B"}]}]}"#;
+    let request = AskUserRequest::new(Questions::from_json(json).unwrap())
+        .with_deadline(Deadline::new(asked, Some(Duration::from_mins(5))));
+    let mut menu = Menu::new(request, 2000);
+    menu.tick(asked);
+    assert_eq!(menu.countdown, Some(Countdown { left: Duration::from_mins(5), late: false }));
+    for (cols, rows) in SIZES {
+        let title = layout(&menu, cols, rows, PLAIN_LOOK).text()[0].clone();
+        assert!(title.ends_with(" · 5:00 left"), "{cols}x{rows}: {title:?}");
+        assert!(width(&title) < usize::from(cols), "{cols}x{rows}: {title:?}");
+    }
+    // 300 s − min(60 s, 60 s): nudged at 240 s, in the warning style.
+    menu.tick(asked.plus(Duration::from_secs(250)));
+    assert_eq!(menu.countdown, Some(Countdown { left: Duration::from_secs(50), late: true }));
+    let frame = layout(&menu, 80, 24, Look { color: true, unicode: true });
+    assert!(frame.text()[0].ends_with(" · 50 s left"));
+    assert_eq!(frame.lines[0].0.last().map(|(_, style)| style.fg), Some(Some(super::WARN)));
+    assert_eq!(super::time_left(Duration::from_mins(65)), "1 h 05 min");
+    // Without a deadline, no countdown.
+    assert!(!layout(&demo(), 80, 24, PLAIN_LOOK).text()[0].contains("left"));
+}
+
+/// Guards code in a question's text: `code` spans take the code style, fenced blocks sit behind
+/// a gutter with their indentation and without their fences; everything else is as written.
+#[test]
+fn code_in_the_question_is_set_apart() {
+    let json = r#"{"questions":[{"header":"Tests","options":[{"label":"Yes"},{"label":"No"}],
+        "question":"Run `cargo test` first?\n```sh\n  cargo test -p x\n```\nA ``literal`` and a lone ` stay."}]}"#;
+    let menu = Menu::new(AskUserRequest::new(Questions::from_json(json).unwrap()), 2000);
+    let frame = layout(&menu, 80, 24, Look { color: true, unicode: true });
+    let text = frame.text();
+    assert_eq!(
+        &text[1..4],
+        [" Run `cargo test` first?", " │   cargo test -p x", " A ``literal`` and a lone ` stay."]
+    );
+    let styles = |row: usize| frame.lines[row].0.iter().map(|(t, s)| (t.as_str(), *s)).collect::<Vec<_>>();
+    assert_eq!(
+        styles(1),
+        [(" ", PLAIN), ("Run ", super::BOLD), ("`cargo test`", super::CODE), (" first?", super::BOLD)]
+    );
+    assert_eq!(styles(2), [(" │ ", super::DIM), ("  cargo test -p x", super::CODE)]);
+    assert!(styles(3).iter().all(|(_, s)| *s != super::CODE), "{:?}", styles(3));
+}

@@ -151,6 +151,37 @@ fn answers_a_batch_by_keys() {
     assert!(pty.text().contains("Extras → Cache, Tracing"), "the summary stays on screen");
 }
 
+/// Guards the countdown and the bell: a question with a deadline shows the time left and counts
+/// it down while the menu waits; opening it rings the bell and sends an OSC 9 notification
+/// naming what is asked; `NO_BELL` turns both off.
+#[test]
+fn a_deadline_counts_down_and_the_bell_rings() {
+    for no_bell in [false, true] {
+        let mut pty = Pty::open();
+        let mut command = Command::new("setsid");
+        command.arg("--ctty").arg(fixture()).arg("deadline").env_remove("VTE_VERSION");
+        if no_bell {
+            command.env("NO_BELL", "1");
+        } else {
+            command.env_remove("NO_BELL");
+        }
+        let mut child = pty.spawn_with(&mut command, Stdio::piped());
+        pty.wait_for("Which database?");
+        // A frame later than the first: the countdown is redrawn while nobody types.
+        pty.wait_for(" left");
+        pty.wait_for("4:58 left");
+        let notified = pty.text().contains("\x07\x1b]9;The assistant asks: 2 questions\x1b\\");
+        assert_eq!(notified, !no_bell, "{:?}", pty.text());
+        assert_eq!(pty.text().contains('\x07'), !no_bell);
+        pty.send(b"2");
+        pty.wait_for("Which extras?");
+        pty.send(b"1\r");
+        pty.wait_for("Review your answers");
+        pty.send(b"\r");
+        assert_eq!(succeed(&mut child, &pty), r#"{"Db":["SQLite"],"Extras":["Cache"]}"#);
+    }
+}
+
 /// Guards the drain before the first frame: a key typed before the menu appeared (meant for the
 /// host, or typed ahead) must not answer a question. Undrained, this `1` would pick Postgres.
 #[test]

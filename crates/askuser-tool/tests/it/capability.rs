@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, DECLINED, DefaultsResponder,
-    TIMED_OUT,
+    TIMED_OUT, TIMED_OUT_STOP,
 };
 use askuser_tool::{
     AskUser, AskUserEvent, BuildError, CallError, CallOutcome, OnTimeout, RetryReason, ToolCall,
@@ -154,6 +154,28 @@ async fn timeout_cancels_the_answerer_before_the_answered_event() {
             "answered cancelled=true timed_out=true failed=false"
         ]
     );
+}
+
+/// Guards the `stop` policy: the model is told not to guess, and a host's own wording still wins.
+#[tokio::test(start_paused = true)]
+async fn stop_on_timeout_tells_the_model_not_to_guess() {
+    let stop = |words: Option<&str>| {
+        let builder = AskUser::builder()
+            .answerer(Slow { log: Log::default() })
+            .timeout(Duration::from_secs(5))
+            .on_timeout(OnTimeout::Stop);
+        match words {
+            Some(words) => builder.timed_out_text(words),
+            None => builder,
+        }
+        .build()
+        .expect("valid configuration")
+    };
+    let outcome = stop(None).call(call(ARGS), AskContext::new()).await;
+    assert_eq!(text(&outcome), TIMED_OUT_STOP);
+    assert!(TIMED_OUT_STOP.contains("Do not guess") && !TIMED_OUT_STOP.contains("reasonable choice"));
+    let outcome = stop(Some("Zu spät.")).call(call(ARGS), AskContext::new()).await;
+    assert_eq!(text(&outcome), "Zu spät.");
 }
 
 #[tokio::test(start_paused = true)]

@@ -112,6 +112,18 @@ async fn a_timeout_applies_declared_defaults_but_never_to_a_text_batch() {
     assert_eq!(text(&outcome), r#"{"status":"timed_out","answered_by":"timeout","answers":[]}"#);
 }
 
+/// Guards the `stop` policy in the extended profile: the result is data, never a sentence.
+#[tokio::test(start_paused = true)]
+async fn stop_on_timeout_stays_data_in_the_extended_profile() {
+    let ask_user = slow(&Log::default())
+        .timeout(Duration::from_secs(30))
+        .on_timeout(askuser_tool::OnTimeout::Stop)
+        .build()
+        .expect("valid");
+    let outcome = ask_user.call(call(CHOICES), AskContext::new()).await;
+    assert_eq!(text(&outcome), r#"{"status":"timed_out","answered_by":"timeout","answers":[]}"#);
+}
+
 #[tokio::test(start_paused = true)]
 async fn requests_carry_their_deadline_stamps() {
     let seen: Arc<std::sync::Mutex<Vec<AskUserRequest>>> = Arc::default();
