@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{ListQuery, NewQuestion, PendingStore, PostgresStore, State, StoreAnswerer};
+use crate::{ListQuery, NewQuestion, PendingStore, State, StoreAnswerer};
 use askuser_core::{AskContext, AskUserRequest, AskUserResponse, Questions};
 use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{AskUser, ToolCall};
@@ -87,7 +87,12 @@ fn one_id(args: &Args) -> Result<String, Failure> {
 
 async fn open(url: &str, schema: Option<String>) -> Result<Arc<dyn PendingStore>, Failure> {
     match schema {
-        Some(schema) => Ok(Arc::new(PostgresStore::builder(url).schema(schema).open().await?)),
+        #[cfg(feature = "postgres")]
+        Some(schema) => Ok(Arc::new(crate::PostgresStore::builder(url).schema(schema).open().await?)),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => {
+            Err(Failure::Usage("--schema needs the postgres feature, which this build leaves out".to_owned()))
+        }
         None => Ok(crate::open(url).await?),
     }
 }

@@ -52,6 +52,16 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A store URL whose backend this build leaves out (its feature is off).
+    #[error(
+        "cannot open {path}: this build of askuser-store has no {backend} backend (its feature `{backend}`)"
+    )]
+    NotBuilt {
+        /// `sqlite` or `postgres`.
+        backend: &'static str,
+        /// The file or URL (without a password).
+        path: String,
+    },
     /// A store URL this crate does not open.
     #[error("unsupported store {url:?} (expected memory:, sqlite:PATH or postgres://…)")]
     UnsupportedUrl {
@@ -177,24 +187,31 @@ fn sqlx_unavailable(error: &sqlx::Error) -> bool {
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(error) => {
-            if let Some(sqlite) = error.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
-                sqlx::error::DatabaseError::code(sqlite)
-                    .and_then(|code| code.parse::<i32>().ok())
-                    .is_some_and(sqlite_unavailable)
-            } else if let Some(postgres) = error.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-                postgres_unavailable(postgres.code())
-            } else {
-                false
-            }
-        }
+        sqlx::Error::Database(error) => database_unavailable(&**error),
         _ => false,
     }
+}
+
+/// Whether the database's own error means "not now", by the code of whichever backend it is.
+fn database_unavailable(error: &dyn sqlx::error::DatabaseError) -> bool {
+    #[cfg(feature = "sqlite")]
+    if let Some(sqlite) = error.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+        return sqlx::error::DatabaseError::code(sqlite)
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(sqlite_unavailable);
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(postgres) = error.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        return postgres_unavailable(postgres.code());
+    }
+    let _ = error;
+    false
 }
 
 /// SQLite's primary result codes (the low byte of the extended code, <https://sqlite.org/rescode.html>)
 /// that mean "not now": `SQLITE_BUSY` 5, `SQLITE_LOCKED` 6, `SQLITE_READONLY` 8, `SQLITE_IOERR` 10,
 /// `SQLITE_FULL` 13, `SQLITE_CANTOPEN` 14.
+#[cfg(feature = "sqlite")]
 fn sqlite_unavailable(extended: i32) -> bool {
     matches!(extended & 0xff, 5 | 6 | 8 | 10 | 13 | 14)
 }
@@ -203,6 +220,7 @@ fn sqlite_unavailable(extended: i32) -> bool {
 /// that mean "not now": class 08 (connection exception), class 53 (insufficient resources: disk
 /// full, out of memory, too many connections), class 58 (system error: I/O), `57P01`–`57P03`
 /// (shutting down, crashed, cannot connect now), `25006` (read-only transaction: a standby).
+#[cfg(feature = "postgres")]
 fn postgres_unavailable(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
@@ -245,6 +263,7 @@ mod tests {
         check(&StoreError::IdTaken { id: "a".to_owned() }, false);
     }
 
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[test]
     fn sqlite_and_postgres_codes() {
         // SQLITE_FULL, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR_WRITE (778),
@@ -265,6 +284,7 @@ mod tests {
     }
 
     /// A real SQLite error: a database made full with `max_page_count`.
+    #[cfg(feature = "sqlite")]
     #[tokio::test]
     async fn a_full_sqlite_database_is_unavailable() {
         use sqlx::Connection as _;

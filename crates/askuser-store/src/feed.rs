@@ -53,6 +53,10 @@ pub struct Missed;
 #[derive(Debug, Clone)]
 enum Item {
     Change(Change),
+    #[cfg_attr(
+        not(feature = "postgres"),
+        expect(dead_code, reason = "only PostgreSQL's listener misses changes")
+    )]
     Missed,
 }
 
@@ -88,6 +92,7 @@ impl Changes {
 #[derive(Debug)]
 pub(crate) struct Feed {
     sender: broadcast::Sender<Item>,
+    #[cfg_attr(not(feature = "sqlite"), expect(dead_code, reason = "only SQLite's follower is kicked"))]
     kick: Notify,
 }
 
@@ -107,16 +112,19 @@ impl Feed {
         let _ = self.sender.send(Item::Change(change));
     }
 
+    #[cfg(feature = "postgres")]
     pub(crate) fn missed(&self) {
         let _ = self.sender.send(Item::Missed);
     }
 
     /// Tells the reader that this process committed a change: look now instead of at the next tick.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn kick(&self) {
         self.kick.notify_one();
     }
 
     /// Resolves at the next [`kick`](Self::kick) (or at once for one that came since the last).
+    #[cfg(feature = "sqlite")]
     pub(crate) async fn kicked(&self) {
         self.kick.notified().await;
     }

@@ -63,10 +63,11 @@
 //!
 //! | feature | default | what |
 //! | --- | --- | --- |
+//! | `sqlite` | yes | [`SqliteStore`] (bundled SQLite) |
+//! | `postgres` | no | [`PostgresStore`], with TLS (rustls) |
 //! | `sqlx` | no | `SqliteStore::pool` and `PostgresStore::pool`, the sqlx pools (for a host that keeps its own tables beside the store's); the only part of the API that names a sqlx type |
 //!
-//! The crate always builds the SQLite (bundled) and PostgreSQL drivers of `sqlx`, with TLS to
-//! PostgreSQL (rustls; the URL's `sslmode` and `sslrootcert` say how, see `docs/store.md`).
+//! A PostgreSQL URL's `sslmode` and `sslrootcert` say how TLS is used (see `docs/store.md`).
 //! Errors are sqlx-free: a database failure is a [`DatabaseError`] with a stable
 //! [`DatabaseErrorKind`], the driver's words in its causes.
 
@@ -76,9 +77,12 @@ pub mod cli;
 mod error;
 mod feed;
 mod memory;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrate;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod record;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
 mod sweeper;
@@ -96,11 +100,13 @@ pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{
     AskedBy, Cursor, InvalidAskedBy, InvalidCursor, ListQuery, MAX_ASKED_BY_CHARS, NewQuestion, Notice, Page,
     PendingRecord, State, UnknownState,
 };
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
 pub use store::PendingStore;
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
@@ -120,9 +126,15 @@ pub async fn open(url: &str) -> Result<Arc<dyn PendingStore>, StoreError> {
         Ok(Arc::new(MemoryStore::new()))
     } else if let Some(path) = url.strip_prefix("sqlite:") {
         let path = path.strip_prefix("//").unwrap_or(path);
-        Ok(Arc::new(SqliteStore::open(path).await?))
+        #[cfg(feature = "sqlite")]
+        return Ok(Arc::new(SqliteStore::open(path).await?));
+        #[cfg(not(feature = "sqlite"))]
+        return Err(StoreError::NotBuilt { backend: "sqlite", path: path.to_owned() });
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresStore::open(url).await?))
+        #[cfg(feature = "postgres")]
+        return Ok(Arc::new(PostgresStore::open(url).await?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(StoreError::NotBuilt { backend: "postgres", path: redact_url(url) });
     } else {
         Err(StoreError::UnsupportedUrl { url: redact_url(url) })
     }

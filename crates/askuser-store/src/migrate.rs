@@ -57,6 +57,7 @@ macro_rules! move_ours {
 
 /// Moves askuser's rows out of SQLite's legacy table, if it has any and [`TABLE`] is new, then
 /// runs the migrations. Callers retry on "database is locked" (two first opens at once).
+#[cfg(feature = "sqlite")]
 pub(crate) async fn sqlite(pool: &sqlx::SqlitePool, migrator: &Migrator) -> Result<(), crate::StoreError> {
     let exists = |name: &'static str| {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1")
@@ -74,6 +75,7 @@ pub(crate) async fn sqlite(pool: &sqlx::SqlitePool, migrator: &Migrator) -> Resu
 
 /// The same for PostgreSQL (in the connection's schema); concurrent opens serialise on a
 /// transaction-scoped advisory lock, then on the migrator's own.
+#[cfg(feature = "postgres")]
 pub(crate) async fn postgres(pool: &sqlx::PgPool, migrator: &Migrator) -> Result<(), crate::StoreError> {
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('askuser_migrations'))").execute(&mut *tx).await?;

@@ -6,11 +6,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AnsweredBy, AskUserRequest, AskUserResponse, Deadline, Profile, Timestamp};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use askuser_core::{AnsweredBy, AskUserRequest, Deadline, Profile};
+use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-use crate::record::{AskedBy, ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use crate::record::AskedBy;
+use crate::record::{ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
 
@@ -170,6 +174,7 @@ pub(crate) enum Due {
 }
 
 impl Due {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn code(self) -> i64 {
         match self {
             Self::Any => 0,
@@ -365,6 +370,7 @@ pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRec
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// A record's columns as both SQL backends store them.
 #[derive(Debug, sqlx::FromRow)]
 pub(crate) struct Row {
@@ -385,6 +391,7 @@ pub(crate) struct Row {
     pub(crate) version: i64,
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl Row {
     /// Reads a stored row back, validating the request again and checking the response against
     /// it: a row edited by hand or by a buggy writer is reported, not trusted.
@@ -452,6 +459,7 @@ impl Row {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// A record's request as stored: `{"id":…,"asked_at":…,"nudge_at":…,"expires_at":…,
 /// "questions":[…]}` (and `"profile":"extended"` for an extended call), the normalised arguments
 /// with the record's deadline stamps.
@@ -460,6 +468,7 @@ pub(crate) fn request_json(record: &PendingRecord) -> String {
     serde_json::to_string(record.request()).unwrap_or_default()
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// A response as stored: exactly the value `check_response` accepted. Secret values never reach
 /// it: responses carry references only.
 pub(crate) fn response_json(response: &AskUserResponse) -> String {

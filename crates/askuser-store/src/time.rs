@@ -29,6 +29,7 @@ pub trait Clock: Send + Sync + fmt::Debug {
 }
 
 /// `stamp` moved by how far `clock` is ahead of this process's wall clock.
+#[cfg(feature = "postgres")]
 pub(crate) fn shifted(clock: &dyn Clock, stamp: Timestamp) -> Timestamp {
     let ahead = clock.now().unix_millis().saturating_sub(Timestamp::now().unix_millis());
     Timestamp::from_unix_millis(stamp.unix_millis().saturating_add(ahead))
@@ -37,11 +38,13 @@ pub(crate) fn shifted(clock: &dyn Clock, stamp: Timestamp) -> Timestamp {
 /// A clock read elsewhere (the database's), followed between readings through this process's
 /// monotonic clock: a step of the wall clock (a bad NTP server, a VM resumed, an operator's
 /// `date -s`) moves nothing. Each [`reading`](Self::set) replaces the last.
+#[cfg(feature = "postgres")]
 #[derive(Debug)]
 pub(crate) struct FollowedClock {
     anchor: std::sync::Mutex<(std::time::Instant, Timestamp)>,
 }
 
+#[cfg(feature = "postgres")]
 impl FollowedClock {
     /// A clock that read `now` at `at`.
     pub(crate) fn new(at: std::time::Instant, now: Timestamp) -> Self {
@@ -59,6 +62,7 @@ impl FollowedClock {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl Clock for FollowedClock {
     fn now(&self) -> Timestamp {
         let (at, then) = *self.anchor.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -108,7 +112,7 @@ impl Clock for ManualClock {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use std::time::{Duration, Instant};
 

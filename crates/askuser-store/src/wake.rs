@@ -30,6 +30,7 @@ impl Wakers {
         }
     }
 
+    #[cfg(feature = "postgres")]
     /// Wakes every subscription (after wake-ups may have been lost, e.g. a dropped connection).
     pub(crate) fn wake_all(&self) {
         for notify in self.map().values() {
