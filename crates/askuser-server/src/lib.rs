@@ -27,8 +27,8 @@
 //!
 //! # Feature flags
 //!
-//! - `client`: [`HttpAnswerer`], an `Answerer` that asks through a remote server, and
-//!   [`Notifier`], notices to a webhook or ntfy (reqwest with rustls).
+//! - `client`: `HttpAnswerer`, an `Answerer` that asks through a remote server, and
+//!   `Notifier`, notices to a webhook or ntfy (reqwest with rustls).
 
 mod api;
 mod auth;

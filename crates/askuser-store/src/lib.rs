@@ -9,8 +9,8 @@
 //! | backend | for | wake-ups across processes |
 //! | --- | --- | --- |
 //! | [`MemoryStore`] | tests, one process | — |
-//! | [`SqliteStore`] — **the embedded default** | one host, one or more processes | polling (50 ms) |
-//! | [`PostgresStore`] | a fleet: many workers and servers, many hosts | `LISTEN`/`NOTIFY` |
+//! | [`SqliteStore`] — **the embedded default** | one host, one or more processes | `PRAGMA data_version`, checked every 5 ms |
+//! | `PostgresStore` (feature `postgres`) | a fleet: many workers and servers, many hosts | `LISTEN`/`NOTIFY` |
 //!
 //! [`StoreAnswerer`] is an `Answerer` for the `AskUser` capability that waits in a store;
 //! [`Sweeper`] expires overdue questions. A deferred call (no answerer) is put with
@@ -64,7 +64,7 @@
 //! | feature | default | what |
 //! | --- | --- | --- |
 //! | `sqlite` | yes | [`SqliteStore`] (bundled SQLite) |
-//! | `postgres` | no | [`PostgresStore`], with TLS (rustls) |
+//! | `postgres` | no | `PostgresStore`, with TLS (rustls) |
 //! | `sqlx` | no | `SqliteStore::pool` and `PostgresStore::pool`, the sqlx pools (for a host that keeps its own tables beside the store's); the only part of the API that names a sqlx type |
 //!
 //! A PostgreSQL URL's `sslmode` and `sslrootcert` say how TLS is used (see `docs/store.md`).

@@ -20,7 +20,7 @@ use crate::wake::Wakers;
 
 /// Where pending questions live while someone answers them: one trait, three backends
 /// ([`MemoryStore`](crate::MemoryStore), [`SqliteStore`](crate::SqliteStore),
-/// [`PostgresStore`](crate::PostgresStore)) that pass one shared test suite.
+/// `PostgresStore`) that pass one shared test suite.
 ///
 /// A record changes state at most once, from `pending` to `answered`, `declined`, `timed_out` or
 /// `cancelled`; whichever change commits first wins, in every backend, across processes.

@@ -11,7 +11,7 @@ use askuser_core::Timestamp;
 /// Where a store reads the time: when a question is asked, whether it is past its deadline, which
 /// questions a sweep expires, when a lease lapses.
 ///
-/// One clock decides for everyone who shares a store: a [`PostgresStore`](crate::PostgresStore)
+/// One clock decides for everyone who shares a store: a `PostgresStore`
 /// reads the database's clock (each process follows it through its own monotonic clock, so a
 /// step of a process's wall clock moves no deadline); a [`SqliteStore`](crate::SqliteStore)
 /// lives on one host, whose wall clock its processes share.
