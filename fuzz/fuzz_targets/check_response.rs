@@ -2,20 +2,9 @@
 //! arguments, the rest is a response as JSON.
 #![no_main]
 
-use askuser_core::{AskUserRequest, AskUserResponse, Questions, ask_user_result};
+#[path = "../checks.rs"]
+mod checks;
+
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let (args, response) = text.split_once('\n').unwrap_or((text, "{}"));
-    let (Ok(questions), Ok(response)) = (Questions::from_json(args), serde_json::from_str::<AskUserResponse>(response))
-    else {
-        return;
-    };
-    let request = AskUserRequest::with_id("fuzz", questions);
-    if let Ok(result) = ask_user_result(&request, &response) {
-        assert!(!result.text().is_empty());
-    }
-});
+fuzz_target!(|data: &[u8]| checks::check_response(data));

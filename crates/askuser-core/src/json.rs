@@ -17,7 +17,7 @@ use std::fmt;
 
 use crate::error::JsonType;
 use crate::keys::Key;
-use crate::raw::{Arena, Fields, Raw, RawArgs, Slot, Source};
+use crate::raw::{Arena, Fields, Raw, RawArgs, Slot, Source, slot};
 
 /// Deepest nesting accepted, as measured on the reference (jiter): 200 non-empty objects and
 /// arrays inside one another. An empty container is never entered, so it does not count: 200
@@ -140,7 +140,6 @@ impl<'s> Reader<'s> {
     /// within u64, else within i64, exactly; any other number (`-0` too) as a float. A list or an
     /// object is skipped as the wrong type.
     fn non_string<T: Raw>(&mut self) -> Result<Slot<T>, JsonError> {
-        let slot = |value: Option<T>, found| value.map_or(Slot::Wrong(found), Slot::Present);
         Ok(match self.start_value()? {
             b't' => {
                 self.literal("true")?;
@@ -508,7 +507,7 @@ impl Source for Reader<'_> {
             Str::Borrowed(s) => s,
             Str::Scratch => self.scratch.as_str(),
         };
-        Ok(T::from_str(s, arena.text).map_or(Slot::Wrong(JsonType::String), Slot::Present))
+        Ok(slot(T::from_str(s, arena.text), JsonType::String))
     }
 
     fn list<T: Raw>(&mut self, arena: &mut Arena<'_>) -> Result<Slot<Vec<Slot<T>>>, JsonError> {

@@ -220,7 +220,8 @@ impl<'de, T: Raw> DeserializeSeed<'de> for SlotSeed<'_, '_, T> {
 
 struct SlotVisitor<'a, 't, T>(&'a mut Arena<'t>, PhantomData<T>);
 
-fn slot<T>(value: Option<T>, found: JsonType) -> Slot<T> {
+/// `value` in its slot, or the type found where none could be read.
+pub(crate) fn slot<T>(value: Option<T>, found: JsonType) -> Slot<T> {
     value.map_or(Slot::Wrong(found), Slot::Present)
 }
 

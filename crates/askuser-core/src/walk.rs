@@ -197,9 +197,6 @@ fn question<P: Walk>(
         return None;
     }
     let (options, multi_select) = (options?, multi_select?);
-    if kind != QuestionKind::Choice {
-        return Some(Question::from_parts(arena, header?, question?, options, false, extras));
-    }
     labels_unique(&options, path, problems)?;
     if P::EXTENDED && !multi_select {
         extended::one_default(&options, path, problems)?;

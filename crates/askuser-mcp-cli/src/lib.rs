@@ -177,8 +177,6 @@ fn secret_file(options: &Options) -> Result<Option<SecretFile>, String> {
     Ok(Some(file))
 }
 
-/// The fallback chain of `--fallback`: each step in order, a terminal step checked at every call
-/// (a process started without a terminal still starts, and its calls go to the next step).
 /// The working directory, as the person knows it (`~/src/app` under the home directory): part of
 /// the asked-by label of every call.
 fn workspace() -> Option<String> {
@@ -191,6 +189,8 @@ fn workspace() -> Option<String> {
     })
 }
 
+/// The fallback chain of `--fallback`: each step in order, a terminal step checked at every call
+/// (a process started without a terminal still starts, and its calls go to the next step).
 fn fallback(options: &Options) -> Result<Fallback, String> {
     let mut steps = options.fallback.iter().map(|mode| fallback_step(mode, options));
     let mut chain = steps.next().unwrap_or_else(|| Ok(Fallback::decline()))?;

@@ -221,10 +221,8 @@ fn has_secret_question(text: &str, profile: Profile) -> bool {
 fn retry_message(server: &str, error: &ClientError) -> String {
     match error {
         ClientError::Http(http) if http.is_connect() => {
-            let mut cause: &dyn std::error::Error = http;
-            while let Some(next) = cause.source() {
-                cause = next;
-            }
+            let root: &dyn std::error::Error = http;
+            let cause = std::iter::successors(Some(root), |e| e.source()).last().unwrap_or(root);
             format!(
                 "no answer server at {server} ({cause}): start one with `askuser serve` (it prints the \
                  URL to pass to --server); trying again until the timeout (Ctrl-C to stop)"
@@ -238,18 +236,15 @@ fn retry_message(server: &str, error: &ClientError) -> String {
 /// came from, and how to pass another.
 fn refused_token(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Option<String> {
     let CallOutcome::Failed(error) = outcome else { return None };
-    let mut cause: Option<&dyn std::error::Error> = Some(error);
-    while let Some(error) = cause {
-        if let Some(ClientError::Api { status: 401, .. }) = error.downcast_ref::<ClientError>() {
-            return Some(format!(
-                "the answer server at {server} refused the API token from {source} (401): pass the \
-                 token file `askuser serve` printed (`API token in …`) with --token-file PATH, or set \
-                 {TOKEN_ENV}"
-            ));
-        }
-        cause = error.source();
-    }
-    None
+    let refused = std::iter::successors(Some(error as &dyn std::error::Error), |e| e.source())
+        .any(|e| matches!(e.downcast_ref::<ClientError>(), Some(ClientError::Api { status: 401, .. })));
+    refused.then(|| {
+        format!(
+            "the answer server at {server} refused the API token from {source} (401): pass the \
+             token file `askuser serve` printed (`API token in …`) with --token-file PATH, or set \
+             {TOKEN_ENV}"
+        )
+    })
 }
 
 /// The same statuses and messages as the terminal path of `askuser ask` (`askuser_tool::exit`).

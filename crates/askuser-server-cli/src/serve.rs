@@ -283,7 +283,7 @@ async fn run(options: Options) -> Result<(), String> {
                 .ok_or("no place for the token file: pass --token-file")?;
             let (token, created) = ApiToken::load_or_create(&path).map_err(|e| e.to_string())?;
             let place = format!("{}{}", path.display(), if created { " (created)" } else { "" });
-            let read_by_default = askuser_server::default_data_dir().is_some_and(|d| d.join("token") == path);
+            let read_by_default = askuser_server::default_token_file().is_some_and(|file| file == path);
             let flag =
                 if read_by_default { String::new() } else { format!(" --token-file {}", path.display()) };
             (token, place, flag)

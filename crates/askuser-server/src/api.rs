@@ -191,7 +191,7 @@ pub(crate) async fn ask(
         hook(&crate::AskedNotice {
             id: record.id().to_owned(),
             session_id: record.session_id().map(str::to_owned),
-            asked_by: record.asked_by().map(|by| by.shown().into_owned()),
+            asked_by: crate::pages::asked_by_of(&record),
             headers: questions.iter().map(|q| q.header().to_owned()).collect(),
             questions: questions.iter().map(|q| q.question().to_owned()).collect(),
             url: url.clone(),

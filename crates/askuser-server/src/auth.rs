@@ -170,7 +170,7 @@ impl ApiToken {
                 .map_err(|_| TokenError::Env("too short, or with spaces or control characters"))?;
             return Ok((token, TokenSource::Env));
         }
-        match crate::default_data_dir().map(|d| d.join("token")) {
+        match crate::default_token_file() {
             Some(path) if path.is_file() => Ok((Self::read(&path)?, TokenSource::DefaultFile(path))),
             _ => Err(TokenError::Missing),
         }

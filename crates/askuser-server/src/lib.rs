@@ -69,7 +69,7 @@ pub use events::ServerEvent;
 pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
 pub use notify::{InvalidCredentials, Notifier, NotifyFormat};
-pub use paths::{default_data_dir, is_cleartext_beyond_loopback};
+pub use paths::{default_data_dir, default_token_file, is_cleartext_beyond_loopback};
 pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
 
 /// How long a question waits when the asker does not say: one hour.

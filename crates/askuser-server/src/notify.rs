@@ -217,12 +217,6 @@ impl Notifier {
     }
 }
 
-/// The URL that picks choice `n` of question `id` in one tap (`tap.rs`): the page link and
-/// `/tap/N`.
-fn tap_url(state: &AppState, id: &str, n: usize) -> String {
-    format!("{}/tap/{n}", crate::pages::page_url(state, id))
-}
-
 /// Whether question `id` still waits (or the store cannot say: then the notice is still due).
 async fn still_pending(state: &AppState, id: &str) -> bool {
     match bounded(state.store.get(id)).await {
@@ -293,13 +287,13 @@ struct Outgoing {
 impl Outgoing {
     fn of(state: &AppState, notifier: &Notifier, event: Event, record: &PendingRecord) -> Self {
         let questions = record.request().questions().as_slice();
+        // One link (an HMAC) per notice; a one-tap answer (`tap.rs`) is the link and `/tap/N`.
+        let url = crate::pages::page_url(state, record.id());
         let taps = if event.while_pending() {
             crate::tap::choices(record.request())
                 .into_iter()
                 .enumerate()
-                .map(|(n, label)| {
-                    (askuser_core::show_blank(label).into_owned(), tap_url(state, record.id(), n))
-                })
+                .map(|(n, label)| (askuser_core::show_blank(label).into_owned(), format!("{url}/tap/{n}")))
                 .collect()
         } else {
             Vec::new()
@@ -308,7 +302,7 @@ impl Outgoing {
             event,
             id: record.id().to_owned(),
             session_id: record.session_id().map(str::to_owned),
-            asked_by: record.asked_by().map(|by| by.shown().into_owned()),
+            asked_by: crate::pages::asked_by_of(record),
             state: record.state(),
             headers: questions.iter().map(|q| askuser_core::show_blank(q.header()).into_owned()).collect(),
             questions: if notifier.include_questions {
@@ -316,7 +310,7 @@ impl Outgoing {
             } else {
                 Vec::new()
             },
-            url: crate::pages::page_url(state, record.id()),
+            url,
             expires_at: record.expires_at().to_string(),
             taps,
         }

@@ -339,20 +339,30 @@ fn headers_of(record: &PendingRecord) -> String {
 }
 
 /// Who asked, for display (askama escapes it; characters that render blank are made visible).
-fn asked_by_of(record: &PendingRecord) -> Option<String> {
+pub(crate) fn asked_by_of(record: &PendingRecord) -> Option<String> {
     record.asked_by().map(|by| by.shown().into_owned())
 }
 
-fn item(record: &PendingRecord, session: Option<&str>, now: Timestamp) -> Item {
+/// When `record` was asked, when it expires and the time left at `now`, to the second for a
+/// question open only a short while.
+fn times(record: &PendingRecord, now: Timestamp) -> (Moment, Moment, String) {
     let seconds = record.asked_at().until(record.expires_at()) < SHORT_SPAN;
+    (
+        moment(record.asked_at(), now, seconds),
+        moment(record.expires_at(), now, seconds),
+        time_left(now.until(record.expires_at())),
+    )
+}
+
+fn item(record: &PendingRecord, session: Option<&str>, now: Timestamp) -> Item {
+    let (asked, expires, left) = times(record, now);
     Item {
         link: format!("/q/{}", encode_segment(record.id())),
         headers: headers_of(record),
         asked_by: asked_by_of(record),
         session: session.is_none().then(|| record.session_id().map(str::to_owned)).flatten(),
-        asked: moment(record.asked_at(), now, seconds),
-        until: (record.state() == RecordState::Pending)
-            .then(|| (moment(record.expires_at(), now, seconds), time_left(now.until(record.expires_at())))),
+        asked,
+        until: (record.state() == RecordState::Pending).then_some((expires, left)),
         closed: record.closed_at().filter(|_| record.state().has_response()).map(|at| {
             (record.state(), moment(at, now, false), record.answered_by().map_or("?", |by| by.as_str()))
         }),
@@ -766,15 +776,14 @@ fn batch_page(
         })
         .collect();
     let count = record.request().questions().len();
-    let now = Timestamp::now();
-    let seconds = record.asked_at().until(record.expires_at()) < SHORT_SPAN;
+    let (asked, expires, left) = times(record, Timestamp::now());
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
         asked_by: asked_by_of(record),
-        asked: moment(record.asked_at(), now, seconds),
-        expires: moment(record.expires_at(), now, seconds),
-        left: time_left(now.until(record.expires_at())),
+        asked,
+        expires,
+        left,
         error,
         problems,
         action: path.to_owned(),

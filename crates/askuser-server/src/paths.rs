@@ -22,6 +22,13 @@ pub fn default_data_dir() -> Option<PathBuf> {
     }
 }
 
+/// The API token file `askuser serve` makes and `ask --server` reads when told nothing else:
+/// `token` in [`default_data_dir`].
+#[must_use]
+pub fn default_token_file() -> Option<PathBuf> {
+    default_data_dir().map(|dir| dir.join("token"))
+}
+
 /// Whether `url` is plain `http://` to a host that is not this machine (not `localhost`, not in
 /// 127.0.0.0/8, not `::1`): the API token, the questions, the answers and any secret value would
 /// cross the network readable and changeable by anyone on the path. Clients warn about it.

@@ -54,18 +54,18 @@ async fn tap(
     let Some(label) = choices.get(n) else {
         return text(StatusCode::UNPROCESSABLE_ENTITY, "Not answered: this question needs its page.");
     };
+    let already = |state: RecordState| {
+        text(StatusCode::CONFLICT, format!("Not answered: the question is already {state}."))
+    };
     if record.state() != RecordState::Pending {
-        return text(
-            StatusCode::CONFLICT,
-            format!("Not answered: the question is already {}.", record.state()),
-        );
+        return already(record.state());
     }
     let header = record.request().questions().as_slice()[0].header();
     let response = AskUserResponse::answered(vec![AskUserAnswer::picked(header, [*label])]);
     match crate::api::commit(&state, &id, &response, Vec::new()).await {
         Ok(_) => text(StatusCode::OK, format!("Answered: {}", askuser_core::show_blank(label))),
         Err(ApiError::AlreadyAnswered { first: record } | ApiError::Closed { record }) => {
-            text(StatusCode::CONFLICT, format!("Not answered: the question is already {}.", record.state()))
+            already(record.state())
         }
         Err(error) => text(error.status(), format!("Not answered: {error}")),
     }

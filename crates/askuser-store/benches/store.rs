@@ -116,12 +116,32 @@ async fn wake_across_processes(
     for i in 0..n {
         store.put(NewQuestion::new(request(&format!("cross-{i}"))?, Duration::from_mins(10))).await?;
     }
-    let mut child = Command::new(std::env::current_exe()?)
-        .arg("--child-wait")
-        .arg(n.to_string())
-        .args(child_args)
-        .stdout(Stdio::piped())
-        .spawn()?;
+    let mut args = vec!["--child-wait".to_owned(), n.to_string()];
+    args.extend_from_slice(child_args);
+    child_wakes(&args, n, spread, |i| {
+        let answer = &answer;
+        async move {
+            store.answer(&format!("cross-{i}"), answer).await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// Runs this binary again with `child_args`, a child that prints `ready I` before each wait and
+/// `woke I MICROS` (wall clock) after it; once it is ready, `commit(I)` makes the change it waits
+/// for. Returns commit → wake for each of the `n`. Both processes read the same clock.
+async fn child_wakes<F, Fut>(
+    child_args: &[String],
+    n: usize,
+    spread: Duration,
+    commit: F,
+) -> Result<Vec<Duration>, Error>
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let mut child = Command::new(std::env::current_exe()?).args(child_args).stdout(Stdio::piped()).spawn()?;
     let mut lines = std::io::BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
     let mut samples = Vec::with_capacity(n);
     for i in 0..n {
@@ -129,13 +149,13 @@ async fn wake_across_processes(
         if ready != format!("ready {i}") {
             return Err(format!("child said {ready:?}").into());
         }
-        // Let the child subscribe and read the record as pending; then, when the child polls,
-        // answer at a different point of its polling period each time (a fixed pause would lock
+        // Let the child subscribe (and read the record as pending); then, when the child polls,
+        // commit at a different point of its polling period each time (a fixed pause would lock
         // onto one phase and measure one point of the period only).
         let phase = u32::try_from(i * 37 % 100).unwrap_or(0);
         tokio::time::sleep(Duration::from_millis(3) + spread * phase / 100).await;
         let start = wall_micros();
-        store.answer(&format!("cross-{i}"), &answer).await?;
+        commit(i).await?;
         let woke = lines.next().ok_or("child ended")??;
         let micros: u128 = woke.rsplit(' ').next().and_then(|m| m.parse().ok()).ok_or("bad line")?;
         samples.push(Duration::from_micros(u64::try_from(micros.saturating_sub(start))?));
@@ -281,29 +301,22 @@ async fn raw_postgres_pairs(url: &str, schema: &str, total: usize, prefix: &str)
 /// `woke I MICROS` for each notification.
 async fn raw_notify_wakes(url: &str, n: usize) -> Result<Vec<Duration>, Error> {
     let channel = format!("askuser_bench_raw_{}", std::process::id());
-    let mut child = Command::new(std::env::current_exe()?)
-        .args(["--child-listen", &n.to_string(), url, &channel])
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut lines = std::io::BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(url).await?;
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..n {
-        let ready = lines.next().ok_or("child ended")??;
-        if ready != format!("ready {i}") {
-            return Err(format!("child said {ready:?}").into());
+    let args = ["--child-listen".to_owned(), n.to_string(), url.to_owned(), channel.clone()];
+    child_wakes(&args, n, Duration::ZERO, |i| {
+        let (pool, channel) = (&pool, &channel);
+        async move {
+            let mut tx = pool.begin().await?;
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(channel)
+                .bind(i.to_string())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(())
         }
-        tokio::time::sleep(Duration::from_millis(3)).await;
-        let start = wall_micros();
-        let mut tx = pool.begin().await?;
-        sqlx::query("SELECT pg_notify($1, $2)").bind(&channel).bind(i.to_string()).execute(&mut *tx).await?;
-        tx.commit().await?;
-        let woke = lines.next().ok_or("child ended")??;
-        let micros: u128 = woke.rsplit(' ').next().and_then(|m| m.parse().ok()).ok_or("bad line")?;
-        samples.push(Duration::from_micros(u64::try_from(micros.saturating_sub(start))?));
-    }
-    child.wait()?;
-    Ok(samples)
+    })
+    .await
 }
 
 async fn child_listen(args: &[String]) -> Result<(), Error> {

@@ -161,14 +161,7 @@ async fn run(mut args: Args) -> Result<(), Failure> {
                 Failure::Usage(format!("--keep-days takes a whole number of days, got {days:?}"))
             })?;
             let keep = Duration::from_secs(days.saturating_mul(24 * 3600));
-            let mut purged = 0;
-            loop {
-                let batch = store.purge(keep, 10_000).await?;
-                purged += batch;
-                if batch < 10_000 {
-                    break;
-                }
-            }
+            let purged = crate::sweeper::in_batches(10_000, |limit| store.purge(keep, limit)).await?;
             println!("{purged}");
             Ok(())
         }

@@ -211,8 +211,10 @@ impl Backend for MemoryStore {
             .collect();
         old.sort();
         old.truncate(limit);
+        let mut notices = self.inner.notices.lock().unwrap_or_else(PoisonError::into_inner);
         for (_, id) in &old {
             records.remove(id);
+            notices.remove(id);
         }
         Ok(old.len())
     }

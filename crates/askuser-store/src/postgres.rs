@@ -110,12 +110,12 @@ const LAPSE: &str = concat!(
     columns!()
 );
 
-/// A lease renewed (never shortened), only while the question waits and holds one.
 /// Marks a notice sent, once: of racing replicas, the row lock lets one update it; the others
 /// re-check the bit and change nothing.
 const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | $2 \
      WHERE id = $1 AND (notices & $2) = 0 RETURNING 1";
 
+/// A lease renewed (never shortened), only while the question waits and holds one.
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = greatest(lease_until, $2) \
      WHERE id = $1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 
@@ -241,8 +241,14 @@ impl PostgresStoreBuilder {
         // The migrator holds an advisory lock, so concurrent opens apply each migration once.
         crate::migrate::postgres(&pool, &crate::migrate::own_table(sqlx::migrate!("migrations/postgres")))
             .await?;
-        let (at, now) = read_clock(&pool).await?;
-        let database_clock = Arc::new(FollowedClock::new(at, now));
+        // The database's clock, unless the builder was given one: then it is never read.
+        let (clock, database_clock): (Arc<dyn Clock>, _) = if let Some(given) = self.clock {
+            (given, None)
+        } else {
+            let (at, now) = read_clock(&pool).await?;
+            let followed = Arc::new(FollowedClock::new(at, now));
+            (followed.clone(), Some(followed))
+        };
         let listening = start_listening(&options).await?;
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&pool).await?;
         let wakers = Arc::<Wakers>::default();
@@ -254,10 +260,9 @@ impl PostgresStoreBuilder {
             feed: Arc::clone(&feed),
             cursor,
             gaps: BTreeMap::new(),
-            clock: Arc::clone(&database_clock),
+            clock: database_clock,
         };
         let listener = tokio::spawn(listen(listening, reader));
-        let clock = self.clock.unwrap_or(database_clock);
         Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock, listener }) })
     }
 }
@@ -291,8 +296,9 @@ struct Reader {
     cursor: i64,
     /// Numbers below the cursor not seen yet, with when they were first missed.
     gaps: BTreeMap<i64, tokio::time::Instant>,
-    /// The database's clock, read again with the changes once its last reading is a [`TICK`] old.
-    clock: Arc<FollowedClock>,
+    /// The database's clock (when it is the store's), read again with the changes once its last
+    /// reading is a [`TICK`] old.
+    clock: Option<Arc<FollowedClock>>,
 }
 
 impl Reader {
@@ -311,9 +317,11 @@ impl Reader {
     }
 
     async fn read(&mut self) -> Result<(), sqlx::Error> {
-        if self.clock.read_at().elapsed() >= TICK {
+        if let Some(clock) = &self.clock
+            && clock.read_at().elapsed() >= TICK
+        {
             let (at, now) = read_clock(&self.pool).await?;
-            self.clock.set(at, now);
+            clock.set(at, now);
         }
         loop {
             let now = tokio::time::Instant::now();

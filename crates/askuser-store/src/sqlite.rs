@@ -112,11 +112,11 @@ const LAPSE: &str = concat!(
     columns!()
 );
 
-/// A lease renewed (never shortened), only while the question waits and holds one.
 /// Marks a notice sent, once: the row changes only while the bit is clear.
 const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | ?2 \
      WHERE id = ?1 AND (notices & ?2) = 0 RETURNING 1";
 
+/// A lease renewed (never shortened), only while the question waits and holds one.
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = max(lease_until, ?2) \
      WHERE id = ?1 AND state = 'pending' AND lease_until IS NOT NULL RETURNING 1";
 

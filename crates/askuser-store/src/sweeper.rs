@@ -135,20 +135,12 @@ impl Sweeper {
         Ok(swept)
     }
 
-    /// Runs `step` with the batch size until it does less than a batch; how much it did in all.
     async fn in_batches<'a, F, Fut>(&'a self, step: F) -> Result<usize, crate::StoreError>
     where
         F: Fn(usize) -> Fut,
         Fut: Future<Output = Result<usize, crate::StoreError>> + 'a,
     {
-        let mut total = 0;
-        loop {
-            let done = step(self.batch).await?;
-            total += done;
-            if done < self.batch {
-                return Ok(total);
-            }
-        }
+        in_batches(self.batch, step).await
     }
 
     /// Starts sweeping on the current Tokio runtime. The task stops when the handle is stopped or
@@ -185,6 +177,22 @@ impl Sweeper {
             }
         });
         SweeperHandle { task, stats }
+    }
+}
+
+/// Runs `step` with `batch` until it does less than a batch; how much it did in all.
+pub(crate) async fn in_batches<F, Fut>(batch: usize, step: F) -> Result<usize, crate::StoreError>
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Result<usize, crate::StoreError>>,
+{
+    let mut total = 0;
+    loop {
+        let done = step(batch).await?;
+        total += done;
+        if done < batch {
+            return Ok(total);
+        }
     }
 }
 

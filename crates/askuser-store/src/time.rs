@@ -28,13 +28,6 @@ pub trait Clock: Send + Sync + fmt::Debug {
     }
 }
 
-/// `stamp` moved by how far `clock` is ahead of this process's wall clock.
-#[cfg(feature = "postgres")]
-pub(crate) fn shifted(clock: &dyn Clock, stamp: Timestamp) -> Timestamp {
-    let ahead = clock.now().unix_millis().saturating_sub(Timestamp::now().unix_millis());
-    Timestamp::from_unix_millis(stamp.unix_millis().saturating_add(ahead))
-}
-
 /// A clock read elsewhere (the database's), followed between readings through this process's
 /// monotonic clock: a step of the wall clock (a bad NTP server, a VM resumed, an operator's
 /// `date -s`) moves nothing. Each [`reading`](Self::set) replaces the last.
@@ -69,8 +62,10 @@ impl Clock for FollowedClock {
         then.plus(at.elapsed())
     }
 
+    /// `stamp` moved by how far this clock is ahead of this process's wall clock.
     fn of_system(&self, stamp: Timestamp) -> Timestamp {
-        shifted(self, stamp)
+        let ahead = self.now().unix_millis().saturating_sub(Timestamp::now().unix_millis());
+        Timestamp::from_unix_millis(stamp.unix_millis().saturating_add(ahead))
     }
 }
 

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 use crate::input::{CrosstermSource, InputSource};
 use crate::line::{LineSource, ask_lines, stdin_lines, tty_lines};
 use crate::menu::{Effect, Menu, MenuOutcome};
-use crate::render::{Look, Painter, layout, summary};
+use crate::render::{Look, Painter, layout, summary, time_left};
 use crate::secret::{TtySecret, discard_typed_input};
 
 /// The default cap on a custom answer, in characters: the one every surface has.
@@ -602,8 +602,9 @@ impl<'a> Screen<'a> {
             self.out.write_all(notification(self.menu.questions()).as_bytes())?;
             self.out.flush()?;
         }
-        // A countdown is redrawn every second, from a thread: the host's runtime may have no
-        // timer. The thread ends at its first tick after the menu is gone.
+        // A countdown ticks every half second, from a thread: the host's runtime may have no
+        // timer; the menu is drawn again only when the time it shows changes. The thread ends at
+        // its first tick after the menu is gone.
         let mut ticks = self.menu.countdown.map(|_| ticker());
         loop {
             let next = source.next_event();
@@ -618,7 +619,14 @@ impl<'a> Screen<'a> {
                 };
                 tokio::select! {
                     event = &mut next => break event,
-                    Some(()) = tick => self.draw()?,
+                    Some(()) = tick => {
+                        let shown = |menu: &Menu| menu.countdown.map(|c| (time_left(c.left), c.late));
+                        let before = shown(&self.menu);
+                        self.menu.tick(Timestamp::now());
+                        if shown(&self.menu) != before {
+                            self.draw()?;
+                        }
+                    }
                 }
             };
             let Some(event) = event else {

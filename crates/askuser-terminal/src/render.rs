@@ -186,7 +186,7 @@ fn title(menu: &Menu, w: usize, look: Look) -> Line {
 }
 
 /// `left` as a countdown shows it: `1 h 05 min`, `4:05`, `42 s`.
-fn time_left(left: std::time::Duration) -> String {
+pub(crate) fn time_left(left: std::time::Duration) -> String {
     let s = left.as_secs();
     match s {
         3600.. => format!("{} h {:02} min", s / 3600, s % 3600 / 60),

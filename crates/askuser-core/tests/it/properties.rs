@@ -355,6 +355,9 @@ fn plausible_extended_calls_are_often_valid() {
     assert!(valid > 40, "{valid} of 200");
 }
 
+#[path = "../../../../fuzz/checks.rs"]
+mod fuzz_checks;
+
 /// Replays the fuzz corpora (`fuzz/corpus/`) through the fuzz targets' own assertions
 /// (`fuzz/fuzz_targets/`), so a change that breaks a saved input fails here, without cargo-fuzz.
 #[test]
@@ -368,31 +371,9 @@ fn the_fuzz_corpora_still_pass_their_targets() {
         files.into_iter().map(|path| std::fs::read(path).unwrap())
     };
     for data in inputs("validate") {
-        let Ok(text) = std::str::from_utf8(&data) else { continue };
-        let from_text = Questions::from_json(text);
-        if let Ok(value) = serde_json::from_str::<Value>(text) {
-            let from_value = Questions::from_value(&value);
-            assert_eq!(from_text.is_ok(), from_value.is_ok(), "{text:?}");
-            if let (Ok(a), Ok(b)) = (&from_text, &from_value) {
-                assert_eq!(a, b);
-            }
-        }
-        if let Ok(questions) = from_text {
-            let again = Questions::from_json(&serde_json::to_string(&questions).unwrap()).unwrap();
-            assert_eq!(again, questions);
-        }
+        fuzz_checks::validate(&data);
     }
     for data in inputs("check_response") {
-        let Ok(text) = std::str::from_utf8(&data) else { continue };
-        let (args, response) = text.split_once('\n').unwrap_or((text, "{}"));
-        let (Ok(questions), Ok(response)) =
-            (Questions::from_json(args), serde_json::from_str::<AskUserResponse>(response))
-        else {
-            continue;
-        };
-        let request = AskUserRequest::with_id("fuzz", questions);
-        if let Ok(result) = ask_user_result(&request, &response) {
-            assert!(!result.text().is_empty());
-        }
+        fuzz_checks::check_response(&data);
     }
 }
