@@ -22,12 +22,20 @@
 //!
 //! # Feature flags
 //!
-//! None. The crate always pulls rmcp, which is why it is kept off the `askuser demo` build path.
+//! | feature | adds |
+//! | --- | --- |
+//! | `http` | [`http_service`]: the server over Streamable HTTP (rmcp's server transport), a tower service to mount in an axum router |
+//!
+//! The crate always pulls rmcp, which is why it is kept off the `askuser demo` build path.
 //!
 //! The guide is `docs/mcp.md` in the repository.
 
 mod client;
 mod form;
+#[cfg(feature = "http")]
+mod http;
+mod inbox;
+mod later;
 mod server;
 #[doc(hidden)]
 pub mod testing;
@@ -35,10 +43,24 @@ pub mod testing;
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
+#[cfg(feature = "http")]
+pub use http::{HttpOptions, McpHttpService, http_service};
+pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
 pub use server::{
-    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, FORM_ROUNDS, Fallback, INPUT_KEY, NO_FORM,
-    PROGRESS_EVERY,
+    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, FORM_ROUNDS, Fallback, INBOX_TIMEOUT, INPUT_KEY,
+    NO_FORM, PROGRESS_EVERY,
 };
+
+/// The MCP session of a request that came over Streamable HTTP (its `Mcp-Session-Id`), if any.
+fn session_of(context: &rmcp::service::RequestContext<rmcp::service::RoleServer>) -> Option<String> {
+    #[cfg(feature = "http")]
+    return http::session_of(context);
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = context;
+        None
+    }
+}
 
 /// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.
 #[cfg(doctest)]

@@ -10,6 +10,7 @@ use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
     Profile, QuestionKind, Questions, Validator, ask_user_result,
 };
+use askuser_store::PendingStore;
 use askuser_tool::exit::with_causes;
 use askuser_tool::{
     AskUser, CallOutcome, DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS,
@@ -32,6 +33,15 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::form::{self, FormStyle};
+use crate::inbox::{Inbox, InboxAnswerer};
+use crate::later::{ANSWERS_TOOL, LATER_TOOL, Later, LaterConfig};
+
+/// A fallback step's answerer, and the note saying why the steps before it could not ask.
+pub(crate) type Picked = (Arc<dyn Answerer>, Option<String>);
+
+/// How long a question waits in an [inbox](AskUserServerBuilder::inbox) or as a background ask
+/// when the server has no timeout: an hour.
+pub const INBOX_TIMEOUT: Duration = Duration::from_hours(1);
 
 /// The key of the one input request in a 2026-07-28 `InputRequiredResult`.
 pub const INPUT_KEY: &str = "ask_user_question";
@@ -260,18 +270,22 @@ impl Fallback {
 /// ```
 #[derive(Clone)]
 pub struct AskUserServer {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    name: String,
-    timeout: Option<Duration>,
-    on_timeout: OnTimeout,
-    fallback: Fallback,
-    validator: Validator,
+pub(crate) struct Inner {
+    pub(crate) name: String,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) on_timeout: OnTimeout,
+    pub(crate) fallback: Fallback,
+    pub(crate) validator: Validator,
     codec: RequestStateCodec,
-    state_ttl: Duration,
-    workspace: Option<String>,
+    pub(crate) state_ttl: Duration,
+    pub(crate) workspace: Option<String>,
+    /// The store every call is also put in (the answer server's inbox), when there is one.
+    pub(crate) inbox: Option<Inbox>,
+    /// The background tools, when enabled.
+    pub(crate) later: Option<Later>,
     /// Nonces of states already redeemed, until their states expire.
     redeemed: Mutex<Redeemed>,
     /// The server's one progress ticker, which every waiting call listens to (see
@@ -306,6 +320,8 @@ pub struct AskUserServerBuilder {
     codec: Option<RequestStateCodec>,
     state_ttl: Option<Duration>,
     workspace: Option<String>,
+    inbox: Option<Inbox>,
+    later: Option<LaterConfig>,
 }
 
 impl fmt::Debug for AskUserServerBuilder {
@@ -396,6 +412,32 @@ impl AskUserServerBuilder {
         self
     }
 
+    /// Puts every call's questions in `store` too (the answer server's inbox: its page, its
+    /// notices, its chat channels answer them there), as well as in the client's form when it
+    /// declared form elicitation: the first answer wins, checked and committed by the store,
+    /// and the other surface is retracted (the open `elicitation/create` is cancelled; an answer
+    /// from the form settles the store's question). A form the person dismisses (`cancel`)
+    /// leaves the question waiting in the store; a decline declines it. Without a form the
+    /// store is where the person answers, instead of the [`Fallback`] (which still takes secret
+    /// questions, never put in the store or a form). A 2026-07-28 client is asked through the
+    /// store alone. Questions wait for the [`timeout`](Self::timeout), else an hour. Default:
+    /// none.
+    pub fn inbox(mut self, store: Arc<dyn PendingStore>) -> Self {
+        self.inbox = Some(Inbox { store });
+        self
+    }
+
+    /// Adds the background tools `ask_user_question_later` (the same arguments as
+    /// `ask_user_question`; returns a ticket at once) and `get_user_answers` (a ticket and an
+    /// optional `wait_seconds` of at most [`MAX_WAIT_SECONDS`]), their questions kept in `store`
+    /// so that a ticket outlives the server process. `scope` names this server (e.g. its
+    /// workspace): a ticket whose question was asked under another scope, or (over HTTP) in
+    /// another MCP session, is refused. Default: off.
+    pub fn background(mut self, store: Arc<dyn PendingStore>, scope: impl Into<String>) -> Self {
+        self.later = Some(LaterConfig { store, scope: scope.into() });
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(mut self) -> AskUserServer {
@@ -414,6 +456,8 @@ impl AskUserServerBuilder {
                 codec: self.codec.unwrap_or_else(random_codec),
                 state_ttl: self.state_ttl.or(self.timeout).unwrap_or(DEFAULT_STATE_TTL),
                 workspace: self.workspace,
+                inbox: self.inbox,
+                later: self.later.map(Later::new),
                 redeemed: Mutex::new(Redeemed::default()),
                 heartbeat: Mutex::new(None),
             }),
@@ -441,7 +485,7 @@ fn random_bytes(bytes: &mut [u8]) {
     }
 }
 
-fn random_nonce() -> String {
+pub(crate) fn random_nonce() -> String {
     let mut bytes = [0u8; 16];
     random_bytes(&mut bytes);
     bytes.iter().fold(String::with_capacity(32), |mut hex, b| {
@@ -479,12 +523,14 @@ impl AskUserServer {
             codec: None,
             state_ttl: None,
             workspace: None,
+            inbox: None,
+            later: None,
         }
     }
 
     /// Who asks, for a call of this request's client: `NAME VERSION` of its `clientInfo` (its
     /// `title` when it has one), and ` in WORKSPACE`; `None` when neither is known.
-    fn asked_by(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+    pub(crate) fn asked_by(&self, context: &RequestContext<RoleServer>) -> Option<String> {
         let client = context.peer.peer_info().map(|info| {
             let client = &info.client_info;
             let name = client.title.as_deref().filter(|t| !t.trim().is_empty()).unwrap_or(&client.name);
@@ -536,10 +582,54 @@ impl AskUserServer {
         )
     }
 
+    /// Every tool listed: [`tool`](Self::tool), and the background tools when
+    /// [enabled](AskUserServerBuilder::background).
+    #[must_use]
+    pub fn tools(&self) -> Vec<Tool> {
+        let mut tools = vec![self.tool()];
+        if self.inner.later.is_some() {
+            tools.extend(crate::later::tools(self));
+        }
+        tools
+    }
+
     /// The question profile calls are validated, asked and rendered by.
     #[must_use]
     pub fn profile(&self) -> Profile {
         self.inner.validator.profile()
+    }
+
+    /// How long a question waits in the inbox: the timeout, else [`INBOX_TIMEOUT`].
+    pub(crate) fn inbox_timeout(&self) -> Duration {
+        self.inner.timeout.unwrap_or(INBOX_TIMEOUT)
+    }
+
+    /// The client's form, for a call of this request's client.
+    pub(crate) fn eliciting(
+        &self,
+        context: &RequestContext<RoleServer>,
+        version: &ProtocolVersion,
+    ) -> Eliciting {
+        Eliciting {
+            peer: context.peer.clone(),
+            style: FormStyle::for_version(version),
+            name: self.inner.name.clone(),
+            request_timeout: self.inner.timeout.map(|t| t + REQUEST_TIMEOUT_MARGIN),
+            dismissal_waits: false,
+        }
+    }
+
+    /// The fallback step that takes a call now, with the note saying why the steps before it
+    /// could not (when some could not); `Err(why each could not)` when nobody can be asked.
+    pub(crate) fn fallback_step(&self, secret: bool) -> Result<Picked, Vec<String>> {
+        let (step, skipped) = self.inner.fallback.pick(secret);
+        match step.and_then(|step| Some((step, step.answerer.as_ref()?))) {
+            Some((step, answerer)) => {
+                let note = (!skipped.is_empty()).then(|| fell_through_note(&skipped, &step.note));
+                Ok((Arc::clone(answerer), note))
+            }
+            None => Err(skipped),
+        }
     }
 
     /// Handles one `tools/call` of `ask_user_question`.
@@ -569,29 +659,28 @@ impl AskUserServer {
             };
             secret = questions.iter().any(|q| q.kind() == QuestionKind::Secret);
         }
-        if can_form && !secret && !version.has_initialize() {
+        // With an inbox, a 2026-07-28 client is asked through the store alone: its form would
+        // come back on a retry of the call, which cannot race the store's answer.
+        if can_form && !secret && !version.has_initialize() && self.inner.inbox.is_none() {
             return self.ask_by_input_required(&params, &arguments);
         }
+        let form =
+            (can_form && !secret && version.has_initialize()).then(|| self.eliciting(&context, &version));
         // Which fallback step took the call after others could not, for the model (below).
         let mut fell_through = None;
-        let answerer: Arc<dyn Answerer> = if can_form && !secret {
-            Arc::new(Eliciting {
-                peer: context.peer.clone(),
-                style: FormStyle::for_version(&version),
-                name: self.inner.name.clone(),
-                request_timeout: self.inner.timeout.map(|t| t + REQUEST_TIMEOUT_MARGIN),
-            })
-        } else {
-            // The fallback chain, checked now: a terminal that is not there passes the call on.
-            let (step, skipped) = self.inner.fallback.pick(secret);
-            match step.and_then(|step| Some((step, step.answerer.as_ref()?))) {
-                Some((step, answerer)) => {
-                    if !skipped.is_empty() {
-                        fell_through = Some(fell_through_note(&skipped, &step.note));
-                    }
-                    Arc::clone(answerer)
+        let answerer: Arc<dyn Answerer> = match (&self.inner.inbox, form) {
+            (Some(inbox), form) if !secret => Arc::new(InboxAnswerer {
+                store: Arc::clone(&inbox.store),
+                form: form.map(Eliciting::dismissal_waits),
+                timeout: self.inbox_timeout(),
+            }),
+            (_, Some(form)) => Arc::new(form),
+            _ => match self.fallback_step(secret) {
+                Ok((answerer, note)) => {
+                    fell_through = note;
+                    answerer
                 }
-                None => {
+                Err(skipped) => {
                     return Ok(match self.inner.validator.validate_value(&arguments) {
                         Ok(questions) if self.profile() == Profile::Extended => unattended_decline(questions),
                         Ok(_) => text_result(&nobody_asked(&skipped), false),
@@ -599,7 +688,7 @@ impl AskUserServer {
                     }
                     .into());
                 }
-            }
+            },
         };
         let mut builder = AskUser::builder()
             .shared_answerer(answerer)
@@ -607,11 +696,20 @@ impl AskUserServer {
             .max_timeout(Duration::from_secs(u64::from(self.inner.validator.max_timeout_seconds())))
             .max_argument_bytes(self.inner.validator.max_argument_bytes())
             .on_timeout(self.inner.on_timeout);
-        if let Some(timeout) = self.inner.timeout {
+        // With an inbox the capability's own timeout decides, so that its policy applies, not
+        // the store answerer's.
+        let timeout =
+            if self.inner.inbox.is_some() { Some(self.inbox_timeout()) } else { self.inner.timeout };
+        if let Some(timeout) = timeout {
             builder = builder.timeout(timeout);
         }
         let ask_user = builder.build().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let call_id = request_id_text(&context);
+        // A store's record is keyed by the call id, and JSON-RPC ids repeat across sessions.
+        let call_id = if self.inner.inbox.is_some() {
+            format!("mcp-{}", random_nonce())
+        } else {
+            request_id_text(&context)
+        };
         let call = ToolCall::new(&call_id, &arguments);
         let mut ask_context = AskContext::new().with_tool_call_id(call_id.clone());
         if let Some(label) = self.asked_by(&context) {
@@ -809,7 +907,7 @@ fn bound_to(request: &AskUserRequest) -> Vec<u8> {
     bound
 }
 
-fn supports_form(capabilities: &ClientCapabilities) -> bool {
+pub(crate) fn supports_form(capabilities: &ClientCapabilities) -> bool {
     // `elicitation: {}` means form only (2025-11-25); `form` may also be named explicitly.
     capabilities.elicitation.as_ref().is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
@@ -821,14 +919,14 @@ fn request_id_text(context: &RequestContext<RoleServer>) -> String {
     }
 }
 
-fn text_result(text: &str, is_error: bool) -> CallToolResult {
+pub(crate) fn text_result(text: &str, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
 }
 
 /// What the model is told when nobody could be asked: [`NO_FORM`], then why each fallback that
 /// was tried could not ask.
-fn nobody_asked(skipped: &[String]) -> String {
+pub(crate) fn nobody_asked(skipped: &[String]) -> String {
     if skipped.is_empty() {
         return NO_FORM.to_owned();
     }
@@ -843,12 +941,12 @@ fn fell_through_note(skipped: &[String], note: &str) -> String {
 
 /// A call nobody was asked (no form and no fallback, or a secret with nowhere safe to ask it), in
 /// the extended profile: `{"status":"declined","answered_by":"unattended","answers":[]}`.
-fn unattended_decline(questions: Questions) -> CallToolResult {
+pub(crate) fn unattended_decline(questions: Questions) -> CallToolResult {
     let request = AskUserRequest::new(questions);
     rendered(&request, &AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended))
 }
 
-fn rendered(request: &AskUserRequest, response: &AskUserResponse) -> CallToolResult {
+pub(crate) fn rendered(request: &AskUserRequest, response: &AskUserResponse) -> CallToolResult {
     match ask_user_result(request, response) {
         Ok(result) => text_result(result.text(), false),
         Err(error) => text_result(&format!("the answer did not fit the questions: {error}"), true),
@@ -878,11 +976,22 @@ async fn next_beat(heartbeat: &mut Option<watch::Receiver<u64>>) -> bool {
 }
 
 /// Asks through the client's `elicitation/create` (2025-06-18 and 2025-11-25).
-struct Eliciting {
+pub(crate) struct Eliciting {
     peer: Peer<RoleServer>,
     style: FormStyle,
     name: String,
     request_timeout: Option<Duration>,
+    /// Whether a dismissed form (`cancel`) fails this answerer instead of declining, so that the
+    /// questions wait on elsewhere (the inbox).
+    dismissal_waits: bool,
+}
+
+impl Eliciting {
+    /// This form, a dismissal leaving the questions to the other surfaces.
+    pub(crate) fn dismissal_waits(mut self) -> Self {
+        self.dismissal_waits = true;
+        self
+    }
 }
 
 #[askuser_core::async_trait]
@@ -902,6 +1011,9 @@ impl Answerer for Eliciting {
             let result = elicit(&self.peer, params, self.request_timeout)
                 .await
                 .map_err(|e| AnswerError::failed("the client's elicitation/create failed").with_source(e))?;
+            if result.action == ElicitationAction::Cancel && self.dismissal_waits {
+                return Err(AnswerError::failed("the person dismissed the form"));
+            }
             if result.action != ElicitationAction::Accept {
                 return Ok(AskUserResponse::declined());
             }
@@ -974,11 +1086,11 @@ impl ServerHandler for AskUserServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool()]))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == TOOL_NAME).then(|| self.tool())
+        self.tools().into_iter().find(|tool| tool.name == name)
     }
 
     /// Sends the client a `ping` first (2025 revisions; 2026-07-28 has no `initialize`). rmcp
@@ -1005,6 +1117,10 @@ impl ServerHandler for AskUserServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.ask(request, context).await
+        match request.name.as_ref() {
+            LATER_TOOL if self.inner.later.is_some() => self.ask_later(request, context).await,
+            ANSWERS_TOOL if self.inner.later.is_some() => self.get_answers(request, context).await,
+            _ => self.ask(request, context).await,
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! dispatches between them). See `askuser serve --help` and `docs/server.md`.
 
 mod ask;
+mod mcp;
 mod qr;
 mod serve;
 

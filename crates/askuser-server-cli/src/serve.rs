@@ -44,6 +44,14 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --body-timeout S      the time a client has to send a request body (default 30)
   --max-connections N   the most connections open at once (default: 4096, or the descriptor
                         limit less 64); at the cap the oldest one not being answered is closed
+  --mcp-background      MCP at /mcp also offers ask_user_question_later and get_user_answers
+                        (background asks: a ticket at once, the answers later)
+
+MCP: /mcp serves ask_user_question over Streamable HTTP (MCP clients add the URL
+PUBLIC_URL/mcp with the header `Authorization: Bearer TOKEN`). Its questions go into this
+server's store (the pages, notices) and, when the client shows forms, into its form too: the
+first answer wins. Requests from browsers of other origins, and Host names other than loopback
+and the public URL's, are refused (DNS rebinding).
 
 Stops on Ctrl-C or SIGTERM: waits in progress are told the server is shutting down, answers in
 flight are committed. Logs (one line per request, never a question's content) go to stderr.
@@ -70,6 +78,7 @@ struct Options {
     notify_credentials_file: Option<PathBuf>,
     profile: Profile,
     limits: askuser_server::ConnectionLimits,
+    mcp_background: bool,
 }
 
 /// Where the webhook's credentials come from: a file, else the environment; never the command
@@ -101,6 +110,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_credentials_file: None,
         profile: Profile::Reference,
         limits: askuser_server::ConnectionLimits::default(),
+        mcp_background: false,
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -162,6 +172,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 options.limits = options.limits.with_max_connections(max);
             }
             "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
+            "--mcp-background" => options.mcp_background = true,
             other => return Err(format!("unknown option {other:?}")),
         }
     }
@@ -308,7 +319,7 @@ async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let mut builder = AnswerServer::builder(store, token)
+    let mut builder = AnswerServer::builder(std::sync::Arc::clone(&store), token)
         .public_url(public_url.as_str())
         .profile(options.profile)
         .connection_limits(options.limits);
@@ -334,6 +345,17 @@ async fn run(options: Options) -> Result<(), String> {
         builder = builder.notifier(notifier);
         eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
+    let stop_mcp = tokio_util::sync::CancellationToken::new();
+    let mcp = crate::mcp::router(crate::mcp::Settings {
+        store: std::sync::Arc::clone(&store),
+        profile: options.profile,
+        timeout: options.default_timeout.unwrap_or(askuser_server::DEFAULT_TIMEOUT),
+        background: options.mcp_background,
+        public_url: &public_url,
+        body_limit: askuser_server::DEFAULT_BODY_LIMIT,
+        stop: stop_mcp.clone(),
+    });
+    let builder = builder.mount_with_token("/mcp", mcp);
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");
     crate::qr::show(&public_url);
@@ -349,7 +371,13 @@ async fn run(options: Options) -> Result<(), String> {
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
         );
     }
-    server.serve(listener, shutdown_signal()).await.map_err(|e| format!("serving failed: {e}"))?;
+    eprintln!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
+    let signal = async move {
+        shutdown_signal().await;
+        // MCP sessions and their streams end with the server.
+        stop_mcp.cancel();
+    };
+    server.serve(listener, signal).await.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
 }

@@ -33,8 +33,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn_with_state(Arc::clone(&state), require_token));
     let limit = state.config.body_limit;
     let base = crate::subpath::base_path(&state.config.public_url);
-    let app = Router::new()
-        .nest("/v1", v1)
+    let mut app = Router::new().nest("/v1", v1);
+    for (path, mounted) in &state.mounted {
+        let guarded =
+            mounted.clone().layer(middleware::from_fn_with_state(Arc::clone(&state), require_token));
+        app = app.nest_service(path, guarded);
+    }
+    let app = app
         .route("/healthz", get(api::healthz))
         .route("/openapi.json", get(crate::openapi::serve))
         .merge(pages::routes())

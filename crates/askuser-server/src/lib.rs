@@ -129,6 +129,8 @@ pub(crate) struct AppState {
     pub(crate) notifier: Option<Arc<Notifier>>,
     /// Login attempts per client.
     pub(crate) logins: throttle::LoginThrottle,
+    /// Routers mounted behind the API token ([`AnswerServerBuilder::mount_with_token`]).
+    pub(crate) mounted: Vec<(String, Router)>,
 }
 
 /// What [`AnswerServerBuilder::on_asked`] calls.
@@ -218,6 +220,7 @@ pub struct AnswerServerBuilder {
     #[cfg(feature = "client")]
     notifier: Option<Notifier>,
     fleet: Option<PostgresStore>,
+    mounted: Vec<(String, Router)>,
 }
 
 impl AnswerServerBuilder {
@@ -318,6 +321,15 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// Serves `router` at `path` (`/mcp`) behind the same API token as `/v1` (a request without
+    /// it gets `401 unauthorized`), with the server's security headers, body limit and access
+    /// log. How another protocol (MCP over HTTP, from askuser-mcp) joins the server without this
+    /// crate depending on it. Default: nothing mounted.
+    pub fn mount_with_token(mut self, path: impl Into<String>, router: Router) -> Self {
+        self.mounted.push((path.into(), router));
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(self) -> AnswerServer {
@@ -338,6 +350,7 @@ impl AnswerServerBuilder {
                 #[cfg(feature = "client")]
                 notifier: self.notifier.map(Arc::new),
                 logins: throttle::LoginThrottle::default(),
+                mounted: self.mounted,
             }),
         }
     }
@@ -364,6 +377,7 @@ impl AnswerServer {
             #[cfg(feature = "client")]
             notifier: None,
             fleet: None,
+            mounted: Vec::new(),
         }
     }
 

@@ -1,0 +1,96 @@
+//! The inbox: every call's questions also put in a pending-question store (the answer server's
+//! page, notices and chat channels answer them there), racing the client's form. The store
+//! decides who won: an answer from the form is committed there like any other, and a second
+//! answer is a conflict that returns the first.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse};
+use askuser_store::{
+    AskedBy, DEFAULT_LEASE, NewQuestion, PendingRecord, PendingStore, State, StoreAnswerer, StoreError,
+};
+
+use crate::server::Eliciting;
+
+/// The store of [`AskUserServerBuilder::inbox`](crate::AskUserServerBuilder::inbox).
+#[derive(Clone)]
+pub(crate) struct Inbox {
+    pub(crate) store: Arc<dyn PendingStore>,
+}
+
+/// Asks in the store and, when the client can show one, in its form, at once.
+pub(crate) struct InboxAnswerer {
+    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) form: Option<Eliciting>,
+    pub(crate) timeout: Duration,
+}
+
+#[askuser_core::async_trait]
+impl Answerer for InboxAnswerer {
+    async fn answer(
+        &self,
+        request: AskUserRequest,
+        context: AskContext,
+    ) -> Result<AskUserResponse, AnswerError> {
+        let waiting = StoreAnswerer::new(Arc::clone(&self.store)).timeout(self.timeout);
+        let Some(form) = &self.form else { return waiting.answer(request, context).await };
+        // Put before the form opens, so that an answer from the form always finds its question;
+        // the waiting answerer's own put of the same question is a no-op.
+        self.store.put(new_question(&request, &context, self.timeout)).await.map_err(store_failure)?;
+        let waiting = waiting.answer(request.clone(), context.clone());
+        tokio::pin!(waiting);
+        let asking = form.answer(request.clone(), context);
+        tokio::pin!(asking);
+        tokio::select! {
+            // Answered elsewhere (or timed out): dropping the form's future cancels the open
+            // `elicitation/create` on the client.
+            settled = &mut waiting => settled,
+            answered = &mut asking => {
+                if let Ok(response) = answered
+                    && commit(&*self.store, request.id(), &response).await.is_err()
+                {
+                    // The store failed (an outage), not the answer: the person did answer.
+                    return Ok(response);
+                }
+                // Committed, or the form failed or was dismissed: the store has the outcome.
+                waiting.await
+            }
+        }
+    }
+}
+
+/// The question `request` as put in the store: under its id, session and asker.
+pub(crate) fn new_question(request: &AskUserRequest, context: &AskContext, timeout: Duration) -> NewQuestion {
+    let mut question = NewQuestion::new(request.clone(), timeout).lease(DEFAULT_LEASE);
+    if let Some(session) = &context.session_id {
+        question = question.session_id(session.as_str());
+    }
+    if let Some(asked_by) = context.asked_by.as_deref().and_then(AskedBy::lossy) {
+        question = question.asked_by(asked_by);
+    }
+    question
+}
+
+/// Commits an answer from the form. A question already settled (answered on another surface,
+/// timed out, withdrawn) keeps its outcome: that is not a failure.
+pub(crate) async fn commit(
+    store: &dyn PendingStore,
+    id: &str,
+    response: &AskUserResponse,
+) -> Result<Option<PendingRecord>, StoreError> {
+    match store.answer(id, response).await {
+        Ok(record) => Ok(Some(record)),
+        Err(StoreError::Conflict { .. } | StoreError::Closed { .. }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Whether a record still waits.
+pub(crate) fn is_pending(record: &PendingRecord) -> bool {
+    record.state() == State::Pending
+}
+
+fn store_failure(error: StoreError) -> AnswerError {
+    AnswerError::failed("the pending-question store failed").with_source(error)
+}

@@ -1,0 +1,385 @@
+//! Background asks: `ask_user_question_later` returns a ticket at once, while the person is asked
+//! on the side (the client's form, else the fallback, and the inbox); `get_user_answers` reads
+//! the ticket's outcome from the store, waiting a bounded while. The questions live in the store,
+//! so a ticket outlives the server process.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use askuser_core::{
+    Answerer, AskContext, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp, ask_user_result,
+};
+use askuser_store::{AskedBy, NewQuestion, PendingRecord, PendingStore, State};
+use askuser_tool::{Dialect, TOOL_NAME, parameters_for};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, JsonObject, ProtocolVersion, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use crate::inbox::{commit, is_pending};
+use crate::server::{AskUserServer, nobody_asked, random_nonce, supports_form, text_result};
+
+/// The background ask: the same arguments as `ask_user_question`, a ticket back at once.
+pub const LATER_TOOL: &str = "ask_user_question_later";
+
+/// Reads a background ask's answers by its ticket.
+pub const ANSWERS_TOOL: &str = "get_user_answers";
+
+/// The longest `wait_seconds` of `get_user_answers`: below the 60 s after which several hosts and
+/// SDKs give up on a tool call.
+pub const MAX_WAIT_SECONDS: u64 = 50;
+
+/// What [`AskUserServerBuilder::background`](crate::AskUserServerBuilder::background) was given.
+pub(crate) struct LaterConfig {
+    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) scope: String,
+}
+
+/// The background tools' state: the store, this server's scope, and the tickets whose person is
+/// being asked by this process.
+pub(crate) struct Later {
+    store: Arc<dyn PendingStore>,
+    scope: String,
+    asking: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Later {
+    pub(crate) fn new(config: LaterConfig) -> Self {
+        Self { store: config.store, scope: config.scope, asking: Arc::default() }
+    }
+
+    /// This request's scope: the server's, and over HTTP its MCP session.
+    fn scope_of(&self, context: &RequestContext<RoleServer>) -> String {
+        match crate::session_of(context) {
+            Some(session) => format!("{} session {session}", self.scope),
+            None => self.scope.clone(),
+        }
+    }
+
+    /// Starts asking the person for `record` on the side, unless this process already is: the
+    /// first answer (the form's, or the store's from any other surface) wins; at the deadline the
+    /// question is expired.
+    fn ask_on_the_side(&self, record: &PendingRecord, asker: Arc<dyn Answerer>, label: Option<String>) {
+        let id = record.id().to_owned();
+        if !self.asking.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone()) {
+            return;
+        }
+        let guard = Asking { set: Arc::clone(&self.asking), id };
+        let store = Arc::clone(&self.store);
+        let request = record.request().clone();
+        let until = Timestamp::now().until(record.expires_at());
+        let mut context = AskContext::new().with_tool_call_id(guard.id.clone());
+        if let Some(label) = label {
+            context = context.with_asked_by(label);
+        }
+        tokio::spawn(async move {
+            let id = guard.id.as_str();
+            let settled = store.watch(id);
+            let asking = asker.answer(request, context);
+            let deadline = tokio::time::sleep(until);
+            tokio::pin!(settled, asking, deadline);
+            tokio::select! {
+                // Answered elsewhere: dropping the form cancels it on the client.
+                _ = &mut settled => {}
+                answered = &mut asking => {
+                    if let Ok(response) = answered {
+                        // A failure leaves the question waiting: get_user_answers asks again.
+                        let _ = commit(&*store, id, &response).await;
+                    }
+                }
+                () = &mut deadline => {
+                    let _ = store.expire(id).await;
+                }
+            }
+        });
+    }
+}
+
+/// The two tools, as listed.
+pub(crate) fn tools(server: &AskUserServer) -> [Tool; 2] {
+    let annotations =
+        || ToolAnnotations::new().read_only(true).destructive(false).idempotent(false).open_world(false);
+    let schema = match parameters_for(server.profile(), Dialect::Generic) {
+        Value::Object(schema) => schema,
+        _ => JsonObject::new(),
+    };
+    let later = Tool::new(
+        LATER_TOOL,
+        format!(
+            "The same questions as {TOOL_NAME}, asked in the background: it returns at once with a ticket while the person is asked. Use it instead of {TOOL_NAME} when the answers may take minutes (the person may answer later, from a phone) and you have work that does not depend on them; then call {ANSWERS_TOOL} with the ticket. Same arguments and rules as {TOOL_NAME}."
+        ),
+        Arc::new(schema),
+    )
+    .with_annotations(annotations());
+    let answers_schema = json!({
+        "type": "object",
+        "properties": {
+            "ticket": {"type": "string", "description": format!("the ticket {LATER_TOOL} returned")},
+            "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS,
+                "description": format!("how long to wait for the answers before returning (0 to {MAX_WAIT_SECONDS}; default 0)")}
+        },
+        "required": ["ticket"],
+        "additionalProperties": false
+    });
+    let answers_schema = match answers_schema {
+        Value::Object(schema) => schema,
+        _ => JsonObject::new(),
+    };
+    let answers = Tool::new(
+        ANSWERS_TOOL,
+        format!(
+            "The answers to questions asked with {LATER_TOOL}: exactly what {TOOL_NAME} would have returned, or that the person has not answered yet (call again later, or with wait_seconds to wait up to {MAX_WAIT_SECONDS} s), or that nobody answered in time."
+        ),
+        Arc::new(answers_schema),
+    )
+    .with_annotations(annotations());
+    [later, answers]
+}
+
+/// `get_user_answers`' arguments, checked.
+struct AnswersArgs {
+    ticket: String,
+    wait: Duration,
+}
+
+fn answers_args(arguments: &JsonObject) -> Result<AnswersArgs, String> {
+    if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "ticket" | "wait_seconds")) {
+        return Err(format!(
+            "{ANSWERS_TOOL}: unknown argument {unknown:?} (it takes ticket and wait_seconds)"
+        ));
+    }
+    let ticket = match arguments.get("ticket") {
+        Some(Value::String(ticket)) if !ticket.trim().is_empty() => ticket.trim().to_owned(),
+        Some(other) => {
+            return Err(format!(
+                "{ANSWERS_TOOL}: ticket must be the ticket string {LATER_TOOL} returned, got {other}"
+            ));
+        }
+        None => {
+            return Err(format!("{ANSWERS_TOOL}: ticket is missing: pass the ticket {LATER_TOOL} returned"));
+        }
+    };
+    let wait = match arguments.get("wait_seconds") {
+        None | Some(Value::Null) => 0,
+        Some(value) => value.as_u64().filter(|s| *s <= MAX_WAIT_SECONDS).ok_or_else(|| {
+            format!("{ANSWERS_TOOL}: wait_seconds must be a whole number from 0 to {MAX_WAIT_SECONDS}, got {value}")
+        })?,
+    };
+    Ok(AnswersArgs { ticket, wait: Duration::from_secs(wait) })
+}
+
+/// What the model is told for a ticket that is not this server's (or session's).
+fn not_ours(ticket: &str) -> String {
+    format!(
+        "{ANSWERS_TOOL}: ticket {ticket:?} is not one of this server's: it was not returned by {LATER_TOOL} here (a ticket from another server, or over HTTP from another MCP session, is refused). Ask again with {LATER_TOOL} or {TOOL_NAME}."
+    )
+}
+
+fn still_waiting(ticket: &str) -> String {
+    format!(
+        "The person has not answered yet (ticket {ticket}). Go on with work that does not depend on the answers, then call {ANSWERS_TOOL} again (with wait_seconds up to {MAX_WAIT_SECONDS} to wait for them). Do not guess the answers."
+    )
+}
+
+fn asked(ticket: &str) -> String {
+    format!(
+        "Asked. Ticket: {ticket}. The person has not answered yet: go on with work that does not depend on the answers, then call {ANSWERS_TOOL} with {{\"ticket\":\"{ticket}\"}} (add \"wait_seconds\" up to {MAX_WAIT_SECONDS} to wait for them). Do not guess the answers."
+    )
+}
+
+fn withdrawn(ticket: &str) -> String {
+    format!(
+        "The questions of ticket {ticket} were withdrawn before anyone answered them: nobody will. Continue without the answers, or ask again if you still need them."
+    )
+}
+
+impl AskUserServer {
+    fn later(&self) -> Result<&Later, ErrorData> {
+        self.inner.later.as_ref().ok_or_else(|| ErrorData::invalid_params("background tools are off", None))
+    }
+
+    /// Who asks the person on the side for a call of this client: its form (2025 revisions;
+    /// 2026-07-28 has no server-to-client request outside a call), else the fallback; `None`
+    /// when nobody can (the inbox, when there is one, still can).
+    fn side_asker(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Arc<dyn Answerer>>, Vec<String>> {
+        let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
+        let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
+        if can_form && version.has_initialize() {
+            let form = self.eliciting(context, &version);
+            let form = if self.inner.inbox.is_some() { form.dismissal_waits() } else { form };
+            return Ok(Some(Arc::new(form)));
+        }
+        match self.fallback_step(false) {
+            Ok((answerer, _)) => Ok(Some(answerer)),
+            Err(_) if self.inner.inbox.is_some() => Ok(None),
+            Err(skipped) => Err(skipped),
+        }
+    }
+
+    /// `ask_user_question_later`: validates like `ask_user_question`, puts the questions in the
+    /// store under a fresh ticket, starts asking on the side, and returns.
+    pub(crate) async fn ask_later(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let later = self.later()?;
+        let arguments = Value::Object(params.arguments.unwrap_or_default());
+        let questions = match self.inner.validator.validate_value(&arguments) {
+            Ok(questions) => questions,
+            Err(error) => return Ok(text_result(&error.retry_payload(), true).into()),
+        };
+        if self.profile() == Profile::Extended && questions.iter().any(|q| q.kind() == QuestionKind::Secret) {
+            return Ok(text_result(
+                &format!("{LATER_TOOL} does not take secret questions: ask them with {TOOL_NAME}, or ask the person in your reply to provide the credential another way."),
+                true,
+            )
+            .into());
+        }
+        let asker = match self.side_asker(&context) {
+            Ok(asker) => asker,
+            Err(skipped) => return Ok(text_result(&nobody_asked(&skipped), false).into()),
+        };
+        let ticket = format!("t{}", random_nonce());
+        let timeout = questions
+            .timeout_seconds()
+            .map_or_else(|| self.inbox_timeout(), |s| Duration::from_secs(u64::from(s)));
+        let request = AskUserRequest::with_id(ticket.as_str(), questions)
+            .with_deadline(Deadline::new(Timestamp::now(), Some(timeout)));
+        let label = self.asked_by(&context);
+        // No lease: nobody waits for a background question by design, and it keeps its deadline.
+        let mut question = NewQuestion::new(request.clone(), timeout).session_id(later.scope_of(&context));
+        if let Some(asked_by) = label.as_deref().and_then(AskedBy::lossy) {
+            question = question.asked_by(asked_by);
+        }
+        let record = later.store.put(question).await.map_err(|e| {
+            ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
+        })?;
+        if let Some(asker) = asker {
+            later.ask_on_the_side(&record, asker, label);
+        }
+        Ok(text_result(&asked(&ticket), false).into())
+    }
+
+    /// `get_user_answers`: the ticket's outcome, after waiting up to `wait_seconds` for it.
+    pub(crate) async fn get_answers(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let later = self.later()?;
+        let args = match answers_args(&params.arguments.unwrap_or_default()) {
+            Ok(args) => args,
+            Err(problem) => return Ok(text_result(&problem, true).into()),
+        };
+        let store_failed = |e: askuser_store::StoreError| {
+            ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
+        };
+        let scope = later.scope_of(&context);
+        let mut record = match later.store.get(&args.ticket).await.map_err(store_failed)? {
+            Some(record) if record.session_id() == Some(scope.as_str()) => record,
+            _ => return Ok(text_result(&not_ours(&args.ticket), true).into()),
+        };
+        if is_pending(&record) && record.is_overdue(Timestamp::now()) {
+            record = match later.store.expire(&args.ticket).await {
+                Ok(expired) => expired,
+                Err(
+                    askuser_store::StoreError::Closed { record }
+                    | askuser_store::StoreError::Conflict { first: record },
+                ) => *record,
+                Err(e) => return Err(store_failed(e)),
+            };
+        }
+        if is_pending(&record) {
+            // After a restart (or a dismissed form) nobody asks on the side: ask again, through
+            // this client.
+            if let Ok(Some(asker)) = self.side_asker(&context) {
+                later.ask_on_the_side(&record, asker, self.asked_by(&context));
+            }
+            if !args.wait.is_zero() {
+                tokio::select! {
+                    settled = tokio::time::timeout(args.wait, later.store.watch(&args.ticket)) => {
+                        if let Ok(settled) = settled {
+                            record = settled.map_err(store_failed)?;
+                        }
+                    }
+                    () = context.ct.cancelled() => {
+                        return Err(ErrorData::internal_error("the client cancelled the call", None));
+                    }
+                }
+            }
+        }
+        Ok(self.outcome(&args.ticket, &record).into())
+    }
+
+    /// What `get_user_answers` returns for `record`: what `ask_user_question` would have.
+    fn outcome(&self, ticket: &str, record: &PendingRecord) -> rmcp::model::CallToolResult {
+        match (record.state(), record.response()) {
+            (State::Pending, _) => text_result(&still_waiting(ticket), false),
+            (State::Answered | State::Declined, Some(response)) => {
+                match ask_user_result(record.request(), response) {
+                    Ok(result) => text_result(result.text(), false),
+                    Err(error) => {
+                        text_result(&format!("the answer did not fit the questions: {error}"), true)
+                    }
+                }
+            }
+            (State::TimedOut, _) => match self.inner.on_timeout.result(record.request()) {
+                Ok(result) => text_result(result.text(), false),
+                Err(error) => {
+                    text_result(&format!("the timeout's answer did not fit the questions: {error}"), true)
+                }
+            },
+            _ => text_result(&withdrawn(ticket), false),
+        }
+    }
+}
+
+/// A ticket this process is asking about; dropped when the asking ends.
+struct Asking {
+    set: Arc<Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(arguments: Value, expected: Result<(&str, u64), &str>) {
+        let Value::Object(arguments) = arguments else { unreachable!("objects only") };
+        match (answers_args(&arguments), expected) {
+            (Ok(args), Ok((ticket, wait))) => {
+                assert_eq!((args.ticket.as_str(), args.wait.as_secs()), (ticket, wait))
+            }
+            (Err(problem), Err(says)) => assert!(problem.contains(says), "{problem}"),
+            (got, want) => panic!("got {:?}, want {want:?}", got.map(|a| a.ticket)),
+        }
+    }
+
+    #[test]
+    fn reads_get_user_answers_arguments() {
+        check(json!({"ticket": "t1"}), Ok(("t1", 0)));
+        check(json!({"ticket": " t1 ", "wait_seconds": 50}), Ok(("t1", 50)));
+        check(json!({"ticket": "t1", "wait_seconds": null}), Ok(("t1", 0)));
+        check(json!({}), Err("ticket is missing"));
+        check(json!({"ticket": ""}), Err("ticket must be"));
+        check(json!({"ticket": 7}), Err("got 7"));
+        check(json!({"ticket": "t1", "wait_seconds": 51}), Err("from 0 to 50, got 51"));
+        check(json!({"ticket": "t1", "wait_seconds": -1}), Err("got -1"));
+        check(json!({"ticket": "t1", "wait_seconds": 1.5}), Err("got 1.5"));
+        check(json!({"ticket": "t1", "wait": 5}), Err("unknown argument \"wait\""));
+    }
+}

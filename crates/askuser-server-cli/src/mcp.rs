@@ -1,0 +1,80 @@
+//! MCP at `/mcp` on `askuser serve`: askuser-mcp's server over Streamable HTTP, its questions in
+//! the answer server's store (the inbox), mounted behind the API token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askuser_core::Profile;
+use askuser_mcp::{AskUserServer, HttpOptions};
+use askuser_store::PendingStore;
+use askuser_tool::OnTimeout;
+use tokio_util::sync::CancellationToken;
+
+/// The scope of the background tools' tickets on the HTTP endpoint (each MCP session's own).
+const SCOPE: &str = "askuser serve mcp";
+
+/// What the MCP endpoint is built from.
+pub(crate) struct Settings<'a> {
+    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) profile: Profile,
+    /// How long its questions wait.
+    pub(crate) timeout: Duration,
+    /// Whether the background tools are offered.
+    pub(crate) background: bool,
+    /// The URL people and clients reach the server at.
+    pub(crate) public_url: &'a str,
+    pub(crate) body_limit: usize,
+    /// Ends the sessions when the server stops.
+    pub(crate) stop: CancellationToken,
+}
+
+/// The router to mount at `/mcp`.
+pub(crate) fn router(settings: Settings<'_>) -> axum::Router {
+    let mut server = AskUserServer::builder()
+        .profile(settings.profile)
+        .timeout(settings.timeout)
+        // SPEC §16: the MCP server's timeout policy is `stop`.
+        .on_timeout(OnTimeout::Stop)
+        .inbox(Arc::clone(&settings.store));
+    if settings.background {
+        server = server.background(settings.store, SCOPE);
+    }
+    let mut options = HttpOptions::new().cancel_on(settings.stop).body_limit(settings.body_limit);
+    if let Some((origin, host)) = origin_and_host(settings.public_url) {
+        options = options.origin(origin).host(host);
+    }
+    axum::Router::new().fallback_service(askuser_mcp::http_service(server.build(), options))
+}
+
+/// The origin (`scheme://host[:port]`) and the `Host` authority of a public URL.
+fn origin_and_host(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().filter(|a| !a.is_empty())?;
+    // Credentials in a public URL are nobody's business here.
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    Some((format!("{scheme}://{authority}"), authority.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_and_host;
+
+    #[track_caller]
+    fn check(url: &str, expected: Option<(&str, &str)>) {
+        let got = origin_and_host(url);
+        assert_eq!(got.as_ref().map(|(o, h)| (o.as_str(), h.as_str())), expected, "{url}");
+    }
+
+    #[test]
+    fn reads_the_public_urls_origin_and_host() {
+        check("http://127.0.0.1:8765", Some(("http://127.0.0.1:8765", "127.0.0.1:8765")));
+        check("https://ask.example.com/askuser/", Some(("https://ask.example.com", "ask.example.com")));
+        check(
+            "https://me@ask.example.com:8443?x",
+            Some(("https://ask.example.com:8443", "ask.example.com:8443")),
+        );
+        check("http://[::1]:9/", Some(("http://[::1]:9", "[::1]:9")));
+        check("ask.example.com", None);
+        check("http://", None);
+    }
+}
