@@ -49,6 +49,14 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          needs), decline (to make a reasonable choice and say which) or
                          defaults (the defaults, marked timeout)
   --name NAME            the name the form's message gives the server (default: askuser)
+  --background           also offer ask_user_question_later (returns a ticket at once; the
+                         person is asked on the side) and get_user_answers (the ticket's
+                         answers, waiting up to 50 s): for hosts that cut long tool calls short.
+                         The questions are kept in the store, so a ticket outlives this process;
+                         a ticket asked from another working directory is refused
+  --store URL            with --background: where tickets are kept: sqlite:PATH (default:
+                         pending.db in the user's data directory, the store askuser serve uses
+                         by default, so its page can answer them too) or postgres://...
 
 Logs and errors go to stderr.
 ";
@@ -74,6 +82,8 @@ struct Options {
     profile: Profile,
     token_file: Option<PathBuf>,
     secret_file: Option<PathBuf>,
+    background: bool,
+    store: Option<String>,
 }
 
 fn parse(mut args: Args) -> Result<Options, String> {
@@ -86,6 +96,8 @@ fn parse(mut args: Args) -> Result<Options, String> {
         profile: Profile::Reference,
         token_file: None,
         secret_file: None,
+        background: false,
+        store: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -103,8 +115,19 @@ fn parse(mut args: Args) -> Result<Options, String> {
             "--name" => options.name = args.value(&arg, "a name")?,
             "--token-file" => options.token_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
             "--secret-file" => options.secret_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
+            "--background" => options.background = true,
+            "--store" => {
+                let url = args.value(&arg, "a store URL")?;
+                if !["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| url.starts_with(scheme)) {
+                    return Err(format!("--store takes sqlite:PATH or postgres://..., got {url:?}"));
+                }
+                options.store = Some(url);
+            }
             other => return Err(cli::unknown(other)),
         }
+    }
+    if options.store.is_some() && !options.background {
+        return Err("--store goes with --background (only background asks are kept in a store)".to_owned());
     }
     let has = |wanted: fn(&FallbackMode) -> bool| options.fallback.iter().any(wanted);
     if options.token_file.is_some() && !has(|m| matches!(m, FallbackMode::Server(_))) {
@@ -270,6 +293,27 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
     })
 }
 
+/// The store URL of `--background`: `--store`, else `pending.db` in the data directory (created
+/// mode 0700 when missing).
+fn background_store(store: Option<&str>) -> Result<String, String> {
+    if let Some(url) = store {
+        return Ok(url.to_owned());
+    }
+    let dir = askuser_server::default_data_dir()
+        .ok_or("--background: no home directory to keep tickets in: pass --store")?;
+    if !dir.exists() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("--background: cannot create {}: {e}", dir.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("--background: cannot make {} private: {e}", dir.display()))?;
+        }
+    }
+    Ok(format!("sqlite:{}", dir.join("pending.db").display()))
+}
+
 /// Runs `askuser mcp ARGS` (the arguments after `mcp`) until the host closes stdin.
 #[must_use]
 pub fn main(args: &[String]) -> ExitCode {
@@ -296,10 +340,10 @@ pub fn main(args: &[String]) -> ExitCode {
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
     }
-    if let Some(workspace) = workspace() {
-        builder = builder.workspace(workspace);
+    let workspace_label = workspace();
+    if let Some(workspace) = &workspace_label {
+        builder = builder.workspace(workspace.as_str());
     }
-    let server = builder.build();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -307,7 +351,21 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let store = options.background.then(|| background_store(options.store.as_deref()));
     let outcome = runtime.block_on(async move {
+        if let Some(store) = store {
+            let url = store?;
+            let opened = askuser_store::open(&url).await.map_err(|e| {
+                format!(
+                    "--background: cannot open the store {}: {}",
+                    askuser_store::redact_url(&url),
+                    askuser_tool::exit::with_causes(&e)
+                )
+            })?;
+            builder = builder
+                .background(opened, format!("askuser mcp in {}", workspace_label.as_deref().unwrap_or("?")));
+        }
+        let server = builder.build();
         let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
         running.waiting().await.map_err(|e| e.to_string())
     });
@@ -402,6 +460,8 @@ mod tests {
             (&["--timeout", "1e30"], "above 0"),
             (&["--timeout", "soon"], "not a number"),
             (&["--frobnicate"], "unknown option"),
+            (&["--store", "sqlite:/tmp/p.db"], "--store goes with --background"),
+            (&["--background", "--store", "/tmp/p.db"], "sqlite:PATH or postgres"),
         ] {
             let error = parse(Args::new(&args(bad))).unwrap_err();
             assert!(error.contains(says), "{bad:?}: {error}");

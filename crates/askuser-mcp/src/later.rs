@@ -211,8 +211,9 @@ impl AskUserServer {
         let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
         let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
         if can_form && version.has_initialize() {
-            let form = self.eliciting(context, &version);
-            let form = if self.inner.inbox.is_some() { form.dismissal_waits() } else { form };
+            // A dismissed form (or a connection closed under it) leaves the question waiting:
+            // the next get_user_answers shows it again, another surface may answer it.
+            let form = self.eliciting(context, &version).dismissal_waits();
             return Ok(Some(Arc::new(form)));
         }
         match self.fallback_step(false) {
@@ -362,7 +363,7 @@ mod tests {
         let Value::Object(arguments) = arguments else { unreachable!("objects only") };
         match (answers_args(&arguments), expected) {
             (Ok(args), Ok((ticket, wait))) => {
-                assert_eq!((args.ticket.as_str(), args.wait.as_secs()), (ticket, wait))
+                assert_eq!((args.ticket.as_str(), args.wait.as_secs()), (ticket, wait));
             }
             (Err(problem), Err(says)) => assert!(problem.contains(says), "{problem}"),
             (got, want) => panic!("got {:?}, want {want:?}", got.map(|a| a.ticket)),

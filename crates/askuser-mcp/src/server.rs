@@ -704,12 +704,7 @@ impl AskUserServer {
             builder = builder.timeout(timeout);
         }
         let ask_user = builder.build().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        // A store's record is keyed by the call id, and JSON-RPC ids repeat across sessions.
-        let call_id = if self.inner.inbox.is_some() {
-            format!("mcp-{}", random_nonce())
-        } else {
-            request_id_text(&context)
-        };
+        let call_id = request_id_text(&context);
         let call = ToolCall::new(&call_id, &arguments);
         let mut ask_context = AskContext::new().with_tool_call_id(call_id.clone());
         if let Some(label) = self.asked_by(&context) {

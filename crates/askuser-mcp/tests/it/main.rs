@@ -3,5 +3,7 @@
 mod client;
 mod extended;
 mod harness;
+mod inbox;
+mod later;
 mod sdk_forms;
 mod server;
