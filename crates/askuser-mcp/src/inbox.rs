@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse};
+use askuser_core::{AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserRequest, AskUserResponse};
 use askuser_store::{
     AskedBy, DEFAULT_LEASE, NewQuestion, PendingRecord, PendingStore, State, StoreAnswerer, StoreError,
 };
@@ -47,11 +47,18 @@ impl Answerer for InboxAnswerer {
             // `elicitation/create` on the client.
             settled = &mut waiting => settled,
             answered = &mut asking => {
-                if let Ok(response) = answered
-                    && commit(&*self.store, request.id(), &response).await.is_err()
-                {
-                    // The store failed (an outage), not the answer: the person did answer.
-                    return Ok(response);
+                match answered {
+                    Ok(response) => {
+                        if commit(&*self.store, request.id(), &response).await.is_err() {
+                            // The store failed (an outage), not the answer: the person did answer.
+                            return Ok(response);
+                        }
+                    }
+                    // Every round of the form missed the questions: the model is told, as on
+                    // stdio, rather than left waiting on the other surfaces.
+                    Err(error) if error.kind() == AnswerErrorKind::Retry => return Err(error),
+                    // Dismissed, or the client could not show it: the other surfaces go on.
+                    Err(_) => {}
                 }
                 // Committed, or the form failed or was dismissed: the store has the outcome.
                 waiting.await

@@ -346,16 +346,8 @@ async fn run(options: Options) -> Result<(), String> {
         eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
     let stop_mcp = tokio_util::sync::CancellationToken::new();
-    let mcp = crate::mcp::router(crate::mcp::Settings {
-        store: std::sync::Arc::clone(&store),
-        profile: options.profile,
-        timeout: options.default_timeout.unwrap_or(askuser_server::DEFAULT_TIMEOUT),
-        background: options.mcp_background,
-        public_url: &public_url,
-        body_limit: askuser_server::DEFAULT_BODY_LIMIT,
-        stop: stop_mcp.clone(),
-    });
-    let builder = builder.mount_with_token("/mcp", mcp);
+    let builder =
+        builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, stop_mcp.clone()));
     let server = builder.build();
     eprintln!("askuser serve: listening on {public_url}");
     crate::qr::show(&public_url);
@@ -380,6 +372,24 @@ async fn run(options: Options) -> Result<(), String> {
     server.serve(listener, signal).await.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
+}
+
+/// MCP at `/mcp`: its questions in `store`, waiting as long as the server's.
+fn mcp_router(
+    options: &Options,
+    store: &std::sync::Arc<dyn PendingStore>,
+    public_url: &str,
+    stop: tokio_util::sync::CancellationToken,
+) -> axum::Router {
+    crate::mcp::router(crate::mcp::Settings {
+        store: std::sync::Arc::clone(store),
+        profile: options.profile,
+        timeout: options.default_timeout.unwrap_or(askuser_server::DEFAULT_TIMEOUT),
+        background: options.mcp_background,
+        public_url,
+        body_limit: askuser_server::DEFAULT_BODY_LIMIT,
+        stop,
+    })
 }
 
 /// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.

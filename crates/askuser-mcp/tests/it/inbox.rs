@@ -111,3 +111,25 @@ async fn without_a_form_the_store_is_where_the_person_answers() {
     assert_eq!(text, r#"{"Lang":["Go"]}"#);
     assert!(client.shown().is_empty());
 }
+
+/// Guards a call left waiting forever: when every round of the form misses the questions, the
+/// model is told so (as without an inbox), and the store's question is withdrawn.
+#[tokio::test]
+async fn a_form_that_never_fits_ends_the_call_and_withdraws_the_question() {
+    let store = MemoryStore::new();
+    let misfit = Reply::Accept(json!({"q01": "Klingon"}));
+    let client = TestClient::new(ProtocolVersion::V_2025_11_25, true, vec![misfit; 5]);
+    let running = connect(server(&store), client.clone()).await;
+    let result = tokio::time::timeout(Duration::from_secs(10), running.call_tool(call(&one()))).await;
+    let (text, is_error) = text_of(&result.expect("the call ends").unwrap());
+    assert!(is_error && text.contains("no answer fitted"), "{text}");
+    assert_eq!(client.shown().len(), 5);
+    running.cancel().await.unwrap();
+    for _ in 0..100 {
+        if only_record(&store).await.state() != State::Pending {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(only_record(&store).await.state(), State::Cancelled);
+}

@@ -1,0 +1,283 @@
+//! MCP at `/mcp` on `askuser serve`, driven over Streamable HTTP by clients no one here wrote: the
+//! official TypeScript SDK (`@modelcontextprotocol/sdk`, installed by `npm ci` in
+//! `crates/askuser-mcp-cli/tests/node`) and the official Python SDK (pip `mcp`, the venv
+//! `crates/askuser-mcp/tests/data/sdk-forms/setup.sh` makes). Without them the tests say so and
+//! skip, except under `CI=true`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+
+use crate::support::{self, ARGS, TempDir, line_after};
+
+fn node_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-mcp-cli/tests/node")
+}
+
+/// Says plainly why a client test cannot run; under `CI=true` that is a failure.
+fn skip(what: &str, problem: &str) {
+    assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "CI=true but {problem}");
+    // Straight to the process's stderr: the harness captures `eprintln!`, and a skip must be seen.
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}, because {problem}");
+}
+
+fn node_ready(what: &str) -> bool {
+    if std::process::Command::new("node").arg("--version").output().is_err() {
+        skip(what, "Node.js (`node`) is not installed");
+        return false;
+    }
+    if !node_dir().join("node_modules/@modelcontextprotocol/sdk/package.json").is_file() {
+        skip(
+            what,
+            &format!("@modelcontextprotocol/sdk is not installed (run `npm ci` in {})", node_dir().display()),
+        );
+        return false;
+    }
+    true
+}
+
+/// The python of the venv with the MCP Python SDK (`ASKUSER_MCP_PYTHON`, else its default place).
+fn sdk_python(what: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("ASKUSER_MCP_PYTHON").map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/askuser-mcp-py/bin/python"))
+    });
+    let ready = python.as_ref().is_some_and(|python| {
+        std::process::Command::new(python)
+            .args(["-c", "import mcp.client.streamable_http"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ready {
+        skip(
+            what,
+            "the MCP Python SDK is not installed (run crates/askuser-mcp/tests/data/sdk-forms/setup.sh)",
+        );
+        return None;
+    }
+    python
+}
+
+/// A running `serve` and what a client needs to reach it.
+struct Served {
+    _process: tokio::process::Child,
+    url: String,
+    token: String,
+}
+
+async fn serve_on(store: &str, dir: &Path, extra: &[&str]) -> Served {
+    let token_file = dir.join("token");
+    let mut args = vec!["--token-file", token_file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let mut process = support::serve_on(store, &args);
+    let mut stderr = BufReader::new(process.stderr.take().unwrap());
+    let url = line_after(&mut stderr, "askuser serve: listening on ").await;
+    let mcp = line_after(&mut stderr, "askuser serve: MCP (Streamable HTTP) at ").await;
+    assert_eq!(mcp, format!("{url}/mcp, with the API token"));
+    // Keep reading, so that a full pipe never blocks the server.
+    tokio::spawn(async move {
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut stderr, &mut sink).await;
+    });
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+    Served { _process: process, url, token }
+}
+
+/// Runs a client script (`program script`) against `served`'s `/mcp`, calling `tool`.
+fn client(program: &Path, script: &Path, reply: &str, served: &Served, tool: &str) -> tokio::process::Child {
+    tokio::process::Command::new(program)
+        .current_dir(node_dir())
+        .arg(script)
+        .args([reply, &format!("{}/mcp", served.url), tool])
+        .env("ASKUSER_TOKEN", &served.token)
+        .env("ASKUSER_ARGS", ARGS)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+fn node_client(reply: &str, served: &Served, tool: &str) -> tokio::process::Child {
+    client(Path::new("node"), &node_dir().join("http-client.mjs"), reply, served, tool)
+}
+
+async fn report_of(child: tokio::process::Child) -> Value {
+    let output =
+        tokio::time::timeout(Duration::from_mins(1), child.wait_with_output()).await.unwrap().unwrap();
+    assert!(output.status.success(), "the client failed: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("one JSON report")
+}
+
+fn text(report: &Value) -> &str {
+    report["result"]["content"][0]["text"].as_str().expect("a text result")
+}
+
+/// Waits (bounded) for the one pending question on `served` and answers it through its API.
+async fn answer_through_api(served: &Served, plan: &str) -> String {
+    let http = reqwest::Client::new();
+    for _ in 0..600 {
+        let list: Value = http
+            .get(format!("{}/v1/questions?state=pending", served.url))
+            .bearer_auth(&served.token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(id) = list["records"][0]["id"].as_str() {
+            let answer = json!({"answers": [{"header": "Plan", "selected": [plan]}, {"header": "Extras", "selected": ["Support"]}]});
+            let response = http
+                .post(format!("{}/v1/questions/{id}/answer", served.url))
+                .bearer_auth(&served.token)
+                .json(&answer)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+            return id.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no question reached the inbox");
+}
+
+async fn record(served: &Served, id: &str) -> Value {
+    reqwest::Client::new()
+        .get(format!("{}/v1/questions/{id}", served.url))
+        .bearer_auth(&served.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn only_record(served: &Served) -> Value {
+    let list: Value = reqwest::Client::new()
+        .get(format!("{}/v1/questions", served.url))
+        .bearer_auth(&served.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["records"].as_array().unwrap().len(), 1, "{list}");
+    list["records"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_answers_in_its_form_over_http_and_the_inbox_records_it() {
+    let what = "the TypeScript SDK over HTTP";
+    if !node_ready(what) {
+        return;
+    }
+    let dir = TempDir::new("mcp-ts-form");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let report = report_of(node_client("pick", &served, "ask_user_question")).await;
+    assert_eq!(report["tools"], json!(["ask_user_question"]), "background tools only with --mcp-background");
+    assert_eq!(text(&report), r#"{"Plan":["Large"],"Extras":["Backups"]}"#);
+    assert_eq!(report["shown"].as_array().unwrap().len(), 1);
+    let record = only_record(&served).await;
+    assert_eq!(record["state"], "answered", "{record}");
+    assert_eq!(record["asked_by"], "askuser-node-http-test 0.0.0");
+}
+
+/// Guards the race's loser: an answer on the server (its page, its API) closes the host's form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_on_the_server_wins_and_closes_the_typescript_sdks_form() {
+    let what = "the TypeScript SDK over HTTP";
+    if !node_ready(what) {
+        return;
+    }
+    let dir = TempDir::new("mcp-ts-race");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let child = node_client("hang", &served, "ask_user_question");
+    answer_through_api(&served, "Small").await;
+    let report = report_of(child).await;
+    assert_eq!(text(&report), r#"{"Plan":["Small"],"Extras":["Support"]}"#);
+    let shown = report["shown"].as_array().unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(report["cancelled"], json!([shown[0]["requestId"].clone()]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_answers_in_its_form_over_http() {
+    let what = "the Python SDK over HTTP";
+    let Some(python) = sdk_python(what) else { return };
+    let dir = TempDir::new("mcp-py");
+    let served =
+        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--mcp-background"]).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python_http_client.py");
+    let report = report_of(client(&python, &script, "pick", &served, "ask_user_question")).await;
+    assert_eq!(report["tools"], json!(["ask_user_question", "ask_user_question_later", "get_user_answers"]));
+    assert_eq!(text(&report), r#"{"Plan":["Large"],"Extras":["Backups"]}"#, "{report}");
+    assert_eq!(report["shown"].as_array().unwrap().len(), 1);
+    // Without a form, the person answers on the server.
+    let child = client(&python, &script, "none", &served, "ask_user_question");
+    let id = answer_through_api(&served, "Small").await;
+    let report = report_of(child).await;
+    assert_eq!(text(&report), r#"{"Plan":["Small"],"Extras":["Support"]}"#);
+    assert_eq!(record(&served, &id).await["state"], "answered");
+}
+
+/// Two replicas on one PostgreSQL database: a remote agent asks through replica A's `/mcp`, the
+/// person answers on replica B, the agent gets the answer from A.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_postgres_ask_through_one_and_answer_through_the_other() {
+    let what = "MCP on two replicas";
+    let Some(postgres) = support::PostgresSchema::open("mcp", what).await else { return };
+    if !node_ready(what) {
+        postgres.drop_schema().await;
+        return;
+    }
+    let dir = TempDir::new("mcp-fleet");
+    support::write_private(&dir.0.join("token"), "mcp-fleet-token-0123456789abcdef");
+    let a = serve_on(&postgres.url, &dir.0, &[]).await;
+    let b = serve_on(&postgres.url, &dir.0, &[]).await;
+    let child = node_client("none", &a, "ask_user_question");
+    let id = answer_through_api(&b, "Large").await;
+    let report = report_of(child).await;
+    assert_eq!(text(&report), r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+    assert_eq!(record(&a, &id).await["state"], "answered");
+    drop((a, b));
+    postgres.drop_schema().await;
+}
+
+/// `/mcp` takes the same token as `/v1`, and refuses what a web page on another origin, or a
+/// DNS name rebound to this machine, would send.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
+    let dir = TempDir::new("mcp-guard");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
+    let post = |token: Option<&str>, headers: &[(&str, &str)]| {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/mcp", served.url))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let token = served.token.as_str();
+    let origin = served.url.clone();
+    let status = |response: reqwest::Response| response.status().as_u16();
+    assert_eq!(status(post(None, &[]).await.unwrap()), 401);
+    assert_eq!(status(post(Some("wrong-token-0123456789abcdef"), &[]).await.unwrap()), 401);
+    assert_eq!(status(post(Some(token), &[]).await.unwrap()), 200);
+    assert_eq!(status(post(Some(token), &[("origin", origin.as_str())]).await.unwrap()), 200);
+    assert_eq!(status(post(Some(token), &[("origin", "http://evil.example.com")]).await.unwrap()), 403);
+    assert_eq!(status(post(Some(token), &[("host", "evil.example.com")]).await.unwrap()), 403);
+}
