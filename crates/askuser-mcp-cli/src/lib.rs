@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, HttpAnswerer};
 use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
-use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{OnTimeout, SecretFile};
@@ -216,7 +216,7 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
-            if askuser_server::is_cleartext_beyond_loopback(url) {
+            if askuser_client::is_cleartext_beyond_loopback(url) {
                 eprintln!(
                     "askuser mcp: warning: {url} is plain HTTP beyond this machine: the token, the answers and \
                      any secret cross the network readable and changeable by anyone on the path; use https://"

@@ -7,13 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-use askuser_core::{AnsweredBy, AskUserRequest, Deadline, Profile};
+use askuser_core::{AskUserRequest, Profile};
 use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use crate::record::AskedBy;
 use crate::record::{ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
@@ -400,62 +398,31 @@ impl Row {
         let corrupt = |reason: String| StoreError::Corrupt { id: id.clone(), reason };
         let request: AskUserRequest =
             serde_json::from_str(&self.request).map_err(|e| corrupt(format!("request: {e}")))?;
-        if request.id() != id {
-            return Err(corrupt(format!("request id {:?} differs from the record's", request.id())));
-        }
         let profile: Profile = self.profile.parse().map_err(|e| corrupt(format!("{e}")))?;
-        if profile != request.profile() {
-            return Err(corrupt(format!("profile {profile} differs from the request's")));
-        }
-        let (asked_at, nudge_at, expires_at) = (
-            Timestamp::from_unix_millis(self.asked_at),
-            Timestamp::from_unix_millis(self.nudge_at),
-            Timestamp::from_unix_millis(self.expires_at),
-        );
-        let deadline = Deadline::from_parts(asked_at, Some((nudge_at, expires_at)));
-        if request.deadline().is_some_and(|stamped| *stamped != deadline) {
-            return Err(corrupt("the request's deadline stamps differ from the record's".to_owned()));
-        }
         let state: State = self.state.parse().map_err(|e| corrupt(format!("{e}")))?;
         let response = match &self.response {
             None => None,
-            Some(text) => {
-                let response: AskUserResponse =
-                    serde_json::from_str(text).map_err(|e| corrupt(format!("response: {e}")))?;
-                askuser_core::check_response(&request, &response)
-                    .map_err(|e| corrupt(format!("response: {e}")))?;
-                Some(response)
-            }
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| corrupt(format!("response: {e}")))?),
         };
-        if state.has_response() != response.is_some() {
-            return Err(corrupt(format!(
-                "a {state} record {} a response",
-                if response.is_some() { "with" } else { "without" }
-            )));
-        }
-        let asked_by = match self.asked_by.as_deref().map(AskedBy::new).transpose() {
-            Ok(asked_by) => asked_by,
-            Err(e) => return Err(corrupt(format!("asked_by: {e}"))),
-        };
-        let answered_by = response.as_ref().map(|r| r.answered_by);
-        if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {
-            return Err(corrupt("answered_by differs from the response's".to_owned()));
-        }
-        Ok(PendingRecord {
+        crate::record::Parts {
+            id: id.clone(),
             session_id: self.session_id,
-            asked_by,
+            asked_by: self.asked_by,
             tool_name: self.tool_name,
-            request: request.with_deadline(deadline),
+            profile,
+            request,
             state,
-            asked_at,
-            nudge_at,
-            expires_at,
+            asked_at: Timestamp::from_unix_millis(self.asked_at),
+            nudge_at: Timestamp::from_unix_millis(self.nudge_at),
+            expires_at: Timestamp::from_unix_millis(self.expires_at),
             lease_until: self.lease_until.map(Timestamp::from_unix_millis),
             closed_at: self.closed_at.map(Timestamp::from_unix_millis),
-            answered_by,
+            answered_by: self.answered_by,
             response,
             version: self.version,
-        })
+        }
+        .check()
+        .map_err(corrupt)
     }
 }
 
