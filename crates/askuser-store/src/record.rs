@@ -373,6 +373,23 @@ impl PendingRecord {
         }
     }
 
+    /// The record answered (`state`: answered or declined) with `response` at `now`, as the row
+    /// now reads: its `version` and `lease_until` (a renewal may have moved it since it was read).
+    pub(crate) fn answered(
+        &self,
+        state: State,
+        now: Timestamp,
+        response: &AskUserResponse,
+        version: i64,
+        lease_until: Option<i64>,
+    ) -> Self {
+        Self {
+            version,
+            lease_until: lease_until.map(Timestamp::from_unix_millis),
+            ..self.closed(state, now, Some(response.clone()))
+        }
+    }
+
     /// The same record in `state`, closed at `now`, one version on.
     pub(crate) fn closed(&self, state: State, now: Timestamp, response: Option<AskUserResponse>) -> Self {
         let answered_by = response.as_ref().map(|r| r.answered_by);
