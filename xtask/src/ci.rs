@@ -43,6 +43,21 @@ pub(crate) fn run() -> Result<(), String> {
         &[],
     )?;
     cargo(&["clippy", "-p", "askuser-tool", "--lib", "--locked", "--", "-D", "warnings"], &[])?;
+    // The client alone (no `http`), over a store without a backend.
+    cargo(
+        &[
+            "clippy",
+            "-p",
+            "askuser-client",
+            "--no-default-features",
+            "--lib",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     cargo(&["doc", "--workspace", "--no-deps", "--locked"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     eprintln!("xtask: schema --check");
     crate::schema::run(&["--check".to_owned()])?;
@@ -57,30 +72,33 @@ pub(crate) fn run() -> Result<(), String> {
 
 /// The README's first command (`cargo run --quiet --no-default-features --bin askuser -- demo`)
 /// must stay quick to build: none of rmcp, axum, sqlx, reqwest in that build's graph (they come
-/// with the `mcp` and `server` features).
+/// with the `mcp` and `server` features). And `askuser mcp` reaches an answer server through
+/// askuser-client alone: none of the server's axum, askama and sqlx in askuser-mcp-cli's graph.
 fn demo_builds_without_heavy_crates() -> Result<(), String> {
+    builds_without(
+        &["-p", "askuser", "--no-default-features"],
+        &["rmcp", "axum", "sqlx", "reqwest"],
+        "`askuser demo`",
+    )?;
+    builds_without(&["-p", "askuser-mcp-cli"], &["axum", "askama", "sqlx"], "askuser-mcp-cli")
+}
+
+/// Fails when any of `heavy` is in the normal or build graph of the build `package_args` selects.
+fn builds_without(package_args: &[&str], heavy: &[&str], what: &str) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    for heavy in ["rmcp", "axum", "sqlx", "reqwest"] {
-        eprintln!("xtask: cargo tree -p askuser --no-default-features -i {heavy} (must find nothing)");
+    for heavy in heavy {
+        eprintln!("xtask: cargo tree {} -i {heavy} (must find nothing)", package_args.join(" "));
         let output = Command::new(&cargo)
-            .args([
-                "tree",
-                "--locked",
-                "-p",
-                "askuser",
-                "--no-default-features",
-                "-e",
-                "normal,build",
-                "-i",
-                heavy,
-            ])
+            .args(["tree", "--locked"])
+            .args(package_args)
+            .args(["-e", "normal,build", "-i", heavy])
             .current_dir(root())
             .output()
             .map_err(|e| format!("could not run {cargo}: {e}"))?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         if output.status.success() {
             return Err(format!(
-                "{heavy} is on the build path of `askuser demo`:\n{}",
+                "{heavy} is on the build path of {what}:\n{}",
                 String::from_utf8_lossy(&output.stdout)
             ));
         } else if !stderr.contains("did not match any packages") {

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, HttpAnswerer};
 use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
-use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_terminal::{Mode, TerminalAnswerer};
 use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{OnTimeout, SecretFile};
@@ -54,9 +54,9 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          answers, waiting up to 50 s): for hosts that cut long tool calls short.
                          The questions are kept in the store, so a ticket outlives this process;
                          a ticket asked from another working directory is refused
-  --store URL            with --background: where tickets are kept: sqlite:PATH (default:
-                         pending.db in the user's data directory, the store askuser serve uses
-                         by default, so its page can answer them too) or postgres://...
+  --store sqlite:PATH    with --background: where tickets are kept (default: pending.db in the
+                         user's data directory, the store askuser serve uses by default, so its
+                         page can answer them too)
 
 Logs and errors go to stderr.
 ";
@@ -118,8 +118,8 @@ fn parse(mut args: Args) -> Result<Options, String> {
             "--background" => options.background = true,
             "--store" => {
                 let url = args.value(&arg, "a store URL")?;
-                if !["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| url.starts_with(scheme)) {
-                    return Err(format!("--store takes sqlite:PATH or postgres://..., got {url:?}"));
+                if !url.starts_with("sqlite:") {
+                    return Err(format!("--store takes sqlite:PATH, got {url:?}"));
                 }
                 options.store = Some(url);
             }
@@ -239,7 +239,7 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
-            if askuser_server::is_cleartext_beyond_loopback(url) {
+            if askuser_client::is_cleartext_beyond_loopback(url) {
                 eprintln!(
                     "askuser mcp: warning: {url} is plain HTTP beyond this machine: the token, the answers and \
                      any secret cross the network readable and changeable by anyone on the path; use https://"
@@ -299,7 +299,7 @@ fn background_store(store: Option<&str>) -> Result<String, String> {
     if let Some(url) = store {
         return Ok(url.to_owned());
     }
-    let dir = askuser_server::default_data_dir()
+    let dir = askuser_client::default_data_dir()
         .ok_or("--background: no home directory to keep tickets in: pass --store")?;
     if !dir.exists() {
         std::fs::create_dir_all(&dir)
@@ -461,7 +461,7 @@ mod tests {
             (&["--timeout", "soon"], "not a number"),
             (&["--frobnicate"], "unknown option"),
             (&["--store", "sqlite:/tmp/p.db"], "--store goes with --background"),
-            (&["--background", "--store", "/tmp/p.db"], "sqlite:PATH or postgres"),
+            (&["--background", "--store", "/tmp/p.db"], "--store takes sqlite:PATH"),
         ] {
             let error = parse(Args::new(&args(bad))).unwrap_err();
             assert!(error.contains(says), "{bad:?}: {error}");

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, ClientError, HttpAnswerer, Racing, TOKEN_ENV, TokenSource};
 use askuser_core::{AskContext, Profile, QuestionKind, Validator};
-use askuser_server::{ApiToken, ClientError, HttpAnswerer, TOKEN_ENV, TokenSource};
 use askuser_store::AskedBy;
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
@@ -31,6 +31,9 @@ the model receives on stdout.
                       (the server must run --profile extended)
   --secret-file PATH  where a secret answer's value goes (extended profile): NAME=value lines,
                       the file created mode 0600. Without it, a secret question is declined.
+  --no-menu           do not also show the questions here: at a terminal (stderr and /dev/tty),
+                      the menu opens beside the page once the server has the questions, and
+                      whichever is answered first wins (the other is told)
 
 Exit status, as for `askuser ask` at the terminal: 0 answered, 1 declined, 2 bad usage or invalid
 arguments (the retry payload is printed), 3 nobody could be asked (the server refusing: a wrong
@@ -51,6 +54,7 @@ struct Options {
     on_timeout: OnTimeout,
     profile: Profile,
     secret_file: Option<PathBuf>,
+    menu: bool,
 }
 
 impl Options {
@@ -68,10 +72,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
         token_file: None,
         session: None,
         label: None,
-        timeout: askuser_server::DEFAULT_TIMEOUT,
+        timeout: askuser_client::DEFAULT_TIMEOUT,
         on_timeout: OnTimeout::Decline,
         profile: Profile::Reference,
         secret_file: None,
+        menu: true,
     };
     let args = crate::split_equals(args);
     let mut args = args.iter().map(String::as_str);
@@ -90,6 +95,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--profile" => options.profile = crate::profile(value("reference or extended")?)?,
             "--secret-file" => options.secret_file = Some(PathBuf::from(value("a path")?)),
+            "--no-menu" => options.menu = false,
             "-" if options.source.is_none() => options.source = Some("-".to_owned()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag:?}")),
             file if options.source.is_none() => options.source = Some(file.to_owned()),
@@ -115,7 +121,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         eprintln!("askuser: --secret-file {}: {why}", path.display());
         return ExitCode::from(2);
     }
-    if askuser_server::is_cleartext_beyond_loopback(&options.server) {
+    if askuser_client::is_cleartext_beyond_loopback(&options.server) {
         eprintln!(
             "askuser: warning: {} is plain HTTP beyond this machine: the token, the answers and any secret \
              cross the network readable and changeable by anyone on the path; use https://",
@@ -131,7 +137,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             }
         };
     let options = Options { timeout: timeout.unwrap_or(options.timeout), ..options };
-    let token = match askuser_server::ApiToken::for_client_from(options.token_file.as_deref()) {
+    let token = match ApiToken::for_client_from(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
             eprintln!("askuser: {message}");
@@ -170,8 +176,12 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
         }
         None => {}
     }
-    let ask_user = match AskUser::builder()
-        .answerer(answerer)
+    let secret_declined = options.secret_file.is_none() && has_secret_question(text, options.profile);
+    let builder = match terminal(options).filter(|_| !secret_declined) {
+        Some(terminal) => AskUser::builder().answerer(Racing::new(answerer, terminal)),
+        None => AskUser::builder().answerer(answerer),
+    };
+    let ask_user = match builder
         .timeout(options.timeout)
         .on_timeout(options.on_timeout)
         .profile(options.profile)
@@ -203,6 +213,24 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
             ExitCode::from(signal.exit_status())
         }
     }
+}
+
+/// The terminal menu that races the server's surfaces: when a person is at this terminal
+/// (stderr is one and `/dev/tty` opens) and `--no-menu` was not given. Secret questions are never
+/// raced ([`Racing`] asks them at the terminal alone), so the menu gets the same secret file.
+fn terminal(options: &Options) -> Option<askuser_terminal::TerminalAnswerer> {
+    use std::io::IsTerminal as _;
+    let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok();
+    if !options.menu || !tty || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    askuser_terminal::install_panic_hook();
+    // The menu reads keys from /dev/tty: stdin may carry the call.
+    let terminal = askuser_terminal::TerminalAnswerer::builder().mode(askuser_terminal::Mode::Tty);
+    Some(match &options.secret_file {
+        Some(path) => terminal.secret_sink(askuser_tool::SecretFile::new(path)).build(),
+        None => terminal.build(),
+    })
 }
 
 /// How long an ending command waits for the server to hear that its question is withdrawn.

@@ -1,11 +1,11 @@
 //! [`ApiError`]: every way a `/v1` request fails, as one enum with a stable JSON `error` code.
 
+use askuser_client::wire::ErrorCode;
 use askuser_store::{PendingRecord, StoreError};
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 /// A `/v1` request failed. Becomes `{"error": CODE, "message": TEXT, …}` with the status
 /// [`status`](Self::status); the code ([`code`](Self::code)) is stable, the message is for people.
@@ -115,25 +115,25 @@ pub enum ApiError {
 impl ApiError {
     /// The stable code in the body's `error` field.
     #[must_use]
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Unauthorized => "unauthorized",
-            Self::NotFound { .. } => "not_found",
-            Self::NoRoute => "no_route",
-            Self::MethodNotAllowed => "method_not_allowed",
-            Self::AlreadyAnswered { .. } => "already_answered",
-            Self::Closed { .. } => "closed",
-            Self::IdTaken { .. } => "id_taken",
-            Self::InvalidArguments { .. } => "invalid_arguments",
-            Self::InvalidResponse { .. } => "invalid_response",
-            Self::InvalidField { .. } => "invalid_field",
-            Self::MalformedBody { .. } => "malformed_body",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::BodyTooLarge { .. } => "body_too_large",
-            Self::InvalidQuery { .. } => "invalid_query",
-            Self::ShuttingDown => "shutting_down",
-            Self::StoreUnavailable => "store_unavailable",
-            Self::Internal => "internal",
+            Self::Unauthorized => ErrorCode::Unauthorized,
+            Self::NotFound { .. } => ErrorCode::NotFound,
+            Self::NoRoute => ErrorCode::NoRoute,
+            Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            Self::AlreadyAnswered { .. } => ErrorCode::AlreadyAnswered,
+            Self::Closed { .. } => ErrorCode::Closed,
+            Self::IdTaken { .. } => ErrorCode::IdTaken,
+            Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            Self::InvalidResponse { .. } => ErrorCode::InvalidResponse,
+            Self::InvalidField { .. } => ErrorCode::InvalidField,
+            Self::MalformedBody { .. } => ErrorCode::MalformedBody,
+            Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
+            Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
+            Self::InvalidQuery { .. } => ErrorCode::InvalidQuery,
+            Self::ShuttingDown => ErrorCode::ShuttingDown,
+            Self::StoreUnavailable => ErrorCode::StoreUnavailable,
+            Self::Internal => ErrorCode::Internal,
         }
     }
 
@@ -232,43 +232,26 @@ fn id_taken(id: &str, settled: Option<&askuser_store::State>) -> String {
 /// `error` followed by its causes: the one spelling the CLIs use too.
 pub(crate) use askuser_tool::exit::with_causes;
 
-/// The body of every `/v1` error.
-#[derive(Serialize, utoipa::ToSchema)]
-pub(crate) struct ErrorBody<'a> {
-    /// The stable code: `unauthorized`, `not_found`, `no_route`, `method_not_allowed`,
-    /// `already_answered`, `closed`, `id_taken`, `invalid_arguments`, `invalid_response`,
-    /// `invalid_field`, `malformed_body`, `unsupported_media_type`, `body_too_large`,
-    /// `invalid_query`, `shutting_down`, `store_unavailable`, `internal`.
-    error: &'static str,
-    /// For people; its wording may change.
-    message: String,
-    /// The record as it stands, with `already_answered` and `closed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    record: Option<&'a PendingRecord>,
-    /// What the model should read, with `invalid_arguments`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_payload: Option<&'a str>,
-}
+pub(crate) use askuser_client::wire::ErrorBody;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let record = match &self {
-            Self::AlreadyAnswered { first: record } | Self::Closed { record } => Some(&**record),
-            _ => None,
+        let (status, error, message) = (self.status(), self.code(), self.to_string());
+        let retry_after = matches!(self, Self::StoreUnavailable | Self::ShuttingDown);
+        let unauthorized = matches!(self, Self::Unauthorized);
+        let (record, retry_payload) = match self {
+            Self::AlreadyAnswered { first: record } | Self::Closed { record } => (Some(*record), None),
+            Self::InvalidArguments { retry_payload, .. } => (None, Some(retry_payload)),
+            _ => (None, None),
         };
-        let retry_payload = match &self {
-            Self::InvalidArguments { retry_payload, .. } => Some(retry_payload.as_str()),
-            _ => None,
-        };
-        let body = ErrorBody { error: self.code(), message: self.to_string(), record, retry_payload };
-        let mut response = (self.status(), Json(body)).into_response();
-        if matches!(self, Self::StoreUnavailable | Self::ShuttingDown) {
+        let body = ErrorBody { error, message, record, retry_payload };
+        let mut response = (status, Json(body)).into_response();
+        if retry_after {
             response
                 .headers_mut()
                 .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(RETRY_AFTER_SECS));
         }
-        if matches!(self, Self::Unauthorized) {
+        if unauthorized {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,
                 axum::http::HeaderValue::from_static("Bearer realm=\"askuser\""),

@@ -30,25 +30,25 @@
 //! - `client`: `HttpAnswerer`, an `Answerer` that asks through a remote server, and
 //!   `Notifier`, notices to a webhook or ntfy (reqwest with rustls).
 
+mod actions;
 mod api;
 mod auth;
 mod error;
 mod events;
+mod extract;
 mod fleet;
 mod http;
+mod links;
 mod listen;
 mod markup;
 mod openapi;
 mod pages;
-mod paths;
 mod secrets;
 mod subpath;
 mod tap;
 mod throttle;
 mod zeroed;
 
-#[cfg(feature = "client")]
-mod client;
 #[cfg(feature = "client")]
 mod notify;
 
@@ -61,22 +61,18 @@ use askuser_store::{PendingStore, PostgresStore};
 use axum::Router;
 use tokio::sync::watch;
 
-pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource};
 #[cfg(feature = "client")]
-pub use client::{ClientError, HttpAnswerer};
+pub use askuser_client::{ClientError, HttpAnswerer, Racing};
+pub use askuser_client::{default_data_dir, default_token_file, is_cleartext_beyond_loopback};
+pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource};
 pub use error::ApiError;
 pub use events::ServerEvent;
 pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
 pub use notify::{InvalidCredentials, Notifier, NotifyFormat};
-pub use paths::{default_data_dir, default_token_file, is_cleartext_beyond_loopback};
 pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
 
-/// How long a question waits when the asker does not say: one hour.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_hours(1);
-
-/// The longest timeout an asker may set: seven days.
-pub const MAX_TIMEOUT: Duration = Duration::from_hours(7 * 24);
+pub use askuser_client::{DEFAULT_TIMEOUT, MAX_TIMEOUT};
 
 /// The longest a single wait (long-poll) holds a request open: 60 seconds.
 pub const MAX_WAIT: Duration = Duration::from_mins(1);
@@ -391,7 +387,7 @@ impl AnswerServer {
     /// The page link of question `id`: the public URL, the path and the batch token.
     #[must_use]
     pub fn page_url(&self, id: &str) -> String {
-        pages::page_url(&self.state, id)
+        links::page_url(&self.state, id)
     }
 
     /// Starts the task that expires overdue questions every sweep interval and publishes a

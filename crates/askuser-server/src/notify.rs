@@ -288,7 +288,7 @@ impl Outgoing {
     fn of(state: &AppState, notifier: &Notifier, event: Event, record: &PendingRecord) -> Self {
         let questions = record.request().questions().as_slice();
         // One link (an HMAC) per notice; a one-tap answer (`tap.rs`) is the link and `/tap/N`.
-        let url = crate::pages::page_url(state, record.id());
+        let url = crate::links::page_url(state, record.id());
         let taps = if event.while_pending() {
             crate::tap::choices(record.request())
                 .into_iter()
@@ -302,7 +302,7 @@ impl Outgoing {
             event,
             id: record.id().to_owned(),
             session_id: record.session_id().map(str::to_owned),
-            asked_by: crate::pages::asked_by_of(record),
+            asked_by: crate::links::asked_by_of(record),
             state: record.state(),
             headers: questions.iter().map(|q| askuser_core::show_blank(q.header()).into_owned()).collect(),
             questions: if notifier.include_questions {

@@ -31,19 +31,10 @@ use crate::auth::LOGIN_SECS;
 use crate::error::{ApiError, RETRY_AFTER_SECS, bounded};
 use crate::events::{self, ServerEvent};
 use crate::markup::{Piece, pieces};
-use crate::paths::encode_segment;
 use crate::secrets::{MAX_SECRET_BYTES, Secret};
+use askuser_client::encode_segment;
 
 const LOGIN_COOKIE: &str = "askuser_login";
-
-/// The page link of question `id`: the public URL, the path and the batch token.
-pub(crate) fn page_url(state: &AppState, id: &str) -> String {
-    format!("{}{}", state.config.public_url, link_path(state, id))
-}
-
-fn link_path(state: &AppState, id: &str) -> String {
-    format!("/q/{}/{}", encode_segment(id), state.keys.batch_token(id))
-}
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -338,11 +329,6 @@ fn headers_of(record: &PendingRecord) -> String {
     askuser_core::show_blank(&headers).into_owned()
 }
 
-/// Who asked, for display (askama escapes it; characters that render blank are made visible).
-pub(crate) fn asked_by_of(record: &PendingRecord) -> Option<String> {
-    record.asked_by().map(|by| by.shown().into_owned())
-}
-
 /// When `record` was asked, when it expires and the time left at `now`, to the second for a
 /// question open only a short while.
 fn times(record: &PendingRecord, now: Timestamp) -> (Moment, Moment, String) {
@@ -359,7 +345,7 @@ fn item(record: &PendingRecord, session: Option<&str>, now: Timestamp) -> Item {
     Item {
         link: format!("/q/{}", encode_segment(record.id())),
         headers: headers_of(record),
-        asked_by: asked_by_of(record),
+        asked_by: crate::links::asked_by_of(record),
         session: session.is_none().then(|| record.session_id().map(str::to_owned)).flatten(),
         asked,
         until: (record.state() == RecordState::Pending).then_some((expires, left)),
@@ -780,7 +766,7 @@ fn batch_page(
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
-        asked_by: asked_by_of(record),
+        asked_by: crate::links::asked_by_of(record),
         asked,
         expires,
         left,
@@ -810,7 +796,7 @@ async fn batch_by_link(
     Path((id, token)): Path<(String, String)>,
 ) -> Response {
     match by_link(&state, &id, &token) {
-        Some(access) => show_batch(&state, &id, &access, &link_path(&state, &id)).await,
+        Some(access) => show_batch(&state, &id, &access, &crate::links::link_path(&state, &id)).await,
         None => bad_link(),
     }
 }
@@ -970,7 +956,7 @@ async fn submit(
             }
         }
     };
-    match crate::api::commit(state, id, &response, secrets).await {
+    match crate::actions::answer(state, id, &response, secrets).await {
         Ok(record) => {
             let (title, text) = if record.state() == RecordState::Declined {
                 ("Declined", "The assistant was told that you declined to answer.")
@@ -1034,7 +1020,7 @@ async fn submit_by_link(
 ) -> Response {
     let Some(access) = by_link(&state, &id, &token) else { return bad_link() };
     match form_fields(form) {
-        Ok(fields) => submit(&state, &id, &access, &link_path(&state, &id), fields).await,
+        Ok(fields) => submit(&state, &id, &access, &crate::links::link_path(&state, &id), fields).await,
         Err((status, title, text)) => message(status, title, text),
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - answer → waiting `StoreAnswerer` wakes, one process, SQLite: 1,000 questions, percentiles;
 //! - answer in this process → `watch` in another process wakes: PostgreSQL (`LISTEN`/`NOTIFY`),
-//!   beside its floor (a raw commit + `NOTIFY` → a raw `LISTEN` in another process), and SQLite
+//!   beside its floors (a raw commit of a `NOTIFY` alone, and of the answer's `UPDATE` with a
+//!   `NOTIFY`, → a raw `LISTEN` in another process), and SQLite
 //!   (`PRAGMA data_version`);
 //! - ask + answer pairs per second on a SQLite file (one task and four) and on PostgreSQL, each
 //!   beside its floor: the same SQL run raw in the same process;
@@ -209,7 +210,8 @@ async fn pairs_per_second<S: PendingStore + Clone + 'static>(
     Ok(total as f64 / start.elapsed().as_secs_f64())
 }
 
-/// The SQL a SQLite store runs for one ask + answer pair (insert, read back, answer), run raw:
+/// The SQL a SQLite store runs for one ask + answer pair (insert, answer: the answer checks the
+/// request the put left in the store's memory, so it reads nothing), run raw:
 /// the same statements and transactions on a connection of the same settings, without the
 /// store's validation, checking and record building. The floor the store is measured against.
 async fn raw_sqlite_pairs(path: &std::path::Path, total: usize, prefix: &str) -> Result<f64, Error> {
@@ -236,16 +238,11 @@ async fn raw_sqlite_pairs(path: &std::path::Path, total: usize, prefix: &str) ->
         .fetch_optional(&mut *tx)
         .await?;
         tx.commit().await?;
-        let _row: (String, String, i64) =
-            sqlx::query_as("SELECT id, request, version FROM askuser_pending WHERE id = ?1")
-                .bind(&id)
-                .fetch_one(&pool)
-                .await?;
         let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
         let _: Option<i64> = sqlx::query_scalar(
             "UPDATE askuser_pending SET state = 'answered', response = ?2, answered_by = 'user', closed_at = 5, \
              version = version + 1, change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
-             WHERE id = ?1 AND state = 'pending' AND expires_at > 5 RETURNING version",
+             WHERE id = ?1 AND state = 'pending' AND expires_at > 5 AND asked_at = 1 RETURNING version, lease_until",
         )
         .bind(&id)
         .bind(&response_json)
@@ -277,14 +274,10 @@ async fn raw_postgres_pairs(url: &str, schema: &str, total: usize, prefix: &str)
         .bind(&request_json)
         .fetch_optional(&pool)
         .await?;
-        let _row: (String, String, i64) =
-            sqlx::query_as("SELECT id, request, version FROM askuser_pending WHERE id = $1")
-                .bind(&id)
-                .fetch_one(&pool)
-                .await?;
         let _: Option<i64> = sqlx::query_scalar(
             "UPDATE askuser_pending SET state = 'answered', response = $2, answered_by = 'user', closed_at = 5, \
-             version = version + 1 WHERE id = $1 AND state = 'pending' AND expires_at > 5 RETURNING version",
+             version = version + 1 WHERE id = $1 AND state = 'pending' AND expires_at > 5 AND asked_at = 1 \
+             RETURNING version, lease_until",
         )
         .bind(&id)
         .bind(RESPONSE)
@@ -312,6 +305,48 @@ async fn raw_notify_wakes(url: &str, n: usize) -> Result<Vec<Duration>, Error> {
                 .bind(i.to_string())
                 .execute(&mut *tx)
                 .await?;
+            tx.commit().await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// A raw commit of an answer (the store's `UPDATE` of a pending row, and a `NOTIFY`, in one
+/// transaction) here → a raw `LISTEN` in a child process wakes: the floor of
+/// [`wake_across_processes`] with the write the store must make.
+async fn raw_answer_wakes(url: &str, schema: &str, n: usize) -> Result<Vec<Duration>, Error> {
+    use std::str::FromStr as _;
+    let channel = format!("askuser_bench_answer_{}", std::process::id());
+    let options = sqlx::postgres::PgConnectOptions::from_str(url)?.options([("search_path", schema)]);
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_with(options).await?;
+    let request_json = serde_json::to_string(&request("raw")?)?;
+    for i in 0..n {
+        sqlx::query(
+            "INSERT INTO askuser_pending (id, session_id, tool_name, profile, request, state, asked_at, nudge_at, \
+             expires_at, lease_until, version) VALUES ($1, NULL, 'ask_user_question', 'reference', $2, 'pending', \
+             1, 2, 9999999999999, NULL, 1)",
+        )
+        .bind(format!("rawwake-{i}"))
+        .bind(&request_json)
+        .execute(&pool)
+        .await?;
+    }
+    let args = ["--child-listen".to_owned(), n.to_string(), url.to_owned(), channel.clone()];
+    child_wakes(&args, n, Duration::ZERO, |i| {
+        let (pool, channel) = (&pool, &channel);
+        async move {
+            let mut tx = pool.begin().await?;
+            let _: Option<(i64, Option<i64>)> = sqlx::query_as(
+                "UPDATE askuser_pending SET state = 'answered', response = $2, answered_by = 'user', closed_at = 5, \
+                 version = version + 1 WHERE id = $1 AND state = 'pending' AND expires_at > 5 AND asked_at = 1 \
+                 RETURNING version, lease_until",
+            )
+            .bind(format!("rawwake-{i}"))
+            .bind(RESPONSE)
+            .fetch_optional(&mut *tx)
+            .await?;
+            sqlx::query("SELECT pg_notify($1, $2)").bind(channel).bind(i.to_string()).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(())
         }
@@ -384,9 +419,18 @@ async fn bench() -> Result<(), Error> {
             let store_wakes =
                 wake_across_processes(&pg, WAKES, Duration::ZERO, &[url.clone(), schema.clone()]).await?;
             let raw_wakes = raw_notify_wakes(&url, WAKES).await?;
+            let raw_answers = raw_answer_wakes(&url, &schema, WAKES).await?;
             println!("  store: {}", percentiles(store_wakes.clone()));
             println!("  raw commit + NOTIFY → LISTEN: {}", percentiles(raw_wakes.clone()));
-            println!("  p50 ratio store/raw: {:.2}×", median(&store_wakes) / median(&raw_wakes));
+            println!(
+                "  raw answer UPDATE + NOTIFY, one commit → LISTEN: {}",
+                percentiles(raw_answers.clone())
+            );
+            println!(
+                "  p50 ratio store/raw: {:.2}× (against the raw answer commit: {:.2}×)",
+                median(&store_wakes) / median(&raw_wakes),
+                median(&store_wakes) / median(&raw_answers)
+            );
             println!("ask + answer pairs, PostgreSQL, 1 task (target ≥ 0.7× the same SQL raw)");
             let raw = raw_postgres_pairs(&url, &schema, 2_000, "rawpg").await?;
             let stored = pairs_per_second(&pg, 1, 2_000, "pairspg").await?;

@@ -155,6 +155,7 @@ impl std::error::Error for DatabaseError {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[doc(hidden)]
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
@@ -164,6 +165,7 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[doc(hidden)]
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(error: sqlx::migrate::MigrateError) -> Self {
@@ -180,6 +182,7 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn sqlx_unavailable(error: &sqlx::Error) -> bool {
     match error {
         sqlx::Error::Io(_)
@@ -193,6 +196,7 @@ fn sqlx_unavailable(error: &sqlx::Error) -> bool {
 }
 
 /// Whether the database's own error means "not now", by the code of whichever backend it is.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn database_unavailable(error: &dyn sqlx::error::DatabaseError) -> bool {
     #[cfg(feature = "sqlite")]
     if let Some(sqlite) = error.try_downcast_ref::<sqlx::sqlite::SqliteError>() {

@@ -167,7 +167,10 @@ impl Backend for MemoryStore {
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut records = self.records();
         let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
-        if stored.state() != State::Pending || now >= stored.expires_at() {
+        if stored.state() != State::Pending
+            || now >= stored.expires_at()
+            || stored.asked_at() != record.asked_at()
+        {
             return Ok(None);
         }
         *stored = stored.closed(state, now, Some(response.clone()));

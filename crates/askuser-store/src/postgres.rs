@@ -69,8 +69,8 @@ const PURGE: &str = "DELETE FROM askuser_pending WHERE id IN \
 /// expired question is never answerable. The trigger notifies the waiters when this commits.
 const ANSWER: &str = "UPDATE askuser_pending \
      SET state = $2, response = $3, answered_by = $4, closed_at = $5, version = version + 1 \
-     WHERE id = $1 AND state = 'pending' AND expires_at > $5 \
-     RETURNING version";
+     WHERE id = $1 AND state = 'pending' AND expires_at > $5 AND asked_at = $6 \
+     RETURNING version, lease_until";
 
 /// Cancel or time out one pending row, by the same first-change-wins rule; `$4` says which
 /// deadlines qualify (`Due`: any, or only overdue).
@@ -163,6 +163,8 @@ struct Inner {
     pool: PgPool,
     wakers: Arc<Wakers>,
     feed: Arc<Feed>,
+    /// The pending records this process put or read lately: an answer skips its read.
+    recent: store::Recent,
     clock: Arc<dyn Clock>,
     listener: tokio::task::JoinHandle<()>,
 }
@@ -263,7 +265,9 @@ impl PostgresStoreBuilder {
             clock: database_clock,
         };
         let listener = tokio::spawn(listen(listening, reader));
-        Ok(PostgresStore { inner: Arc::new(Inner { pool, wakers, feed, clock, listener }) })
+        Ok(PostgresStore {
+            inner: Arc::new(Inner { pool, wakers, feed, recent: store::Recent::default(), clock, listener }),
+        })
     }
 }
 
@@ -455,6 +459,10 @@ impl Backend for PostgresStore {
         &self.inner.wakers
     }
 
+    fn recent(&self) -> Option<&store::Recent> {
+        Some(&self.inner.recent)
+    }
+
     fn feed(&self) -> &Feed {
         &self.inner.feed
     }
@@ -549,15 +557,16 @@ impl Backend for PostgresStore {
         response: &AskUserResponse,
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
-        let version: Option<i64> = sqlx::query_scalar(ANSWER)
+        let changed: Option<(i64, Option<i64>)> = sqlx::query_as(ANSWER)
             .bind(record.id())
             .bind(state.as_str())
             .bind(store::response_json(response))
             .bind(response.answered_by.as_str())
             .bind(now.unix_millis())
+            .bind(record.asked_at().unix_millis())
             .fetch_optional(&self.inner.pool)
             .await?;
-        Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
+        Ok(changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until)))
     }
 
     async fn sweep(

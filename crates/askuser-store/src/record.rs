@@ -10,12 +10,12 @@ use askuser_core::{
     AnsweredBy, AskUserRequest, AskUserResponse, AskUserResult, Deadline, Profile, ResponseError, Timestamp,
 };
 use askuser_tool::PendingQuestion;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::time::Clock;
 
 /// Where a pending question stands. Only `pending` ever changes, and only once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum State {
@@ -373,10 +373,146 @@ impl PendingRecord {
         }
     }
 
+    /// The record answered (`state`: answered or declined) with `response` at `now`, as the row
+    /// now reads: its `version` and `lease_until` (a renewal may have moved it since it was read).
+    pub(crate) fn answered(
+        &self,
+        state: State,
+        now: Timestamp,
+        response: &AskUserResponse,
+        version: i64,
+        lease_until: Option<i64>,
+    ) -> Self {
+        Self {
+            version,
+            lease_until: lease_until.map(Timestamp::from_unix_millis),
+            ..self.closed(state, now, Some(response.clone()))
+        }
+    }
+
     /// The same record in `state`, closed at `now`, one version on.
     pub(crate) fn closed(&self, state: State, now: Timestamp, response: Option<AskUserResponse>) -> Self {
         let answered_by = response.as_ref().map(|r| r.answered_by);
         Self { state, closed_at: Some(now), answered_by, response, version: self.version + 1, ..self.clone() }
+    }
+}
+
+/// A record's fields before they are checked against each other: what a stored row holds once
+/// its columns are parsed, and what the wire form holds.
+pub(crate) struct Parts {
+    pub(crate) id: String,
+    pub(crate) session_id: Option<String>,
+    pub(crate) asked_by: Option<String>,
+    pub(crate) tool_name: String,
+    pub(crate) profile: Profile,
+    pub(crate) request: AskUserRequest,
+    pub(crate) state: State,
+    pub(crate) asked_at: Timestamp,
+    pub(crate) nudge_at: Timestamp,
+    pub(crate) expires_at: Timestamp,
+    pub(crate) lease_until: Option<Timestamp>,
+    pub(crate) closed_at: Option<Timestamp>,
+    pub(crate) answered_by: Option<String>,
+    pub(crate) response: Option<AskUserResponse>,
+    pub(crate) version: i64,
+}
+
+impl Parts {
+    /// The record, once its parts agree: the request (validated again when it was read) has the
+    /// record's id, profile and deadline stamps, the response fits the request and is there
+    /// exactly when the state has one, `answered_by` is the response's. Else why not: a row
+    /// edited by hand or a buggy writer is reported, not trusted.
+    pub(crate) fn check(self) -> Result<PendingRecord, String> {
+        let Self { id, request, profile, state, response, .. } = &self;
+        if request.id() != id {
+            return Err(format!("request id {:?} differs from the record's", request.id()));
+        }
+        if *profile != request.profile() {
+            return Err(format!("profile {profile} differs from the request's"));
+        }
+        let deadline = Deadline::from_parts(self.asked_at, Some((self.nudge_at, self.expires_at)));
+        if request.deadline().is_some_and(|stamped| *stamped != deadline) {
+            return Err("the request's deadline stamps differ from the record's".to_owned());
+        }
+        if let Some(response) = response {
+            askuser_core::check_response(request, response).map_err(|e| format!("response: {e}"))?;
+        }
+        if state.has_response() != response.is_some() {
+            return Err(format!(
+                "a {state} record {} a response",
+                if response.is_some() { "with" } else { "without" }
+            ));
+        }
+        let asked_by =
+            self.asked_by.as_deref().map(AskedBy::new).transpose().map_err(|e| format!("asked_by: {e}"))?;
+        let answered_by = response.as_ref().map(|r| r.answered_by);
+        if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {
+            return Err("answered_by differs from the response's".to_owned());
+        }
+        Ok(PendingRecord {
+            session_id: self.session_id,
+            asked_by,
+            tool_name: self.tool_name,
+            request: self.request.with_deadline(deadline),
+            state: self.state,
+            asked_at: self.asked_at,
+            nudge_at: self.nudge_at,
+            expires_at: self.expires_at,
+            lease_until: self.lease_until,
+            closed_at: self.closed_at,
+            answered_by,
+            response: self.response,
+            version: self.version,
+        })
+    }
+}
+
+/// Reads the form [`Serialize`] writes (an answer server's replies), with the checks a stored
+/// row gets: the request is validated again and the response checked against it.
+impl<'de> Deserialize<'de> for PendingRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            id: String,
+            session_id: Option<String>,
+            #[serde(default)]
+            asked_by: Option<String>,
+            tool_name: String,
+            profile: Profile,
+            state: String,
+            asked_at: Timestamp,
+            nudge_at: Timestamp,
+            expires_at: Timestamp,
+            lease_until: Option<Timestamp>,
+            closed_at: Option<Timestamp>,
+            #[serde(rename = "answered_at")]
+            _answered_at: Option<Timestamp>,
+            answered_by: Option<String>,
+            version: i64,
+            request: AskUserRequest,
+            response: Option<AskUserResponse>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let state: State = wire.state.parse().map_err(serde::de::Error::custom)?;
+        Parts {
+            id: wire.id,
+            session_id: wire.session_id,
+            asked_by: wire.asked_by,
+            tool_name: wire.tool_name,
+            profile: wire.profile,
+            request: wire.request,
+            state,
+            asked_at: wire.asked_at,
+            nudge_at: wire.nudge_at,
+            expires_at: wire.expires_at,
+            lease_until: wire.lease_until,
+            closed_at: wire.closed_at,
+            answered_by: wire.answered_by,
+            response: wire.response,
+            version: wire.version,
+        }
+        .check()
+        .map_err(serde::de::Error::custom)
     }
 }
 

@@ -72,8 +72,8 @@ const PURGE: &str = "DELETE FROM askuser_pending WHERE id IN \
 const ANSWER: &str = "UPDATE askuser_pending \
      SET state = ?2, response = ?3, answered_by = ?4, closed_at = ?5, version = version + 1, \
          change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
-     WHERE id = ?1 AND state = 'pending' AND expires_at > ?5 \
-     RETURNING version";
+     WHERE id = ?1 AND state = 'pending' AND expires_at > ?5 AND asked_at = ?6 \
+     RETURNING version, lease_until";
 
 /// Cancel or time out one pending row, by the same first-change-wins rule; `?4` says which
 /// deadlines qualify (`Due`: any, or only overdue).
@@ -170,6 +170,8 @@ struct Inner {
     path: PathBuf,
     wakers: Arc<Wakers>,
     feed: Arc<Feed>,
+    /// The pending records this process put or read lately: an answer skips its read.
+    recent: store::Recent,
     clock: Arc<dyn Clock>,
     follower: tokio::task::JoinHandle<()>,
 }
@@ -270,6 +272,7 @@ impl SqliteStoreBuilder {
                 path: self.path,
                 wakers,
                 feed,
+                recent: store::Recent::default(),
                 clock: self.clock,
                 follower,
             }),
@@ -459,6 +462,10 @@ impl Backend for SqliteStore {
         &self.inner.wakers
     }
 
+    fn recent(&self) -> Option<&store::Recent> {
+        Some(&self.inner.recent)
+    }
+
     fn feed(&self) -> &Feed {
         &self.inner.feed
     }
@@ -562,17 +569,18 @@ impl Backend for SqliteStore {
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut tx = self.write().await?;
-        let version: Option<i64> = sqlx::query_scalar(ANSWER)
+        let changed: Option<(i64, Option<i64>)> = sqlx::query_as(ANSWER)
             .bind(record.id())
             .bind(state.as_str())
             .bind(store::response_json(response))
             .bind(response.answered_by.as_str())
             .bind(now.unix_millis())
+            .bind(record.asked_at().unix_millis())
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
         self.inner.feed.kick();
-        Ok(version.map(|_| record.closed(state, now, Some(response.clone()))))
+        Ok(changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until)))
     }
 
     async fn sweep(

@@ -7,13 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-use askuser_core::{AnsweredBy, AskUserRequest, Deadline, Profile};
+use askuser_core::{AskUserRequest, Profile};
 use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use crate::record::AskedBy;
 use crate::record::{ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
@@ -199,6 +197,12 @@ pub(crate) trait Backend: Send + Sync {
 
     fn feed(&self) -> &Feed;
 
+    /// The pending records this process put or read lately, when the backend keeps them (a
+    /// database's: the answer then skips its read); `None` for one whose read is as cheap.
+    fn recent(&self) -> Option<&Recent> {
+        None
+    }
+
     /// Inserts the record unless its id exists; returns what is stored under the id.
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError>;
 
@@ -216,10 +220,11 @@ pub(crate) trait Backend: Send + Sync {
         now: Timestamp,
     ) -> Result<Option<PendingRecord>, StoreError>;
 
-    /// `pending` → `state` (`answered` or `declined`) with `response`, if `record` (as read) is
-    /// still pending and before its `expires_at` at `now`; returns the changed record, or `None`
-    /// when nothing changed. A pending record never changes but by leaving `pending`, so the
-    /// record read before is the one that was changed.
+    /// `pending` → `state` (`answered` or `declined`) with `response`, if `record` (as read, or
+    /// as remembered: the row must still have its `asked_at`) is still pending and before its
+    /// `expires_at` at `now`; returns the changed record, or `None` when nothing changed. A
+    /// pending record changes only by leaving `pending` (and by a lease renewal, whose
+    /// `lease_until` the backend reads back), so the record read before is the one that changed.
     async fn commit_answer(
         &self,
         record: &PendingRecord,
@@ -268,7 +273,46 @@ pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result
     {
         return Err(StoreError::IdTaken { id: record.id().to_owned() });
     }
+    if let Some(recent) = backend.recent() {
+        recent.remember(&stored);
+    }
     Ok(stored)
+}
+
+/// The records this process put or read while they were pending, by id, up to [`Recent::MAX`]:
+/// an answer checks the response against the remembered request and commits in one statement
+/// instead of reading the record first. Safe when stale: the commit changes the row only if it is
+/// still pending with the same `asked_at` (a question purged and asked again under its id has
+/// another), and an answer that finds it changed reads the row and goes on from what it says.
+#[derive(Debug, Default)]
+pub(crate) struct Recent {
+    records: std::sync::Mutex<std::collections::HashMap<String, PendingRecord>>,
+}
+
+impl Recent {
+    /// The most records remembered: about 2 KB each. When full, all are forgotten at once.
+    pub(crate) const MAX: usize = 1024;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, PendingRecord>> {
+        self.records.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Remembers `record` if it is pending.
+    pub(crate) fn remember(&self, record: &PendingRecord) {
+        if record.state() != State::Pending {
+            return;
+        }
+        let mut records = self.lock();
+        if records.len() >= Self::MAX && !records.contains_key(record.id()) {
+            records.clear();
+        }
+        records.insert(record.id().to_owned(), record.clone());
+    }
+
+    /// The record remembered under `id`, forgotten: a question is answered once.
+    fn take(&self, id: &str) -> Option<PendingRecord> {
+        self.lock().remove(id)
+    }
 }
 
 /// The error for an answer to a record that is no longer pending.
@@ -285,28 +329,49 @@ pub(crate) async fn answer(
     id: &str,
     response: &AskUserResponse,
 ) -> Result<PendingRecord, StoreError> {
-    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
-    if record.state() != State::Pending {
-        return Err(settled(record));
+    let fetch =
+        || async { backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() }) };
+    let (mut record, mut remembered) = match backend.recent().and_then(|recent| recent.take(id)) {
+        Some(record) => (record, true),
+        None => (fetch().await?, false),
+    };
+    loop {
+        if record.state() != State::Pending {
+            return Err(settled(record));
+        }
+        // The request never changes, so checking against the record read (or remembered) is
+        // checking against the one the update below commits to: the update matches its
+        // `asked_at`.
+        if let Err(source) = askuser_core::check_response(record.request(), response) {
+            // A remembered record may have settled since (a settled question's refusal says
+            // so, not that the answer does not fit), or be another question's: read it.
+            if remembered {
+                (record, remembered) = (fetch().await?, false);
+                continue;
+            }
+            return Err(StoreError::InvalidResponse { id: id.to_owned(), source });
+        }
+        let state = if response.cancelled { State::Declined } else { State::Answered };
+        let now = backend.clock().now();
+        if let Some(answered) = backend.commit_answer(&record, state, response, now).await? {
+            backend.wakers().wake(id);
+            return Ok(answered);
+        }
+        // Either another change committed first, or the question is overdue: then it times out
+        // now, as the next sweep would have done.
+        if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now).await? {
+            backend.wakers().wake(id);
+            return Err(settled(expired));
+        }
+        let current = fetch().await?;
+        // A remembered record that went stale (purged, and asked again under its id): answer
+        // the question as it now stands, once.
+        if remembered && current.state() == State::Pending {
+            (record, remembered) = (current, false);
+            continue;
+        }
+        return Err(settled(current));
     }
-    // The request never changes, so checking against the record read above is checking against
-    // the one the update below commits to.
-    askuser_core::check_response(record.request(), response)
-        .map_err(|source| StoreError::InvalidResponse { id: id.to_owned(), source })?;
-    let state = if response.cancelled { State::Declined } else { State::Answered };
-    let now = backend.clock().now();
-    if let Some(answered) = backend.commit_answer(&record, state, response, now).await? {
-        backend.wakers().wake(id);
-        return Ok(answered);
-    }
-    // Either another change committed first, or the question is overdue: then it times out now,
-    // as the next sweep would have done.
-    if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now).await? {
-        backend.wakers().wake(id);
-        return Err(settled(expired));
-    }
-    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
-    Err(settled(record))
 }
 
 pub(crate) async fn close_now(
@@ -400,62 +465,31 @@ impl Row {
         let corrupt = |reason: String| StoreError::Corrupt { id: id.clone(), reason };
         let request: AskUserRequest =
             serde_json::from_str(&self.request).map_err(|e| corrupt(format!("request: {e}")))?;
-        if request.id() != id {
-            return Err(corrupt(format!("request id {:?} differs from the record's", request.id())));
-        }
         let profile: Profile = self.profile.parse().map_err(|e| corrupt(format!("{e}")))?;
-        if profile != request.profile() {
-            return Err(corrupt(format!("profile {profile} differs from the request's")));
-        }
-        let (asked_at, nudge_at, expires_at) = (
-            Timestamp::from_unix_millis(self.asked_at),
-            Timestamp::from_unix_millis(self.nudge_at),
-            Timestamp::from_unix_millis(self.expires_at),
-        );
-        let deadline = Deadline::from_parts(asked_at, Some((nudge_at, expires_at)));
-        if request.deadline().is_some_and(|stamped| *stamped != deadline) {
-            return Err(corrupt("the request's deadline stamps differ from the record's".to_owned()));
-        }
         let state: State = self.state.parse().map_err(|e| corrupt(format!("{e}")))?;
         let response = match &self.response {
             None => None,
-            Some(text) => {
-                let response: AskUserResponse =
-                    serde_json::from_str(text).map_err(|e| corrupt(format!("response: {e}")))?;
-                askuser_core::check_response(&request, &response)
-                    .map_err(|e| corrupt(format!("response: {e}")))?;
-                Some(response)
-            }
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| corrupt(format!("response: {e}")))?),
         };
-        if state.has_response() != response.is_some() {
-            return Err(corrupt(format!(
-                "a {state} record {} a response",
-                if response.is_some() { "with" } else { "without" }
-            )));
-        }
-        let asked_by = match self.asked_by.as_deref().map(AskedBy::new).transpose() {
-            Ok(asked_by) => asked_by,
-            Err(e) => return Err(corrupt(format!("asked_by: {e}"))),
-        };
-        let answered_by = response.as_ref().map(|r| r.answered_by);
-        if self.answered_by.as_deref() != answered_by.map(AnsweredBy::as_str) {
-            return Err(corrupt("answered_by differs from the response's".to_owned()));
-        }
-        Ok(PendingRecord {
+        crate::record::Parts {
+            id: id.clone(),
             session_id: self.session_id,
-            asked_by,
+            asked_by: self.asked_by,
             tool_name: self.tool_name,
-            request: request.with_deadline(deadline),
+            profile,
+            request,
             state,
-            asked_at,
-            nudge_at,
-            expires_at,
+            asked_at: Timestamp::from_unix_millis(self.asked_at),
+            nudge_at: Timestamp::from_unix_millis(self.nudge_at),
+            expires_at: Timestamp::from_unix_millis(self.expires_at),
             lease_until: self.lease_until.map(Timestamp::from_unix_millis),
             closed_at: self.closed_at.map(Timestamp::from_unix_millis),
-            answered_by,
+            answered_by: self.answered_by,
             response,
             version: self.version,
-        })
+        }
+        .check()
+        .map_err(corrupt)
     }
 }
 
@@ -491,7 +525,11 @@ macro_rules! pending_store_via_backend {
                 &self,
                 id: &str,
             ) -> Result<Option<$crate::record::PendingRecord>, $crate::error::StoreError> {
-                $crate::store::Backend::fetch(self, id).await
+                let record = $crate::store::Backend::fetch(self, id).await?;
+                if let (Some(record), Some(recent)) = (&record, $crate::store::Backend::recent(self)) {
+                    recent.remember(record);
+                }
+                Ok(record)
             }
 
             async fn list(

@@ -448,20 +448,54 @@ async fn fake_server(answer: serde_json::Value, secret_values: serde_json::Value
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let page = format!("{url}/q/x/y");
+    // The question as a real server stores it, so that the replies are well-formed records.
+    let store = Arc::new(askuser_store::MemoryStore::new());
+    let asked = Arc::clone(&store);
     let app = axum::Router::new()
         .route(
             "/v1/questions",
-            post(move || {
-                let page = page.clone();
-                async move { (axum::http::StatusCode::CREATED, axum::Json(serde_json::json!({"id": "x", "url": page}))) }
+            post(move |axum::Json(body): axum::Json<askuser_client::wire::AskBody>| {
+                let (page, store) = (page.clone(), Arc::clone(&asked));
+                async move {
+                    let questions = askuser_core::Validator::new()
+                        .with_profile(Profile::Extended)
+                        .validate_value(&body.arguments)
+                        .unwrap();
+                    let request = askuser_core::AskUserRequest::with_id(body.id.unwrap(), questions);
+                    let record = store
+                        .put(askuser_store::NewQuestion::new(request, Duration::from_mins(1)))
+                        .await
+                        .unwrap();
+                    let reply = askuser_client::wire::AskReply {
+                        id: record.id().to_owned(),
+                        url: page,
+                        expires_at: record.expires_at(),
+                        record,
+                    };
+                    (axum::http::StatusCode::CREATED, axum::Json(reply))
+                }
             }),
         )
         .route(
             "/v1/questions/{id}/wait",
-            get(move || {
-                let reply = serde_json::json!({"done": true, "state": "answered",
-                    "record": {"state": "answered", "response": answer.clone()}, "secret_values": secret_values.clone()});
-                async move { axum::Json(reply) }
+            get(move |axum::extract::Path(id): axum::extract::Path<String>| {
+                let (answer, secret_values, store) =
+                    (answer.clone(), secret_values.clone(), Arc::clone(&store));
+                async move {
+                    // The record, answered with whatever this server likes, checked or not.
+                    let mut record = serde_json::to_value(store.get(&id).await.unwrap().unwrap()).unwrap();
+                    let response: askuser_core::AskUserResponse = serde_json::from_value(answer).unwrap();
+                    let response = serde_json::to_value(response).unwrap();
+                    record["answered_by"] = response["answered_by"].clone();
+                    record["response"] = response;
+                    record["state"] = "answered".into();
+                    record["closed_at"] = record["asked_at"].clone();
+                    record["answered_at"] = record["asked_at"].clone();
+                    axum::Json(
+                        serde_json::json!({"id": id, "done": true, "state": "answered", "outcome": "answered",
+                        "result": "", "record": record, "secret_values": secret_values}),
+                    )
+                }
             }),
         );
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -469,7 +503,8 @@ async fn fake_server(answer: serde_json::Value, secret_values: serde_json::Value
 }
 
 /// `ask --server` writes only the secret the request asked for, and only as one line: a server
-/// naming another secret (`LD_PRELOAD`) or sending a value with a line break gets nothing written.
+/// naming another secret (`LD_PRELOAD`: its record does not read back) or sending a value with a
+/// line break gets nothing written.
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_file_takes_only_the_asked_name_as_one_line() {
@@ -482,7 +517,8 @@ async fn a_secret_file_takes_only_the_asked_name_as_one_line() {
         (
             serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:LD_PRELOAD"}]}),
             serde_json::json!({"LD_PRELOAD": "/tmp/evil.so"}),
-            "named \"LD_PRELOAD\", which was not asked for",
+            // The record is read with the checks a stored row gets: its response does not fit.
+            "must be exactly secret_ref \"session:DEPLOY_TOKEN\"",
         ),
         (
             serde_json::json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}]}),
@@ -506,4 +542,91 @@ async fn a_secret_file_takes_only_the_asked_name_as_one_line() {
     }
     assert!(!path.exists(), "nothing was written");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The answer a local answerer gives in the race tests: "Large", typed locally.
+fn local_answer() -> AskUserResponse {
+    AskUserResponse::answered(vec![
+        AskUserAnswer::picked("Plan", ["Large"]),
+        AskUserAnswer::custom("Extras", "local"),
+    ])
+}
+
+/// `Racing`: answered at the local surface first, the answer reaches the server (so the page and
+/// every other surface say it was answered) and is the call's result; answered on the server
+/// first, the local surface's future is dropped (its menu or form closed) and the server's
+/// answer is the result; exactly one answer, the first, everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let server = start().await;
+
+    // 1. The local surface answers first (once the server has the question).
+    let (links, mut link) = mpsc::unbounded_channel();
+    let local = |_: askuser_core::AskUserRequest, _: AskContext| async { Ok(local_answer()) };
+    let racing = askuser_server::Racing::new(answerer(&server.url, links), local);
+    let ask_user = AskUser::builder().answerer(racing).build().unwrap();
+    let outcome = ask_user.call(ToolCall::new("call_local", ARGS), AskContext::new()).await;
+    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Large"],"Extras":["local"]}"#), "{outcome:?}");
+    let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
+    let record = server.store.get(&id).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered, "the server has the local answer");
+    assert_eq!(record.response(), Some(&local_answer()));
+
+    // 2. The server's surface answers first: the local one is dropped, never answering.
+    let (links, mut link) = mpsc::unbounded_channel();
+    let waiting = |_: askuser_core::AskUserRequest, _: AskContext| async {
+        let _held = Counted;
+        std::future::pending::<Result<AskUserResponse, askuser_core::AnswerError>>().await
+    };
+    let racing = askuser_server::Racing::new(answerer(&server.url, links), waiting);
+    let ask_user = AskUser::builder().answerer(racing).build().unwrap();
+    let call = ask_user.call(ToolCall::new("call_page", ARGS), AskContext::new());
+    let person = async {
+        let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
+        let answer = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Plan", ["Small"]),
+            AskUserAnswer::custom("Extras", "page"),
+        ]);
+        server.store.answer(&id, &answer).await.unwrap();
+    };
+    let (outcome, ()) = tokio::join!(call, person);
+    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"],"Extras":["page"]}"#), "{outcome:?}");
+    assert_eq!(DROPPED.load(Ordering::SeqCst), 1, "the local surface was retracted");
+
+    // 3. Both at once: the page answers while the local answer is on its way; the server's
+    //    first answer stands (409 already_answered) and is the result.
+    let (links, mut link) = mpsc::unbounded_channel();
+    let store = Arc::clone(&server.store);
+    let late = move |_: askuser_core::AskUserRequest, _: AskContext| {
+        let store = Arc::clone(&store);
+        async move {
+            // The person answers on the page (the only pending question) just before locally.
+            let page = AskUserResponse::answered(vec![
+                AskUserAnswer::picked("Plan", ["Small"]),
+                AskUserAnswer::custom("Extras", "first"),
+            ]);
+            let listed = store.list(&askuser_store::ListQuery::new().state(State::Pending)).await.unwrap();
+            for record in listed.records {
+                store.answer(record.id(), &page).await.unwrap();
+            }
+            Ok(local_answer())
+        }
+    };
+    let racing = askuser_server::Racing::new(answerer(&server.url, links), late);
+    let ask_user = AskUser::builder().answerer(racing).build().unwrap();
+    let outcome = ask_user.call(ToolCall::new("call_both", ARGS), AskContext::new()).await;
+    let _ = link.recv().await.unwrap();
+    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"],"Extras":["first"]}"#), "{outcome:?}");
+    let answered = server.store.list(&askuser_store::ListQuery::new().state(State::Answered)).await.unwrap();
+    assert_eq!(answered.records.len(), 3, "one answer per call, none lost, none doubled");
+    server.stop.send(()).unwrap();
+    server.served.await.unwrap().unwrap();
 }

@@ -190,3 +190,15 @@ async fn a_silent_listener_is_noticed_and_replaced() {
     watching.close().await;
     drop_schema(&answering, &schema).await;
 }
+
+#[tokio::test]
+async fn remembered_records_go_stale_safely() {
+    let Some(url) = postgres_url("postgres::remembered_records_go_stale_safely") else { return };
+    let schema = unique_schema();
+    let clock = clock();
+    let open = || PostgresStore::builder(&url).schema(&schema).clock(Arc::new(clock.clone())).open();
+    let here = open().await.expect("open");
+    let there = open().await.expect("open");
+    crate::suite::remembered_records_go_stale_safely(&here, &there, &clock).await;
+    drop_schema(&here, &schema).await;
+}

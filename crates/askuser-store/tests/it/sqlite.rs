@@ -234,3 +234,13 @@ async fn a_purge_never_hands_out_a_change_number_again() {
     store.cancel("new-1").await.expect("cancel");
     assert_eq!(store.purge(Duration::from_hours(24), 100).await.expect("purge"), 1, "old-3 goes now");
 }
+
+#[tokio::test]
+async fn remembered_records_go_stale_safely() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let clock = clock();
+    let here = SqliteStore::builder(&path).clock(Arc::new(clock.clone())).open().await.expect("open");
+    let there = SqliteStore::builder(&path).clock(Arc::new(clock.clone())).open().await.expect("open");
+    crate::suite::remembered_records_go_stale_safely(&here, &there, &clock).await;
+}

@@ -703,3 +703,56 @@ async fn retention(store: &dyn PendingStore, clock: &ManualClock) {
     store.put(question("keep-after", 100)).await.expect("put");
     assert_eq!(next_change(&mut changes, "keep-after").await, ("keep-after".to_owned(), State::Pending, 1));
 }
+
+/// `here` remembers the pending records it put or read, and answers them without reading them
+/// first; `there` is another process on the same database. A remembered record gone stale is
+/// never trusted: answered or withdrawn there, the answer here is refused with what happened
+/// there; purged there and asked again under its id with other questions, the answer here is
+/// checked against the new question (a misfit refused, a fit committed); a lease renewed there
+/// since shows in the answered record.
+pub(crate) async fn remembered_records_go_stale_safely(
+    here: &dyn PendingStore,
+    there: &dyn PendingStore,
+    clock: &ManualClock,
+) {
+    use crate::support::{answer_large, answer_small, other_request, request};
+    let minute = Duration::from_mins(1);
+    // Answered there first: the first answer stands.
+    here.put(NewQuestion::new(request("stale-1"), minute)).await.expect("put");
+    there.answer("stale-1", &answer_small()).await.expect("answer there");
+    match here.answer("stale-1", &answer_large()).await {
+        Err(StoreError::Conflict { first }) => assert_eq!(first.response(), Some(&answer_small())),
+        other => panic!("{other:?}"),
+    }
+    // Withdrawn there: closed here too.
+    let read = here.put(NewQuestion::new(request("stale-2"), minute)).await.expect("put");
+    assert_eq!(here.get("stale-2").await.expect("get").as_ref(), Some(&read));
+    there.cancel("stale-2").await.expect("cancel there");
+    assert!(matches!(here.answer("stale-2", &answer_large()).await, Err(StoreError::Closed { .. })));
+    // Settled, purged and asked again there with other questions under the same id.
+    here.put(NewQuestion::new(request("stale-3"), minute)).await.expect("put");
+    there.cancel("stale-3").await.expect("cancel there");
+    clock.advance(Duration::from_hours(48));
+    // A row that keeps the newest change number (SQLite) may stay: make one after it.
+    there.put(NewQuestion::new(request("stale-later"), minute)).await.expect("put");
+    there.cancel("stale-later").await.expect("cancel");
+    there.purge(Duration::from_hours(24), 100).await.expect("purge");
+    assert!(there.get("stale-3").await.expect("get").is_none(), "purged");
+    here.put(NewQuestion::new(request("stale-4"), minute)).await.expect("put");
+    there.put(NewQuestion::new(other_request("stale-3"), minute)).await.expect("asked again");
+    assert!(
+        matches!(here.answer("stale-3", &answer_large()).await, Err(StoreError::InvalidResponse { .. })),
+        "checked against the question asked again, not the remembered one"
+    );
+    let fits =
+        askuser_core::AskUserResponse::answered(vec![askuser_core::AskUserAnswer::picked("Other", ["B"])]);
+    let answered = here.answer("stale-3", &fits).await.expect("answer the new question");
+    assert_eq!(answered.request(), there.get("stale-3").await.expect("get").expect("row").request());
+    // A lease renewed there since it was remembered here.
+    here.put(NewQuestion::new(request("stale-5"), minute).lease(Duration::from_secs(30))).await.expect("put");
+    clock.advance(Duration::from_secs(10));
+    assert!(there.renew("stale-5", Duration::from_secs(30)).await.expect("renew"));
+    let answered = here.answer("stale-5", &answer_large()).await.expect("answer");
+    assert_eq!(answered, there.get("stale-5").await.expect("get").expect("row"), "as the row reads");
+    assert_eq!(here.answer("stale-4", &answer_small()).await.expect("answer").state(), State::Answered);
+}

@@ -1,4 +1,4 @@
-//! Where things live: the default data directory, and ids in URL paths.
+//! Where things live: the default data directory, the token file, and ids in URL paths.
 
 use std::path::PathBuf;
 
@@ -34,7 +34,7 @@ pub fn default_token_file() -> Option<PathBuf> {
 /// cross the network readable and changeable by anyone on the path. Clients warn about it.
 ///
 /// ```
-/// use askuser_server::is_cleartext_beyond_loopback as clear;
+/// use askuser_client::is_cleartext_beyond_loopback as clear;
 /// assert!(clear("http://ask.example.com:8765"));
 /// assert!(clear("HTTP://10.0.0.5/"));
 /// assert!(!clear("https://ask.example.com"));
@@ -62,7 +62,12 @@ pub fn is_cleartext_beyond_loopback(url: &str) -> bool {
 
 /// `segment` percent-encoded for one URL path segment: every byte but the unreserved ones
 /// (`A–Z a–z 0–9 - . _ ~`).
-pub(crate) fn encode_segment(segment: &str) -> String {
+///
+/// ```
+/// assert_eq!(askuser_client::encode_segment("call 1/é"), "call%201%2F%C3%A9");
+/// ```
+#[must_use]
+pub fn encode_segment(segment: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(segment.len());
     for byte in segment.bytes() {

@@ -1,5 +1,5 @@
 //! [`HttpAnswerer`]: an `Answerer` that asks through a remote answer server and long-polls for
-//! the answer (feature `client`).
+//! the answer (feature `http`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, Deadline, QuestionKind,
-    SecretSink, SecretValue, Timestamp, parse_secret_ref,
+    SecretSink, Timestamp, parse_secret_ref,
 };
-use serde_json::{Value, json};
+use askuser_store::{AskedBy, State};
+use serde::de::DeserializeOwned;
 
-use crate::auth::ApiToken;
+use crate::token::ApiToken;
+use crate::wire::{AnswerBody, AskBody, AskReply, ErrorBody, ErrorCode, SecretValues, WaitReply};
 
 /// How long one wait request asks the server to hold: below the server's maximum.
 const POLL: Duration = Duration::from_secs(50);
@@ -49,14 +51,16 @@ pub enum ClientError {
     #[error("cannot reach the answer server: {0}")]
     Http(#[from] reqwest::Error),
     /// The server answered with an error (its stable `error` code and message).
-    #[error("the answer server said {status} {code}: {message}")]
+    #[error("the answer server said {status} {}: {message}", code.map_or("", ErrorCode::as_str))]
     Api {
         /// The HTTP status.
         status: u16,
-        /// The `error` code (empty when the reply was not the server's JSON, as from a proxy).
-        code: String,
+        /// The `error` code; `None` when the reply was not the server's JSON (as from a proxy).
+        code: Option<ErrorCode>,
         /// The message.
         message: String,
+        /// The record as it stands, with `already_answered` and `closed`.
+        record: Option<Box<askuser_store::PendingRecord>>,
         /// The reply's `Retry-After`, in seconds, when it had one.
         retry_after: Option<Duration>,
     },
@@ -91,7 +95,7 @@ pub enum ClientError {
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use askuser_server::{ApiToken, HttpAnswerer};
+/// use askuser_client::{ApiToken, HttpAnswerer};
 /// use askuser_tool::AskUser;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -113,7 +117,7 @@ pub struct HttpAnswerer {
     on_link: Option<Arc<LinkHandler>>,
     on_retry: Option<Arc<RetryHandler>>,
     secret_sink: Option<Arc<dyn SecretSink>>,
-    asked_by: Option<askuser_store::AskedBy>,
+    asked_by: Option<AskedBy>,
     /// The cancels that dropped calls sent, shared by clones: [`withdrawn`](Self::withdrawn).
     withdrawals: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
@@ -189,7 +193,7 @@ impl HttpAnswerer {
     /// Default: the call's [`AskContext::asked_by`](askuser_core::AskContext::asked_by), when
     /// the host knows it (`askuser mcp`: the client's name and version and its directory).
     #[must_use]
-    pub fn asked_by(mut self, asked_by: askuser_store::AskedBy) -> Self {
+    pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
         self.asked_by = Some(asked_by);
         self
     }
@@ -201,7 +205,8 @@ impl HttpAnswerer {
         self
     }
 
-    async fn call(&self, request: reqwest::RequestBuilder) -> Result<Value, ClientError> {
+    /// Sends `request` with the token; the reply's JSON as `T`, or the server's error.
+    async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T, ClientError> {
         let response = request.bearer_auth(self.token.expose()).send().await?;
         let status = response.status();
         let retry_after = response
@@ -211,24 +216,36 @@ impl HttpAnswerer {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let text = response.text().await?;
-        let body: Option<Value> = serde_json::from_str(&text).ok();
         if status.is_success() {
-            return body.ok_or_else(|| ClientError::Unexpected("a reply that is not JSON".to_owned()));
+            return serde_json::from_str(&text)
+                .map_err(|e| ClientError::Unexpected(format!("a reply this client cannot read: {e}")));
         }
-        let field = |key: &str| {
-            body.as_ref().and_then(|b| b.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned()
-        };
-        let message = if body.is_some() { field("message") } else { text.chars().take(200).collect() };
-        Err(ClientError::Api { status: status.as_u16(), code: field("error"), message, retry_after })
+        Err(match serde_json::from_str::<ErrorBody>(&text) {
+            Ok(body) => ClientError::Api {
+                status: status.as_u16(),
+                code: Some(body.error),
+                message: body.message,
+                record: body.record.map(Box::new),
+                retry_after,
+            },
+            // Not the server's JSON (a proxy's page), or a code this client does not know.
+            Err(_) => ClientError::Api {
+                status: status.as_u16(),
+                code: None,
+                message: text.chars().take(200).collect(),
+                record: None,
+                retry_after,
+            },
+        })
     }
 
     /// `request` (built anew for each try) until it succeeds, fails for good, or `deadline`
     /// passes: then the last failure.
-    async fn retrying(
+    async fn retrying<T: DeserializeOwned>(
         &self,
         deadline: tokio::time::Instant,
         request: impl Fn() -> reqwest::RequestBuilder,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<T, ClientError> {
         let mut backoff = Backoff::default();
         loop {
             match self.call(request()).await {
@@ -260,43 +277,38 @@ impl HttpAnswerer {
         limit: Duration,
         deadline: tokio::time::Instant,
     ) -> Result<String, ClientError> {
-        let mut arguments = json!({ "questions": request.questions().as_slice() });
+        let mut arguments = serde_json::json!({ "questions": request.questions().as_slice() });
         if let Some(secs) = request.questions().timeout_seconds() {
-            arguments["timeout_seconds"] = json!(secs);
+            arguments["timeout_seconds"] = secs.into();
         }
-        let mut body = json!({
-            "arguments": arguments,
-            "id": id,
+        let asked_by = self.asked_by.clone().or_else(|| context.asked_by.as_deref().and_then(AskedBy::lossy));
+        let body = AskBody {
+            arguments,
+            id: Some(id.to_owned()),
             // Whole milliseconds: the server takes at least one.
-            "timeout_secs": limit.max(Duration::from_millis(1)).as_secs_f64(),
-            "profile": request.profile(),
+            timeout_secs: Some(limit.max(Duration::from_millis(1)).as_secs_f64()),
+            profile: Some(request.profile()),
             // This call waits for the answer: a question whose caller was killed is withdrawn.
-            "live": true,
-        });
-        if let Some(session) = &context.session_id {
-            body["session_id"] = json!(session);
-        }
-        let asked_by = self
-            .asked_by
-            .clone()
-            .or_else(|| context.asked_by.as_deref().and_then(askuser_store::AskedBy::lossy));
-        if let Some(asked_by) = asked_by {
-            body["asked_by"] = json!(asked_by.as_str());
-        }
+            live: true,
+            session_id: context.session_id.clone(),
+            asked_by: asked_by.map(|a| a.as_str().to_owned()),
+            tool_name: None,
+        };
         let url = format!("{}/v1/questions", self.base);
         // The same id on every try: a retry after a lost reply gets the question already stored.
-        let reply = self.retrying(deadline, || self.client.post(&url).json(&body).timeout(ASK_LIMIT)).await?;
-        reply
-            .get("url")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| ClientError::Unexpected("no url in the ask reply".to_owned()))
+        let reply: AskReply =
+            self.retrying(deadline, || self.client.post(&url).json(&body).timeout(ASK_LIMIT)).await?;
+        Ok(reply.url)
     }
 
     /// Long-polls until the question leaves `pending`; returns the wait's reply, or `None` when
     /// it was still pending at `deadline`.
-    async fn settle(&self, id: &str, deadline: tokio::time::Instant) -> Result<Option<Value>, ClientError> {
-        let url = format!("{}/v1/questions/{}/wait", self.base, crate::paths::encode_segment(id));
+    async fn settle(
+        &self,
+        id: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<WaitReply>, ClientError> {
+        let url = format!("{}/v1/questions/{}/wait", self.base, crate::encode_segment(id));
         loop {
             // Held until the deadline at most (the server times the question out then), and a
             // little past it, so that a reply says how it ended.
@@ -308,11 +320,8 @@ impl HttpAnswerer {
                     .query(&[("timeout_secs", hold.as_secs_f64())])
                     .timeout(hold + Duration::from_secs(15))
             };
-            let reply = self.retrying(deadline, poll).await?;
-            if reply.get("done").and_then(Value::as_bool) == Some(true) {
-                if reply.get("record").is_none() {
-                    return Err(ClientError::Unexpected("no record".to_owned()));
-                }
+            let reply: WaitReply = self.retrying(deadline, poll).await?;
+            if reply.done {
                 return Ok(Some(reply));
             }
             if tokio::time::Instant::now() >= deadline {
@@ -324,7 +333,7 @@ impl HttpAnswerer {
     /// How long the question may wait: until the request's own deadline (stamped by the
     /// capability from its timeout or the model's `timeout_seconds`), at most the configured
     /// timeout.
-    fn limit(&self, request: &AskUserRequest) -> Duration {
+    pub(crate) fn limit(&self, request: &AskUserRequest) -> Duration {
         let mut limit = self.timeout;
         if let Some(at) = request.deadline().and_then(Deadline::expires_at) {
             limit = limit.min(Timestamp::now().until(at));
@@ -335,19 +344,11 @@ impl HttpAnswerer {
         limit
     }
 
-    fn outcome(record: &Value) -> Result<AskUserResponse, AnswerError> {
-        match record.get("state").and_then(Value::as_str) {
-            Some("answered" | "declined") => {
-                serde_json::from_value(record.get("response").cloned().unwrap_or(Value::Null)).map_err(|e| {
-                    AnswerError::failed("the answer server sent a response this client cannot read")
-                        .with_source(e)
-                })
-            }
-            Some("timed_out") => Err(AnswerError::retry(askuser_core::TIMED_OUT)),
-            other => Err(AnswerError::failed(format!(
-                "the question was {} on the answer server",
-                other.unwrap_or("closed")
-            ))),
+    fn outcome(record: &askuser_store::PendingRecord) -> Result<AskUserResponse, AnswerError> {
+        match (record.state(), record.response()) {
+            (State::Answered | State::Declined, Some(response)) => Ok(response.clone()),
+            (State::TimedOut, _) => Err(AnswerError::retry(askuser_core::TIMED_OUT)),
+            (state, _) => Err(AnswerError::failed(format!("the question was {state} on the answer server"))),
         }
     }
 }
@@ -423,9 +424,30 @@ impl Answerer for HttpAnswerer {
             // Nowhere to put the value: do not ask for it, and say that nobody was asked.
             return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
+        let id = self.new_id(&request, &context);
+        self.answer_as(&id, request, context, None).await
+    }
+}
+
+impl HttpAnswerer {
+    /// A fresh id for a call: the tool-call id (or the request's) and a random suffix.
+    pub(crate) fn new_id(&self, request: &AskUserRequest, context: &AskContext) -> String {
+        let _ = self;
+        unique_id(context.tool_call_id.as_deref().unwrap_or(request.id()))
+    }
+
+    /// Asks under `id` and waits: [`Answerer::answer`] with the id chosen; `on_asked` is notified
+    /// once the server has the question (after [`on_link`](Self::on_link)).
+    pub(crate) async fn answer_as(
+        &self,
+        id: &str,
+        request: AskUserRequest,
+        context: AskContext,
+        on_asked: Option<&tokio::sync::Notify>,
+    ) -> Result<AskUserResponse, AnswerError> {
+        let id = id.to_owned();
         let limit = self.limit(&request);
         let deadline = tokio::time::Instant::now() + limit;
-        let id = unique_id(context.tool_call_id.as_deref().unwrap_or(request.id()));
         // Armed before the ask: a call dropped while the ask is tried again withdraws it too.
         let mut guard = CancelOnDrop { answerer: Some(self.clone()), id: id.clone(), deadline };
         let asked = self.put(&id, &request, &context, limit, deadline).await;
@@ -439,9 +461,12 @@ impl Answerer for HttpAnswerer {
         if let Some(on_link) = &self.on_link {
             on_link(&link);
         }
+        if let Some(on_asked) = on_asked {
+            on_asked.notify_one();
+        }
         let settled = self.settle(&id, deadline).await;
         guard.answerer = None;
-        let mut reply = match settled {
+        let reply = match settled {
             Ok(Some(reply)) => reply,
             Ok(None) => {
                 tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
@@ -449,21 +474,40 @@ impl Answerer for HttpAnswerer {
             }
             Err(error) => return Err(self.gave_up(error, deadline).await),
         };
-        let response = match Self::outcome(&reply["record"]) {
+        let response = match Self::outcome(&reply.record) {
             // Timed out on the server: the caller's own timer (due at the same deadline) decides
             // what the model is told, as for any other answerer.
-            Err(timed_out) if reply["record"]["state"] == "timed_out" => {
+            Err(timed_out) if reply.record.state() == State::TimedOut => {
                 tokio::time::sleep_until(deadline + PAST_DEADLINE).await;
                 return Err(timed_out);
             }
             other => other?,
         };
-        self.hand_secrets(&request, &response, reply.get_mut("secret_values"), &context)?;
+        self.hand_secrets(&request, &response, reply.secret_values.unwrap_or_default(), &context)?;
         Ok(response)
     }
 }
 
 impl HttpAnswerer {
+    /// `POST /v1/questions/{id}/cancel`: withdraws the question (a settled one stays as it is).
+    pub(crate) async fn cancel(&self, id: &str) -> Result<askuser_store::PendingRecord, ClientError> {
+        let url = format!("{}/v1/questions/{}/cancel", self.base, crate::encode_segment(id));
+        self.call(self.client.post(url)).await
+    }
+
+    /// `POST /v1/questions/{id}/answer` with `response` (no secret values: those never leave the
+    /// surface that took them), tried again until `deadline` while the server is unreachable.
+    pub(crate) async fn post_answer(
+        &self,
+        id: &str,
+        response: &AskUserResponse,
+        deadline: tokio::time::Instant,
+    ) -> Result<crate::wire::AnswerReply, ClientError> {
+        let url = format!("{}/v1/questions/{}/answer", self.base, crate::encode_segment(id));
+        let body = AnswerBody { response: response.clone(), secret_values: SecretValues::default() };
+        self.retrying(deadline, || self.client.post(&url).json(&body).timeout(ASK_LIMIT)).await
+    }
+
     /// The error a call ends with when the server failed: after a transient failure that lasted
     /// to the deadline, the timed-out outcome (the caller's own timer, due then, decides what the
     /// model is told); otherwise the failure.
@@ -483,13 +527,9 @@ impl HttpAnswerer {
         &self,
         request: &AskUserRequest,
         response: &AskUserResponse,
-        values: Option<&mut Value>,
+        mut values: SecretValues,
         context: &AskContext,
     ) -> Result<(), AnswerError> {
-        let mut values = match values.map(Value::take) {
-            Some(Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        };
         for answer in &response.answers {
             let Some(name) = answer.secret_ref.as_deref().and_then(parse_secret_ref) else { continue };
             if !request
@@ -501,7 +541,7 @@ impl HttpAnswerer {
                     "the answer server handed over a secret named {name:?}, which was not asked for: refused, nothing written"
                 )));
             }
-            let Some(Value::String(value)) = values.remove(name) else {
+            let Some(value) = values.take(name) else {
                 return Err(AnswerError::failed(format!(
                     "the answer server did not hand over the value of the secret {name} (another waiter \
                      took it, or it was held longer than the server keeps it)"
@@ -510,7 +550,7 @@ impl HttpAnswerer {
             let sink = self.secret_sink.as_ref().ok_or_else(|| {
                 AnswerError::failed(format!("a value for the secret {name} came, but no secret sink was set"))
             })?;
-            sink.put(context, name, SecretValue::new(value)).map_err(|e| {
+            sink.put(context, name, value).map_err(|e| {
                 AnswerError::failed(format!("the secret sink did not take {name}")).with_source(e)
             })?;
         }
@@ -541,10 +581,8 @@ impl Drop for CancelOnDrop {
         while withdrawals.try_join_next().is_some() {}
         withdrawals.spawn_on(
             async move {
-                let url =
-                    format!("{}/v1/questions/{}/cancel", answerer.base, crate::paths::encode_segment(&id));
                 // A failure leaves the question to expire at its deadline.
-                let _ = answerer.call(answerer.client.post(url)).await;
+                let _ = answerer.cancel(&id).await;
             },
             &runtime,
         );

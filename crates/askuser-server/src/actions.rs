@@ -1,0 +1,164 @@
+//! The actions every surface takes (the API, the pages, a notification's one-tap answer): ask,
+//! answer, cancel, each with its checks, its store call (bounded, so an unreachable database is
+//! `store_unavailable`, never a hang) and what it tells (the `on_asked` hook, secret values held
+//! for the asker). Handlers parse and reply; what happens is here, once.
+
+use std::time::Duration;
+
+use askuser_client::wire::AskBody;
+use askuser_core::{AskUserRequest, AskUserResponse, Profile, Validator};
+use askuser_store::{AskedBy, NewQuestion, PendingRecord, State as RecordState};
+
+use crate::error::{ApiError, bounded};
+use crate::{AppState, MAX_TIMEOUT, links};
+
+/// The longest id or session id accepted, in characters.
+const MAX_ID_CHARS: usize = 256;
+
+fn check_id(field: &'static str, value: &str) -> Result<(), ApiError> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > MAX_ID_CHARS {
+        return Err(ApiError::InvalidField {
+            field,
+            message: format!("must have 1 to {MAX_ID_CHARS} characters"),
+        });
+    }
+    if value.chars().any(|c| askuser_core::is_forbidden_char(c, false)) {
+        return Err(ApiError::InvalidField {
+            field,
+            message: "must not contain control characters or invisible formatting".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError> {
+    let Some(secs) = secs else { return Ok(default) };
+    Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero() && *d <= MAX_TIMEOUT).ok_or_else(|| {
+        ApiError::InvalidField {
+            field: "timeout_secs",
+            message: format!("must be a number of seconds above 0 and at most {}", MAX_TIMEOUT.as_secs()),
+        }
+    })
+}
+
+/// Asks: validates the arguments under the profile asked for, stores the question (or, for a
+/// retry of the same ask while it waits, finds it stored), and tells the `on_asked` hook about a
+/// new one.
+pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<PendingRecord, ApiError> {
+    if state.is_closing() {
+        return Err(ApiError::ShuttingDown);
+    }
+    let profile = match body.profile {
+        None => state.config.profile,
+        Some(Profile::Extended) if state.config.profile != Profile::Extended => {
+            return Err(ApiError::InvalidField {
+                field: "profile",
+                message: "this server takes the reference profile only (start it with --profile extended)"
+                    .to_owned(),
+            });
+        }
+        Some(profile) => profile,
+    };
+    let validator = Validator::new()
+        .with_profile(profile)
+        .with_max_timeout_seconds(u32::try_from(MAX_TIMEOUT.as_secs()).unwrap_or(u32::MAX));
+    let questions = match &body.arguments {
+        serde_json::Value::String(text) => validator.validate_json(text),
+        other => validator.validate_value(other),
+    }
+    .map_err(|e| ApiError::InvalidArguments { message: e.to_string(), retry_payload: e.retry_payload() })?;
+    let mut timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
+    // The model may shorten the wait (extended `timeout_seconds`), never extend it.
+    if let Some(secs) = questions.timeout_seconds() {
+        timeout = timeout.min(Duration::from_secs(u64::from(secs)));
+    }
+    // A repeated ask (a retry after a lost reply) returns the stored question and tells nobody.
+    let mut repeated = false;
+    let request = match body.id {
+        Some(id) => {
+            check_id("id", &id)?;
+            if let Some(existing) = bounded(state.store.get(&id)).await? {
+                if existing.state() != RecordState::Pending {
+                    return Err(ApiError::IdTaken { id, settled: Some(existing.state()) });
+                }
+                repeated = true;
+            }
+            AskUserRequest::with_id(id, questions)
+        }
+        None => AskUserRequest::new(questions),
+    };
+    let mut question = NewQuestion::new(request, timeout);
+    if body.live {
+        question = question.lease(state.config.lease);
+    }
+    if let Some(session) = body.session_id {
+        check_id("session_id", &session)?;
+        question = question.session_id(session);
+    }
+    if let Some(label) = body.asked_by {
+        let asked_by = AskedBy::new(&label)
+            .map_err(|e| ApiError::InvalidField { field: "asked_by", message: e.to_string() })?;
+        question = question.asked_by(asked_by);
+    }
+    if let Some(tool) = body.tool_name {
+        check_id("tool_name", &tool)?;
+        question = question.tool_name(tool);
+    }
+    let record = bounded(state.store.put(question)).await?;
+    if repeated && body.live {
+        // A retry of the ask renews the lease as a wait does.
+        bounded(state.store.renew(record.id(), state.config.lease)).await?;
+    }
+    // A reused id delivers nothing of another conversation: only a retry of an ask that still
+    // waits gets the stored question (a question just stored is pending; this catches one that
+    // settled since the read above).
+    if record.state() != RecordState::Pending {
+        return Err(ApiError::IdTaken { id: record.id().to_owned(), settled: Some(record.state()) });
+    }
+    let url = links::page_url(state, record.id());
+    if !repeated && let Some(hook) = &state.on_asked {
+        let questions = record.request().questions();
+        hook(&crate::AskedNotice {
+            id: record.id().to_owned(),
+            session_id: record.session_id().map(str::to_owned),
+            asked_by: links::asked_by_of(&record),
+            headers: questions.iter().map(|q| q.header().to_owned()).collect(),
+            questions: questions.iter().map(|q| q.question().to_owned()).collect(),
+            url,
+            expires_at: record.expires_at().to_string(),
+        });
+    }
+    Ok(record)
+}
+
+/// Answers: commits an answer (with the values of its secret answers, which are held for the asker and
+/// never stored) and tells listeners.
+pub(crate) async fn answer(
+    state: &AppState,
+    id: &str,
+    response: &AskUserResponse,
+    secrets: Vec<crate::secrets::Secret>,
+) -> Result<PendingRecord, ApiError> {
+    let needs_values = !response.cancelled && !crate::secrets::referenced(response).is_empty();
+    if needs_values || !secrets.is_empty() {
+        let record =
+            bounded(state.store.get(id)).await?.ok_or_else(|| ApiError::NotFound { id: id.to_owned() })?;
+        if record.state() == RecordState::Pending {
+            crate::secrets::check_values(record.request(), response, &secrets)
+                .map_err(|message| ApiError::InvalidResponse { message })?;
+        }
+    }
+    match bounded(state.store.answer(id, response)).await {
+        Ok(record) => {
+            state.hold_secrets(id, secrets);
+            Ok(record)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Cancels (withdraws) a question; a settled one stays as it is. The record as it stands.
+pub(crate) async fn cancel(state: &AppState, id: &str) -> Result<PendingRecord, ApiError> {
+    bounded(state.store.cancel(id)).await
+}
