@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use askuser_client::{ApiToken, HttpAnswerer};
+use std::sync::Arc;
+
+use askuser_client::{ApiToken, HttpAnswerer, Racing};
 use askuser_core::{Profile, Validator};
 use askuser_mcp::{AskUserServer, Fallback};
 use askuser_terminal::{Mode, TerminalAnswerer};
@@ -49,6 +51,11 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          needs), decline (to make a reasonable choice and say which) or
                          defaults (the defaults, marked timeout)
   --name NAME            the name the form's message gives the server (default: askuser)
+  --also server URL      show the questions in the host's form and on a running `askuser serve`
+                         at URL (its page, notices, chat channels) at once: the first answer
+                         wins, the other is retracted (the form cancelled, the page marked
+                         answered). A host without forms asks the server alone (unless
+                         --fallback says otherwise)
   --background           also offer ask_user_question_later (returns a ticket at once; the
                          person is asked on the side) and get_user_answers (the ticket's
                          answers, waiting up to 50 s): for hosts that cut long tool calls short.
@@ -84,6 +91,8 @@ struct Options {
     secret_file: Option<PathBuf>,
     background: bool,
     store: Option<String>,
+    /// `--also server URL`: the answer server raced against the host's form.
+    also: Option<String>,
 }
 
 fn parse(mut args: Args) -> Result<Options, String> {
@@ -98,13 +107,16 @@ fn parse(mut args: Args) -> Result<Options, String> {
         secret_file: None,
         background: false,
         store: None,
+        also: None,
     };
+    let mut fallback_given = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--profile" => options.profile = cli::profile(&arg, &args.value(&arg, "a profile")?)?,
             "--fallback" => {
                 let first = args.value(&arg, "decline, defaults, terminal or server URL")?;
                 options.fallback = parse_fallback_chain(&first, &mut args)?;
+                fallback_given = true;
             }
             "--timeout" => {
                 options.timeout = Some(cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?);
@@ -116,6 +128,22 @@ fn parse(mut args: Args) -> Result<Options, String> {
             "--token-file" => options.token_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
             "--secret-file" => options.secret_file = Some(PathBuf::from(args.value(&arg, "a path")?)),
             "--background" => options.background = true,
+            "--also" => {
+                let value = args.value(&arg, "server URL")?;
+                let url = match value.split_once(' ') {
+                    Some(("server", url)) => url.trim().to_owned(),
+                    None if value == "server" => {
+                        args.next().ok_or("--also server needs the answer server's URL")?
+                    }
+                    _ => return Err(format!("--also takes server URL, got {value:?}")),
+                };
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "--also server needs a URL starting with http:// or https://, got {url:?}"
+                    ));
+                }
+                options.also = Some(url);
+            }
             "--store" => {
                 let url = args.value(&arg, "a store URL")?;
                 if !url.starts_with("sqlite:") {
@@ -129,9 +157,15 @@ fn parse(mut args: Args) -> Result<Options, String> {
     if options.store.is_some() && !options.background {
         return Err("--store goes with --background (only background asks are kept in a store)".to_owned());
     }
+    if let Some(url) = &options.also
+        && !fallback_given
+    {
+        // A host without forms: the server alone, as the race would leave it.
+        options.fallback = vec![FallbackMode::Server(url.clone())];
+    }
     let has = |wanted: fn(&FallbackMode) -> bool| options.fallback.iter().any(wanted);
     if options.token_file.is_some() && !has(|m| matches!(m, FallbackMode::Server(_))) {
-        return Err("--token-file goes with --fallback server URL".to_owned());
+        return Err("--token-file goes with --fallback server URL or --also server URL".to_owned());
     }
     if options.secret_file.is_some() {
         if options.profile != Profile::Extended {
@@ -239,28 +273,7 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
-            if askuser_client::is_cleartext_beyond_loopback(url) {
-                eprintln!(
-                    "askuser mcp: warning: {url} is plain HTTP beyond this machine: the token, the answers and \
-                     any secret cross the network readable and changeable by anyone on the path; use https://"
-                );
-            }
-            let flag = if options.token_file.is_some() { "--token-file" } else { "--fallback server" };
-            let token =
-                ApiToken::for_client(options.token_file.as_deref()).map_err(|e| format!("{flag}: {e}"))?;
-            let mut answerer = HttpAnswerer::new(url, token)
-                .map_err(|e| format!("--fallback server: {e}"))?
-                // stdout carries MCP: the link goes to stderr, which hosts keep in their logs.
-                .on_link(|link| eprintln!("askuser mcp: answer at {link}"))
-                .on_retry(|e| {
-                    eprintln!(
-                        "askuser mcp: {}; trying again until the call's deadline",
-                        askuser_tool::exit::with_causes(e)
-                    );
-                });
-            if let Some(timeout) = options.timeout {
-                answerer = answerer.timeout(timeout);
-            }
+            let answerer = http_answerer(url, options, "--fallback server")?;
             let described = format!(
                 "the questions are put on the answer server at {url}, where the person answers them on a web page"
             );
@@ -291,6 +304,34 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
             step.available_when(terminal_available)
         }
     })
+}
+
+/// An answerer asking through the answer server at `url` (`--fallback server`, `--also server`):
+/// the token from `--token-file` or the usual places, links and retries said on stderr.
+fn http_answerer(url: &str, options: &Options, flag: &str) -> Result<HttpAnswerer, String> {
+    if askuser_client::is_cleartext_beyond_loopback(url) {
+        eprintln!(
+            "askuser mcp: warning: {url} is plain HTTP beyond this machine: the token, the answers and \
+             any secret cross the network readable and changeable by anyone on the path; use https://"
+        );
+    }
+    let token_flag = if options.token_file.is_some() { "--token-file" } else { flag };
+    let token =
+        ApiToken::for_client(options.token_file.as_deref()).map_err(|e| format!("{token_flag}: {e}"))?;
+    let mut answerer = HttpAnswerer::new(url, token)
+        .map_err(|e| format!("{flag}: {e}"))?
+        // stdout carries MCP: the link goes to stderr, which hosts keep in their logs.
+        .on_link(|link| eprintln!("askuser mcp: answer at {link}"))
+        .on_retry(|e| {
+            eprintln!(
+                "askuser mcp: {}; trying again until the call's deadline",
+                askuser_tool::exit::with_causes(e)
+            );
+        });
+    if let Some(timeout) = options.timeout {
+        answerer = answerer.timeout(timeout);
+    }
+    Ok(answerer)
 }
 
 /// The store URL of `--background`: `--store`, else `pending.db` in the data directory (created
@@ -332,13 +373,23 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     };
     let mut builder = AskUserServer::builder()
-        .name(options.name)
+        .name(options.name.as_str())
         .fallback(fallback)
         .validator(Validator::new())
         .profile(options.profile)
         .on_timeout(options.on_timeout);
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
+    }
+    if let Some(url) = &options.also {
+        let server = match http_answerer(url, &options, "--also server") {
+            Ok(server) => server,
+            Err(message) => {
+                eprintln!("askuser mcp: {message}");
+                return ExitCode::from(2);
+            }
+        };
+        builder = builder.also(move |form| Arc::new(Racing::new(server.clone(), form)));
     }
     let workspace_label = workspace();
     if let Some(workspace) = &workspace_label {
@@ -413,6 +464,22 @@ mod tests {
     }
 
     #[test]
+    fn also_races_a_server_and_asks_it_alone_without_a_form() {
+        let url = "http://127.0.0.1:8765".to_owned();
+        for also in
+            [&["--also", "server", "http://127.0.0.1:8765"][..], &["--also", "server http://127.0.0.1:8765"]]
+        {
+            let o = parse(Args::new(&args(also))).unwrap();
+            assert_eq!((o.also.as_ref(), o.fallback), (Some(&url), vec![FallbackMode::Server(url.clone())]));
+        }
+        let o =
+            parse(Args::new(&args(&["--also", "server", "http://127.0.0.1:8765", "--fallback", "terminal"])))
+                .unwrap();
+        assert_eq!(o.fallback, [FallbackMode::Terminal], "an explicit --fallback stands");
+        assert!(parse(Args::new(&args(&["--also", "server", "http://h", "--token-file", "/tmp/t"]))).is_ok());
+    }
+
+    #[test]
     fn parses_fallback_chains() {
         let server = || FallbackMode::Server("http://127.0.0.1:8765".to_owned());
         let chain = [FallbackMode::Terminal, server(), FallbackMode::Decline];
@@ -461,6 +528,9 @@ mod tests {
             (&["--timeout", "soon"], "not a number"),
             (&["--frobnicate"], "unknown option"),
             (&["--store", "sqlite:/tmp/p.db"], "--store goes with --background"),
+            (&["--also", "phone"], "--also takes server URL"),
+            (&["--also", "server"], "--also server needs the answer server's URL"),
+            (&["--also", "server", "ftp://x"], "http:// or https://"),
             (&["--background", "--store", "/tmp/p.db"], "--store takes sqlite:PATH"),
         ] {
             let error = parse(Args::new(&args(bad))).unwrap_err();

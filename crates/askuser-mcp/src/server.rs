@@ -286,6 +286,8 @@ pub(crate) struct Inner {
     pub(crate) inbox: Option<Inbox>,
     /// The background tools, when enabled.
     pub(crate) later: Option<Later>,
+    /// Races the client's form against another surface ([`AskUserServerBuilder::also`]).
+    pub(crate) also: Option<Arc<AlsoHook>>,
     /// Nonces of states already redeemed, until their states expire.
     redeemed: Mutex<Redeemed>,
     /// The server's one progress ticker, which every waiting call listens to (see
@@ -322,7 +324,12 @@ pub struct AskUserServerBuilder {
     workspace: Option<String>,
     inbox: Option<Inbox>,
     later: Option<LaterConfig>,
+    also: Option<Arc<AlsoHook>>,
 }
+
+/// What [`AskUserServerBuilder::also`] is given: makes the answerer a call asks through from the
+/// client's form.
+pub(crate) type AlsoHook = dyn Fn(Arc<dyn Answerer>) -> Arc<dyn Answerer> + Send + Sync;
 
 impl fmt::Debug for AskUserServerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -438,6 +445,19 @@ impl AskUserServerBuilder {
         self
     }
 
+    /// Shows the questions on another surface as well as in the client's form: at each call that
+    /// has a form, `race` is given the form as an answerer and returns the answerer the call asks
+    /// through (askuser-client's `Racing` of an answer server and the form: the first answer
+    /// wins, the other surface is retracted). A dismissed form leaves the other surface to
+    /// decide. Calls without a form go to the [`Fallback`] as before. Default: the form alone.
+    pub fn also(
+        mut self,
+        race: impl Fn(Arc<dyn Answerer>) -> Arc<dyn Answerer> + Send + Sync + 'static,
+    ) -> Self {
+        self.also = Some(Arc::new(race));
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(mut self) -> AskUserServer {
@@ -458,6 +478,7 @@ impl AskUserServerBuilder {
                 workspace: self.workspace,
                 inbox: self.inbox,
                 later: self.later.map(Later::new),
+                also: self.also,
                 redeemed: Mutex::new(Redeemed::default()),
                 heartbeat: Mutex::new(None),
             }),
@@ -525,6 +546,7 @@ impl AskUserServer {
             workspace: None,
             inbox: None,
             later: None,
+            also: None,
         }
     }
 
@@ -674,7 +696,10 @@ impl AskUserServer {
                 form: form.map(Eliciting::dismissal_waits),
                 timeout: self.inbox_timeout(),
             }),
-            (_, Some(form)) => Arc::new(form),
+            (_, Some(form)) => match &self.inner.also {
+                Some(race) => race(Arc::new(form.dismissal_waits())),
+                None => Arc::new(form),
+            },
             _ => match self.fallback_step(secret) {
                 Ok((answerer, note)) => {
                     fell_through = note;

@@ -270,3 +270,70 @@ fn plain_http_beyond_loopback_is_warned_about() {
         assert!(stderr.contains("/nonexistent/askuser-token"), "{stderr}");
     }
 }
+
+/// `--also server URL` with a host that shows forms: the form and the answer server race.
+async fn racing(
+    server: &AnswerServer,
+    reply: askuser_mcp::testing::Reply,
+) -> (Client, askuser_mcp::testing::ScriptedClient) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
+    command.args(["--also", "server", &server.url, "--token-file"]).arg(&server.token_file);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("askuser-mcp starts");
+    let client = askuser_mcp::testing::ScriptedClient::new(ProtocolVersion::V_2025_11_25, true, vec![reply]);
+    (
+        askuser_mcp::testing::serve_client(client.clone(), ProtocolVersion::V_2025_11_25, transport).await,
+        client,
+    )
+}
+
+type Client = rmcp::service::RunningService<rmcp::service::RoleClient, askuser_mcp::testing::ScriptedClient>;
+
+async fn record_state(server: &AnswerServer) -> Value {
+    let list: Value = reqwest::Client::new()
+        .get(format!("{}/v1/questions", server.url))
+        .bearer_auth(&server.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    list["records"][0]["state"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn also_the_forms_answer_wins_and_the_answer_server_is_told() {
+    let Some(server) = answer_server("also-form", "reference").await else { return };
+    let (running, client) = racing(&server, askuser_mcp::testing::Reply::FirstChoice).await;
+    let result = tokio::time::timeout(Duration::from_secs(30), running.call_tool(batch())).await.unwrap();
+    assert_eq!(text(&result.unwrap()), r#"{"Plan":["Small"],"Extras":["Backups"]}"#);
+    assert_eq!(client.shown().len(), 1);
+    assert_eq!(record_state(&server).await, "answered", "the page says it was answered");
+    running.cancel().await.unwrap();
+}
+
+/// Guards the race's loser: an answer on the answer server cancels the host's open form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn also_an_answer_on_the_server_wins_and_cancels_the_form() {
+    let Some(server) = answer_server("also-server", "reference").await else { return };
+    let (running, client) = racing(&server, askuser_mcp::testing::Reply::Hang).await;
+    let call = tokio::spawn(async move {
+        let result = running.call_tool(batch()).await;
+        (running, result)
+    });
+    post_answer(&server, &json!({"answers": [{"header": "Plan", "selected": ["Large"]}, {"header": "Extras", "selected": ["Support"]}]})).await;
+    let (running, result) = tokio::time::timeout(Duration::from_secs(30), call).await.unwrap().unwrap();
+    assert_eq!(text(&result.unwrap()), r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+    for _ in 0..200 {
+        if !client.cancelled().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(client.shown().len(), 1);
+    assert_eq!(client.cancelled(), vec![client.shown()[0].id.clone()]);
+    running.cancel().await.unwrap();
+}

@@ -163,3 +163,49 @@ fn names_its_version() {
         );
     }
 }
+
+/// `--background`: a ticket answered through the form is read back by a later process from the
+/// same SQLite file; a process working in another directory refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_tickets_outlive_the_process_and_stay_in_their_workspace() {
+    let dir = std::env::temp_dir().join(format!("askuser-mcp-cli-background-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    let store = format!("sqlite:{}", dir.join("tickets.db").display());
+    let tool = |name: &str, arguments: serde_json::Value| {
+        CallToolRequestParams::new(name.to_owned()).with_arguments(arguments.as_object().unwrap().clone())
+    };
+    let started = |cwd: &std::path::Path, elicitation: bool| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"));
+        command.args(["--background", "--store", &store]).current_dir(cwd);
+        let (transport, _) =
+            TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().expect("askuser-mcp starts");
+        let client =
+            ScriptedClient::new(ProtocolVersion::V_2025_11_25, elicitation, vec![Reply::FirstChoice]);
+        serve_client(client, ProtocolVersion::V_2025_11_25, transport)
+    };
+    let running = started(&dir, true).await;
+    let names: Vec<String> =
+        running.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["ask_user_question", "ask_user_question_later", "get_user_answers"]);
+    let arguments = batch().arguments.map(serde_json::Value::Object).unwrap();
+    let later = running.call_tool(tool("ask_user_question_later", arguments)).await.unwrap();
+    let ticket = text(&later).split("Ticket: ").nth(1).unwrap().split('.').next().unwrap().to_owned();
+    let answers = running
+        .call_tool(tool("get_user_answers", json!({"ticket": ticket, "wait_seconds": 20})))
+        .await
+        .unwrap();
+    let expected = r#"{"Plan":["Small"],"Extras":["Backups"]}"#;
+    assert_eq!(text(&answers), expected);
+    running.cancel().await.unwrap();
+
+    let running = started(&dir, false).await;
+    let again = running.call_tool(tool("get_user_answers", json!({"ticket": ticket}))).await.unwrap();
+    assert_eq!(text(&again), expected, "read back by another process");
+    running.cancel().await.unwrap();
+    let running = started(&dir.join("elsewhere"), false).await;
+    let refused = running.call_tool(tool("get_user_answers", json!({"ticket": ticket}))).await.unwrap();
+    assert!(text(&refused).contains("is not one of this server's"), "{}", text(&refused));
+    running.cancel().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
