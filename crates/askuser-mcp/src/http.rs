@@ -84,9 +84,16 @@ pub fn http_service(server: AskUserServer, options: HttpOptions) -> McpHttpServi
     StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config)
 }
 
-/// The `Mcp-Session-Id` of the HTTP request behind `context`.
+/// A digest of the `Mcp-Session-Id` of the HTTP request behind `context`: it names the session in
+/// the store without the session id itself, which a client presents like a credential.
 pub(crate) fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    use sha2::Digest as _;
     let parts = context.extensions.get::<http::request::Parts>()?;
-    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    Some(id.to_owned())
+    let id = parts.headers.get("mcp-session-id")?.as_bytes();
+    let digest = sha2::Sha256::digest(id);
+    Some(digest[..16].iter().fold(String::with_capacity(32), |mut hex, b| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    }))
 }
