@@ -436,7 +436,7 @@ impl AskUserServerBuilder {
 
     /// Adds the background tools `ask_user_question_later` (the same arguments as
     /// `ask_user_question`; returns a ticket at once) and `get_user_answers` (a ticket and an
-    /// optional `wait_seconds` of at most [`MAX_WAIT_SECONDS`]), their questions kept in `store`
+    /// optional `wait_seconds` of at most [`MAX_WAIT_SECONDS`](crate::MAX_WAIT_SECONDS)), their questions kept in `store`
     /// so that a ticket outlives the server process. `scope` names this server (e.g. its
     /// workspace): a ticket whose question was asked under another scope, or (over HTTP) in
     /// another MCP session, is refused. Default: off.
