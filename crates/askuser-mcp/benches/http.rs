@@ -110,6 +110,10 @@ impl Http {
             .nest_service("/mcp", mcp);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
         let base = format!("http://{}", listener.local_addr().expect("an address"));
+        // As askuser serve does: small SSE writes are not held back for an ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         tokio::spawn(async move { axum::serve(listener, app).await });
         let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().expect("a client");
         let mut http =
