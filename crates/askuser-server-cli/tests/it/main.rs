@@ -4,3 +4,4 @@
 mod browser;
 mod processes;
 mod support;
+mod terminal;
