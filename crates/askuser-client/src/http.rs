@@ -398,6 +398,11 @@ fn random_unit() -> f64 {
     unit
 }
 
+/// A fresh id for a call on the server: the tool-call id (or the request's) and a random suffix.
+pub(crate) fn call_id(request: &AskUserRequest, context: &AskContext) -> String {
+    unique_id(context.tool_call_id.as_deref().unwrap_or(request.id()))
+}
+
 /// `base` (the tool-call id, cut to [`MAX_BASE_ID_CHARS`]) with a random suffix: providers reuse
 /// call ids such as `call_0` across conversations, and an id names one question forever.
 fn unique_id(base: &str) -> String {
@@ -424,18 +429,12 @@ impl Answerer for HttpAnswerer {
             // Nowhere to put the value: do not ask for it, and say that nobody was asked.
             return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
-        let id = self.new_id(&request, &context);
+        let id = call_id(&request, &context);
         self.answer_as(&id, request, context, None).await
     }
 }
 
 impl HttpAnswerer {
-    /// A fresh id for a call: the tool-call id (or the request's) and a random suffix.
-    pub(crate) fn new_id(&self, request: &AskUserRequest, context: &AskContext) -> String {
-        let _ = self;
-        unique_id(context.tool_call_id.as_deref().unwrap_or(request.id()))
-    }
-
     /// Asks under `id` and waits: [`Answerer::answer`] with the id chosen; `on_asked` is notified
     /// once the server has the question (after [`on_link`](Self::on_link)).
     pub(crate) async fn answer_as(

@@ -67,7 +67,7 @@ impl<L: Answerer> Answerer for Racing<L> {
         if request.questions().iter().any(|q| q.kind() == QuestionKind::Secret) {
             return self.local.answer(request, context).await;
         }
-        let id = self.server.new_id(&request, &context);
+        let id = crate::http::call_id(&request, &context);
         let deadline = tokio::time::Instant::now() + self.server.limit(&request);
         // The local surface opens once the server has the question (its link printed first, not
         // across a menu being drawn), once the server failed for good, or after LOCAL_GRACE

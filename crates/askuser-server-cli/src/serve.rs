@@ -85,11 +85,18 @@ struct Options {
 /// line, where other users' `ps` would see them.
 const NOTIFY_CREDENTIALS_ENV: &str = "ASKUSER_NOTIFY_CREDENTIALS";
 
-/// The webhook's credentials and where they were read, if any were given.
+/// The webhook's credentials and where they were read, if any were given. The file is checked as
+/// the token file is: a link, another user's file or one others may read is refused.
 fn notify_credentials(file: Option<&Path>) -> Result<Option<(String, String)>, String> {
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--notify-credentials-file {}: {e}", path.display()))?;
+        let text = askuser_client::read_private_file(path)
+            .map_err(|e| match e {
+                askuser_client::TokenError::Unsafe { path, reason } => {
+                    format!("--notify-credentials-file {path}: {reason}")
+                }
+                other => format!("--notify-credentials-file: {other}"),
+            })?
+            .ok_or_else(|| format!("--notify-credentials-file {}: no such file", path.display()))?;
         return Ok(Some((text, format!("--notify-credentials-file {}", path.display()))));
     }
     Ok(std::env::var(NOTIFY_CREDENTIALS_ENV).ok().map(|text| (text, NOTIFY_CREDENTIALS_ENV.to_owned())))
@@ -437,5 +444,31 @@ mod tests {
             (Duration::from_secs(2), Duration::from_secs(3), 40)
         );
         assert!(parse(&args(&["--max-connections", "0"])).unwrap_err().contains("above 0"));
+    }
+
+    /// The credentials file is held to the token file's rules.
+    #[cfg(unix)]
+    #[test]
+    fn notify_credentials_come_from_a_private_file_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("askuser-serve-credentials-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("credentials");
+        std::fs::write(&path, "phil:pw\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let refused = notify_credentials(Some(&path)).unwrap_err();
+        assert!(
+            refused.starts_with(&format!("--notify-credentials-file {}: its mode is 0644", path.display())),
+            "{refused}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (text, from) = notify_credentials(Some(&path)).unwrap().unwrap();
+        assert_eq!(
+            (text.as_str(), from),
+            ("phil:pw\n", format!("--notify-credentials-file {}", path.display()))
+        );
+        let missing = notify_credentials(Some(&dir.join("none"))).unwrap_err();
+        assert!(missing.ends_with("none: no such file"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -518,8 +518,12 @@ impl Follower {
         self.send_once(Notice::Asked, Event::Asked, record).await;
     }
 
-    /// Sends `event` about `record` if this process is the one that claims `notice` for it.
+    /// Sends `event` about `record` if this process is the one that claims `notice` for it. A
+    /// sending slot is taken first (waiting while `IN_FLIGHT` notices are on their way), so a
+    /// claimed notice is always sent: the follower falls behind instead, and a feed it missed is
+    /// caught up from the pending questions.
     async fn send_once(&self, notice: Notice, event: Event, record: &PendingRecord) {
+        let Ok(slot) = Arc::clone(&self.in_flight).acquire_owned().await else { return };
         match bounded(self.state.store.claim_notice(record.id(), notice)).await {
             Ok(true) => {}
             Ok(false) => return,
@@ -528,10 +532,6 @@ impl Follower {
                 return;
             }
         }
-        let Ok(slot) = Arc::clone(&self.in_flight).try_acquire_owned() else {
-            tracing::warn!("too many notifications in flight; a notice was dropped");
-            return;
-        };
         let outgoing = Outgoing::of(&self.state, &self.notifier, event, record);
         let (state, notifier) = (Arc::clone(&self.state), Arc::clone(&self.notifier));
         tokio::spawn(async move {

@@ -6,3 +6,4 @@ mod conformance;
 mod mcp;
 mod processes;
 mod support;
+mod terminal;
