@@ -281,3 +281,34 @@ async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
     assert_eq!(status(post(Some(token), &[("origin", "http://evil.example.com")]).await.unwrap()), 403);
     assert_eq!(status(post(Some(token), &[("host", "evil.example.com")]).await.unwrap()), 403);
 }
+
+/// The 2026-07-28 shape: no session, one stateless `POST` per call (its revision and capabilities
+/// in headers and `_meta`); the question waits in the inbox, answered through the API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_2026_07_28_call_is_asked_through_the_inbox() {
+    let dir = TempDir::new("mcp-2026");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "ask_user_question", "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let request = reqwest::Client::new()
+        .post(format!("{}/mcp", served.url))
+        .bearer_auth(&served.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_user_question")
+        .json(&call)
+        .send();
+    let (response, _) = tokio::join!(request, answer_through_api(&served, "Large"));
+    let body = response.unwrap().text().await.unwrap();
+    let message: Value = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find_map(|data| serde_json::from_str(data.trim()).ok())
+        .unwrap_or_else(|| serde_json::from_str(&body).expect("a JSON-RPC response"));
+    assert_eq!(message["result"]["resultType"], "complete", "{message}");
+    assert_eq!(message["result"]["content"][0]["text"], r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+}
