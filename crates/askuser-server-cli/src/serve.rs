@@ -280,7 +280,7 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
 }
 
 async fn run(options: Options) -> Result<(), String> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
+    init_log();
     let (store_url, default_token_file) = store_and_token_file(&options)?;
     // `token_flag`: what `ask --server` needs to find the same token (nothing for the file it
     // reads by default).
@@ -379,6 +379,23 @@ async fn run(options: Options) -> Result<(), String> {
     server.serve(listener, signal).await.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
+}
+
+/// The log on stderr: one line per request.
+fn init_log() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // rmcp (MCP at /mcp) logs sessions, their ids and clients' details at INFO: the log keeps
+    // one line per request, and a session id is a client's to present, not the log's.
+    let quiet_rmcp = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("rmcp", tracing::Level::WARN);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .finish()
+        .with(quiet_rmcp)
+        .init();
 }
 
 /// MCP at `/mcp`: its questions in `store`, waiting as long as the server's.

@@ -66,6 +66,8 @@ struct Served {
     _process: tokio::process::Child,
     url: String,
     token: String,
+    /// What the server has written to stderr so far.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 async fn serve_on(store: &str, dir: &Path, extra: &[&str]) -> Served {
@@ -78,12 +80,17 @@ async fn serve_on(store: &str, dir: &Path, extra: &[&str]) -> Served {
     let mcp = line_after(&mut stderr, "askuser serve: MCP (Streamable HTTP) at ").await;
     assert_eq!(mcp, format!("{url}/mcp, with the API token"));
     // Keep reading, so that a full pipe never blocks the server.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = std::sync::Arc::clone(&log);
     tokio::spawn(async move {
-        let mut sink = tokio::io::sink();
-        let _ = tokio::io::copy(&mut stderr, &mut sink).await;
+        let mut line = String::new();
+        while tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line).await.is_ok_and(|n| n > 0) {
+            kept.lock().unwrap().push_str(&line);
+            line.clear();
+        }
     });
     let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
-    Served { _process: process, url, token }
+    Served { _process: process, url, token, log }
 }
 
 /// Runs a client script (`program script`) against `served`'s `/mcp`, calling `tool`.
@@ -276,10 +283,17 @@ async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
     let status = |response: reqwest::Response| response.status().as_u16();
     assert_eq!(status(post(None, &[]).await.unwrap()), 401);
     assert_eq!(status(post(Some("wrong-token-0123456789abcdef"), &[]).await.unwrap()), 401);
-    assert_eq!(status(post(Some(token), &[]).await.unwrap()), 200);
+    let session = post(Some(token), &[]).await.unwrap();
+    assert_eq!(session.status(), 200);
+    let session = session.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     assert_eq!(status(post(Some(token), &[("origin", origin.as_str())]).await.unwrap()), 200);
     assert_eq!(status(post(Some(token), &[("origin", "http://evil.example.com")]).await.unwrap()), 403);
     assert_eq!(status(post(Some(token), &[("host", "evil.example.com")]).await.unwrap()), 403);
+    // The log has a line per request, never a session id or a token.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let log = served.log.lock().unwrap().clone();
+    assert!(log.contains(r#"route="/mcp" status=200"#), "{log}");
+    assert!(!log.contains(&session) && !log.contains(token), "{log}");
 }
 
 /// The 2026-07-28 shape: no session, one stateless `POST` per call (its revision and capabilities
