@@ -334,6 +334,26 @@ fn http_answerer(url: &str, options: &Options, flag: &str) -> Result<HttpAnswere
     Ok(answerer)
 }
 
+/// The store of `--background`, opened.
+#[cfg(feature = "background")]
+async fn open_store(url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, String> {
+    askuser_store::open(url).await.map_err(|e| {
+        format!(
+            "--background: cannot open the store {}: {}",
+            askuser_store::redact_url(url),
+            askuser_tool::exit::with_causes(&e)
+        )
+    })
+}
+
+/// Without the feature, `--background` is refused before anything is served.
+#[cfg(not(feature = "background"))]
+async fn open_store(_url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, String> {
+    Err("--background: this build of askuser mcp has no background asks (package askuser-mcp-cli's feature \
+         `background`; the askuser binary has it)"
+        .to_owned())
+}
+
 /// The store URL of `--background`: `--store`, else `pending.db` in the data directory (created
 /// mode 0700 when missing).
 fn background_store(store: Option<&str>) -> Result<String, String> {
@@ -405,16 +425,10 @@ pub fn main(args: &[String]) -> ExitCode {
     let store = options.background.then(|| background_store(options.store.as_deref()));
     let outcome = runtime.block_on(async move {
         if let Some(store) = store {
-            let url = store?;
-            let opened = askuser_store::open(&url).await.map_err(|e| {
-                format!(
-                    "--background: cannot open the store {}: {}",
-                    askuser_store::redact_url(&url),
-                    askuser_tool::exit::with_causes(&e)
-                )
-            })?;
-            builder = builder
-                .background(opened, format!("askuser mcp in {}", workspace_label.as_deref().unwrap_or("?")));
+            builder = builder.background(
+                open_store(&store?).await?,
+                format!("askuser mcp in {}", workspace_label.as_deref().unwrap_or("?")),
+            );
         }
         let server = builder.build();
         let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;

@@ -42,6 +42,9 @@ pub mod testing;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
+/// The store the [inbox](AskUserServerBuilder::inbox) and the
+/// [background tools](AskUserServerBuilder::background) keep questions in (askuser-store's trait).
+pub use askuser_store::PendingStore;
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, McpHttpService, http_service};

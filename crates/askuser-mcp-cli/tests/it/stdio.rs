@@ -165,7 +165,9 @@ fn names_its_version() {
 }
 
 /// `--background`: a ticket answered through the form is read back by a later process from the
-/// same SQLite file; a process working in another directory refuses it.
+/// same SQLite file; a process working in another directory refuses it. (Feature `background`,
+/// which `cargo test --workspace` turns on through the `askuser` package.)
+#[cfg(feature = "background")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_tickets_outlive_the_process_and_stay_in_their_workspace() {
     let dir = std::env::temp_dir().join(format!("askuser-mcp-cli-background-{}", std::process::id()));
@@ -208,4 +210,19 @@ async fn background_tickets_outlive_the_process_and_stay_in_their_workspace() {
     assert!(text(&refused).contains("is not one of this server's"), "{}", text(&refused));
     running.cancel().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Built without the feature `background` (`cargo test -p askuser-mcp-cli` alone), `--background`
+/// is refused at start, saying how to get it.
+#[cfg(not(feature = "background"))]
+#[test]
+fn background_without_its_feature_is_refused_at_start() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_askuser-mcp"))
+        .args(["--background", "--store", "sqlite:/nonexistent/tickets.db"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("has no background asks") && stderr.contains("`background`"), "{stderr}");
 }
