@@ -6,7 +6,7 @@
 //! | HTTP round trip | a `POST` to a route that returns a fixed small body, on the same loopback HTTP/1.1 connection: the transport alone |
 //! | HTTP tools/call | the same call over Streamable HTTP (`http_service` behind axum on loopback, one session, the answer as an SSE stream) |
 //! | background ask | `ask_user_question_later` over the pipe, its ticket in a SQLite file (WAL), a form left open on the client: p50 and p99 of single calls |
-//! | 1,000 open tickets | the process's resident memory after 1,000 background asks whose forms stay open, less before |
+//! | 1,000 open tickets | resident memory after 1,000 background asks, less before: the server's own (a fallback that never answers, no form), with a form open per ticket (server and client in this process), and the server alone in a child process over stdio with a form open per ticket |
 //!
 //! Targets: HTTP tools/call ≤ 2 × stdio tools/call + HTTP round trip; background ask p50 ≤ 5 ms;
 //! 1,000 open tickets ≤ 16 MB. Run with `cargo bench -p askuser-mcp --features http --bench http`
@@ -154,7 +154,64 @@ impl Http {
     }
 }
 
+/// Set in the child process that serves the background tools over stdio, its tickets in the file
+/// this names, so that its resident memory is the server's alone.
+const CHILD: &str = "ASKUSER_BENCH_TICKET_SERVER";
+
+/// The child: `AskUserServer` with the background tools on stdin/stdout.
+fn serve_child(path: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let store: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(path).await.expect("a store"));
+        let server = AskUserServer::builder().background(store, "bench-child").build();
+        let running = rmcp::ServiceExt::serve(server, rmcp::transport::stdio()).await.expect("serves");
+        let _ = running.waiting().await;
+    });
+}
+
+/// The resident memory of process `pid`, in bytes (Linux; 0 elsewhere).
+fn resident_of(pid: u32) -> u64 {
+    let pages = std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()));
+    pages.unwrap_or(0) * 4096
+}
+
+/// 1,000 background asks to a server in a child process whose client (this process) keeps every
+/// form open: the growth of the child's resident memory.
+fn open_forms_in_a_child(
+    runtime: &tokio::runtime::Runtime,
+    path: &str,
+    later: &CallToolRequestParams,
+) -> u64 {
+    let mut command = tokio::process::Command::new(std::env::current_exe().expect("this bench"));
+    command.env(CHILD, path);
+    let child = runtime
+        .block_on(async { rmcp::transport::TokioChildProcess::new(command) })
+        .expect("the child starts");
+    let pid = child.id().expect("a pid");
+    let hanging = ScriptedClient::new(ProtocolVersion::V_2025_11_25, true, vec![Reply::Hang; TICKETS + 10]);
+    let client =
+        runtime.block_on(askuser_mcp::testing::serve_client(hanging, ProtocolVersion::V_2025_11_25, child));
+    for _ in 0..10 {
+        runtime.block_on(async { black_box(client.call_tool(later.clone()).await.ok()) });
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let before = resident_of(pid);
+    for _ in 0..TICKETS {
+        black_box(runtime.block_on(client.call_tool(later.clone())).expect("a ticket"));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    let grown = resident_of(pid).saturating_sub(before);
+    drop(client);
+    grown
+}
+
 fn main() {
+    if let Ok(path) = std::env::var(CHILD) {
+        serve_child(&path);
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -241,6 +298,16 @@ fn main() {
         megabytes(grown)
     );
     drop(client);
+    let child_path = std::env::temp_dir().join(format!("askuser-mcp-bench-child-{}.db", std::process::id()));
+    let grown = open_forms_in_a_child(&runtime, child_path.to_str().expect("a UTF-8 path"), &later);
+    println!(
+        "  with forms open         {:.1} MB resident (the server alone, in a child process over stdio)   target ≤ 16 MB: {}",
+        megabytes(grown),
+        if grown <= 16 * 1024 * 1024 { "met" } else { "MISSED" }
+    );
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", child_path.display()));
+    }
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
