@@ -215,8 +215,13 @@ impl std::fmt::Display for TokenSource {
 
 /// The content of the token file at `path`, `None` when there is none; refused when it is a
 /// link, not a regular file, another user's, or open to other users (checked on the opened file,
-/// so nothing can be swapped in between).
-fn read_token_file(path: &Path) -> Result<Option<String>, TokenError> {
+/// so nothing can be swapped in between). Any secret kept in a file is read through it (the API
+/// token; askuser-channels' bot tokens).
+///
+/// # Errors
+///
+/// [`TokenError::Unsafe`] for a file refused as above; [`TokenError::File`] when it cannot be read.
+pub fn read_token_file(path: &Path) -> Result<Option<String>, TokenError> {
     use std::io::Read as _;
     let shown = || path.display().to_string();
     let unsafe_file = |reason: String| TokenError::Unsafe { path: shown(), reason };

@@ -61,7 +61,7 @@ use askuser_store::{PendingStore, PostgresStore};
 use axum::Router;
 use tokio::sync::watch;
 
-pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource};
+pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource, read_token_file};
 #[cfg(feature = "client")]
 pub use client::{ClientError, HttpAnswerer};
 pub use error::ApiError;
