@@ -287,7 +287,7 @@ pub(crate) fn pending_view(
     } else {
         match link {
             Some(_) => {
-                text.push_str("\n\nThis one is answered on its page (a secret never goes through a chat).")
+                text.push_str("\n\nThis one is answered on its page (a secret never goes through a chat).");
             }
             None => text.push_str(
                 "\n\nThis one cannot be answered in this chat (a secret never goes through a chat, and \

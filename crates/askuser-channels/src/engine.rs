@@ -51,9 +51,12 @@ struct Post {
     /// Messages asking to type an answer (Telegram's `ForceReply`), and the question each is for.
     #[serde(default)]
     prompts: Vec<(String, usize)>,
-    /// The message shows an older tally.
+    /// How many times the tally changed.
     #[serde(default)]
-    dirty: bool,
+    changes: u64,
+    /// The tally the message shows (as of that many changes; not kept: a restart shows it again).
+    #[serde(skip)]
+    shown: u64,
 }
 
 /// Which surface committed an answer, while its commit is in flight and after: so the others can
@@ -218,7 +221,7 @@ impl<S: Surface> Engine<S> {
                 }
                 Ok(false) => {}
                 Err(error) => {
-                    tracing::warn!(channel = S::NAME, error = %error, "cannot reach the store to hold the channel")
+                    tracing::warn!(channel = S::NAME, error = %error, "cannot reach the store to hold the channel");
                 }
             }
             tokio::select! {
@@ -231,6 +234,10 @@ impl<S: Surface> Engine<S> {
     /// While this process holds the channel: the feed follower, the worker, the listener.
     async fn session(self: Arc<Self>) {
         self.queue.clear();
+        self.posts.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.keys.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        // Before listening: a tap waiting since before a restart is on a message loaded here.
+        self.load_posts().await;
         let mut tasks = tokio::task::JoinSet::new();
         tasks.spawn(Arc::clone(&self).follow());
         tasks.spawn(Arc::clone(&self).work());
@@ -267,7 +274,7 @@ impl<S: Surface> Engine<S> {
     /// Follows the store's change feed: every change queues its question.
     async fn follow(self: Arc<Self>) {
         let mut changes = self.store.changes();
-        self.catch_up().await;
+        self.queue_pending().await;
         loop {
             match changes.next().await {
                 Ok(change) => self.queue.push(&change.id),
@@ -279,6 +286,12 @@ impl<S: Surface> Engine<S> {
     /// Loads the messages kept in the store and queues them and every waiting question: a
     /// restart (or a takeover) resumes, posting only what was never posted.
     async fn catch_up(&self) {
+        self.load_posts().await;
+        self.queue_pending().await;
+    }
+
+    /// Loads the messages kept in the store (they are the ones a tap can be on), and queues them.
+    async fn load_posts(&self) {
         let posts = loop {
             match self.store.channel_posts(S::NAME).await {
                 Ok(posts) => break posts,
@@ -299,11 +312,15 @@ impl<S: Surface> Engine<S> {
                         mine.insert(question_id, post);
                     }
                     Err(error) => {
-                        tracing::warn!(channel = S::NAME, error = %error, "a kept message is unreadable; skipped")
+                        tracing::warn!(channel = S::NAME, error = %error, "a kept message is unreadable; skipped");
                     }
                 }
             }
         }
+    }
+
+    /// Queues every waiting question.
+    async fn queue_pending(&self) {
         let mut query = ListQuery::new().state(State::Pending).limit(ListQuery::MAX_LIMIT);
         loop {
             match self.store.list(&query).await {
@@ -352,12 +369,12 @@ impl<S: Surface> Engine<S> {
         match (record, post) {
             (Some(record), None) if record.state() == State::Pending => self.post(&record).await,
             (Some(record), Some(post)) if record.state() == State::Pending => {
-                if post.dirty {
+                if post.changes != post.shown {
                     let view = self.pending_view(&record, &post.tally);
                     self.edit(&post.at, &view).await;
                     let mut posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
                     if let Some(kept) = posts.get_mut(id) {
-                        kept.dirty = false;
+                        kept.shown = post.changes;
                     }
                 }
                 Ok(())
@@ -387,7 +404,7 @@ impl<S: Surface> Engine<S> {
         match self.surface.post(&view).await {
             Ok(at) => {
                 self.counters.posted.fetch_add(1, Ordering::Relaxed);
-                let post = Post { at, tally: Tally::default(), prompts: Vec::new(), dirty: false };
+                let post = Post { at, tally: Tally::default(), prompts: Vec::new(), changes: 0, shown: 0 };
                 self.keys
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -471,7 +488,7 @@ impl<S: Surface> Engine<S> {
             let Some(post) = posts.get_mut(&id) else { return Reply::Say(STALE.to_owned()) };
             let step = batch::apply(&record, &mut post.tally, action, S::TYPES_TEXT);
             if step == Step::Changed {
-                post.dirty = true;
+                post.changes += 1;
             }
             step
         };
@@ -504,7 +521,9 @@ impl<S: Surface> Engine<S> {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Some(Reply::Say(STALE.to_owned())),
             Err(_) => {
-                return Some(Reply::Say("The answer store is unreachable; try again in a moment.".to_owned()));
+                return Some(Reply::Say(
+                    "The answer store is unreachable; try again in a moment.".to_owned(),
+                ));
             }
         };
         let step = {
@@ -512,7 +531,7 @@ impl<S: Surface> Engine<S> {
             let post = posts.get_mut(&id)?;
             let step = batch::typed(&record, &mut post.tally, q, text);
             if step == Step::Changed {
-                post.dirty = true;
+                post.changes += 1;
             }
             step
         };
