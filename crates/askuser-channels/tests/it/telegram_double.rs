@@ -298,6 +298,9 @@ async fn get_updates(bot: &Bot, body: &Value) -> (StatusCode, Json<Value>) {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let arrived = bot.arrived.notified();
+        tokio::pin!(arrived);
+        // Registered before the look below: an update pushed after it still wakes this poll.
+        arrived.as_mut().enable();
         let pending: Vec<Value> = {
             let mut updates = bot.updates.lock().unwrap();
             // "An update is considered confirmed as soon as getUpdates is called with an offset

@@ -2,5 +2,6 @@
 //! by a plain HTTP client and by a real browser.
 
 mod browser;
+mod channels;
 mod processes;
 mod support;
