@@ -2,6 +2,7 @@
 //! Telegram Bot API and of Slack's Web API and Socket Mode.
 
 mod config;
+mod fleet;
 mod race;
 mod slack;
 mod slack_double;
