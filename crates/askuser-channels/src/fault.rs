@@ -49,19 +49,17 @@ impl Retry {
         Self { base, retries: AtomicU64::new(0) }
     }
 
-    /// Runs `call` until it succeeds, is refused, or `go_on` says to stop between tries (the
-    /// question was settled, the channel stops): `None` then.
-    pub(crate) async fn run<T, F, Fut, G, GFut>(
+    /// Runs `call` until it succeeds, is refused, or the channels stop (`closing`) between
+    /// tries.
+    pub(crate) async fn run<T, F, Fut>(
         &self,
         what: &str,
+        closing: &tokio::sync::watch::Receiver<bool>,
         mut call: F,
-        mut go_on: G,
     ) -> Result<T, Fault>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Fault>>,
-        G: FnMut() -> GFut,
-        GFut: Future<Output = bool>,
     {
         let mut delay = self.base;
         loop {
@@ -81,8 +79,8 @@ impl Retry {
             };
             self.retries.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(wait).await;
-            if !go_on().await {
-                return Err(Fault::Refused(format!("{what}: given up (no longer needed)")));
+            if *closing.borrow() {
+                return Err(Fault::Refused(format!("{what}: given up (the channels stop)")));
             }
         }
     }

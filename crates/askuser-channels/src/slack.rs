@@ -119,17 +119,7 @@ impl Slack {
 
     /// Calls `method`, retrying faults until it succeeds, is refused, or the channels stop.
     async fn call(&self, method: &str, token: &HeaderValue, body: &Value) -> Result<Value, Fault> {
-        let closing = self.closing.clone();
-        self.retry
-            .run(
-                method,
-                || self.call_once(method, token, body),
-                || {
-                    let stop = *closing.borrow();
-                    async move { !stop }
-                },
-            )
-            .await
+        self.retry.run(method, &self.closing, || self.call_once(method, token, body)).await
     }
 
     /// One socket connection: acknowledges each envelope at once, then hands interactions on.

@@ -113,17 +113,7 @@ impl Telegram {
 
     /// Calls `method`, retrying faults until it succeeds, is refused, or the channels stop.
     async fn call(&self, method: &str, body: &Value) -> Result<Value, Fault> {
-        let closing = self.closing.clone();
-        self.retry
-            .run(
-                method,
-                || self.call_once(method, body, Duration::from_secs(30)),
-                || {
-                    let stop = *closing.borrow();
-                    async move { !stop }
-                },
-            )
-            .await
+        self.retry.run(method, &self.closing, || self.call_once(method, body, Duration::from_secs(30))).await
     }
 
     fn allowed(&self, chat: i64) -> bool {
@@ -207,17 +197,9 @@ impl Surface for Telegram {
             let body = json!({"offset": offset, "timeout": self.poll_timeout.as_secs(),
                               "allowed_updates": ["message", "callback_query"]});
             let timeout = self.poll_timeout + Duration::from_secs(15);
-            let closing = self.closing.clone();
             let updates = self
                 .retry
-                .run(
-                    "getUpdates",
-                    || self.call_once("getUpdates", &body, timeout),
-                    || {
-                        let stop = *closing.borrow();
-                        async move { !stop }
-                    },
-                )
+                .run("getUpdates", &self.closing, || self.call_once("getUpdates", &body, timeout))
                 .await;
             let updates = match updates {
                 Ok(Value::Array(updates)) => updates,
