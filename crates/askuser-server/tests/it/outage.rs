@@ -162,7 +162,11 @@ impl PendingStore for Flaky {
         self.inner.channel_posts(channel).await
     }
 
-    async fn put_channel_post(&self, channel: &str, post: &askuser_store::ChannelPost) -> Result<(), StoreError> {
+    async fn put_channel_post(
+        &self,
+        channel: &str,
+        post: &askuser_store::ChannelPost,
+    ) -> Result<(), StoreError> {
         self.check(true)?;
         self.inner.put_channel_post(channel, post).await
     }
