@@ -517,25 +517,36 @@ impl<S: Surface> Engine<S> {
             })
         };
         let (id, q) = found?;
-        let record = match self.store.get(&id).await {
+        Some(self.typed_for(&id, q, text).await)
+    }
+
+    /// Text typed in a form (Slack's modal) as the answer to question `q` of the batch whose
+    /// button key is `key` (untrusted: from the form's metadata).
+    pub(crate) async fn typed_at(&self, key: &str, q: usize, text: &str) -> Reply {
+        let Some(id) = self.keys.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned() else {
+            return Reply::Say(STALE.to_owned());
+        };
+        self.typed_for(&id, q, text).await
+    }
+
+    async fn typed_for(&self, id: &str, q: usize, text: &str) -> Reply {
+        let record = match self.store.get(id).await {
             Ok(Some(record)) if record.state() == State::Pending => record,
-            Ok(_) => return Some(Reply::Say(STALE.to_owned())),
+            Ok(_) => return Reply::Say(STALE.to_owned()),
             Err(_) => {
-                return Some(Reply::Say(
-                    "The answer store is unreachable; try again in a moment.".to_owned(),
-                ));
+                return Reply::Say("The answer store is unreachable; try again in a moment.".to_owned());
             }
         };
         let step = {
             let mut posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
-            let post = posts.get_mut(&id)?;
+            let Some(post) = posts.get_mut(id) else { return Reply::Say(STALE.to_owned()) };
             let step = batch::typed(&record, &mut post.tally, q, text);
             if step == Step::Changed {
                 post.changes += 1;
             }
             step
         };
-        Some(self.step(&record, step).await)
+        self.step(&record, step).await
     }
 
     async fn step(&self, record: &PendingRecord, step: Step) -> Reply {

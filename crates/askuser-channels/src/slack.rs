@@ -3,6 +3,8 @@
 //! acknowledged at once with its `envelope_id` (Slack wants it within 3 s); messages are posted
 //! and edited with the Web API (`chat.postMessage`, `chat.update`) and the bot token, as Block
 //! Kit: a plain-text section and rows of buttons whose `value` holds a short key and an action.
+//! A typed answer ("Other…", a text question) is asked in a modal (`views.open` from the tap's
+//! `trigger_id`), sent back as a `view_submission`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -41,6 +43,9 @@ impl std::fmt::Debug for Slack {
         f.debug_struct("Slack").field("channel", &self.channel).finish_non_exhaustive()
     }
 }
+
+/// The answer form's `callback_id`.
+const FORM: &str = "askuser-answer";
 
 /// A token as an `Authorization: Bearer` value, marked sensitive.
 fn bearer(token: &str) -> Result<HeaderValue, String> {
@@ -148,10 +153,18 @@ impl Slack {
                 let ack = json!({"envelope_id": envelope_id}).to_string();
                 socket.send(Message::text(ack)).await.map_err(|e| format!("acknowledging failed: {e}"))?;
             }
-            if envelope["type"] == "interactive" && envelope["payload"]["type"] == "block_actions" {
+            if envelope["type"] == "interactive" {
                 let (engine, payload) = (Arc::clone(engine), envelope["payload"].clone());
                 let slack = Arc::clone(&engine.surface);
-                tokio::spawn(async move { slack.actions(&engine, &payload).await });
+                match payload["type"].as_str() {
+                    Some("block_actions") => {
+                        tokio::spawn(async move { slack.actions(&engine, &payload).await });
+                    }
+                    Some("view_submission") => {
+                        tokio::spawn(async move { slack.submitted(&engine, &payload).await });
+                    }
+                    _ => {}
+                }
             }
         }
         Ok(())
@@ -168,20 +181,68 @@ impl Slack {
         let Some(actions) = payload["actions"].as_array() else { return };
         for action in actions {
             let Some(value) = action["value"].as_str() else { continue };
-            let said = match engine.tap(value).await {
-                Reply::Say(text) => text,
-                Reply::Type { .. } => "Typed answers are given on the page.".to_owned(),
-            };
-            if said == "Noted." || said.starts_with("Answered") || said == "Declined." {
-                continue;
-            }
-            // https://api.slack.com/methods/chat.postEphemeral
-            let channel = payload["container"]["channel_id"].as_str().unwrap_or(&self.channel);
-            let body = json!({"channel": channel, "user": user, "text": said});
-            if let Err(fault) = self.call("chat.postEphemeral", &self.bot_token, &body).await {
-                tracing::warn!(channel = "slack", error = %fault, "could not tell the person");
+            match engine.tap(value).await {
+                Reply::Say(said) => self.tell(payload, user, &said).await,
+                Reply::Type { id, q, header } => {
+                    let trigger = payload["trigger_id"].as_str().unwrap_or_default();
+                    self.open_form(trigger, &crate::batch::key_of(&id), q, &header).await;
+                }
             }
         }
+    }
+
+    /// Tells `user` (only them) what became of their tap, unless the message shows it.
+    async fn tell(&self, payload: &Value, user: &str, said: &str) {
+        if said == "Noted." || said.starts_with("Answered") || said == "Declined." {
+            return;
+        }
+        // https://api.slack.com/methods/chat.postEphemeral
+        let channel = payload["container"]["channel_id"].as_str().unwrap_or(&self.channel);
+        let body = json!({"channel": channel, "user": user, "text": said});
+        if let Err(fault) = self.call("chat.postEphemeral", &self.bot_token, &body).await {
+            tracing::warn!(channel = "slack", error = %fault, "could not tell the person");
+        }
+    }
+
+    /// Opens a modal asking for the typed answer to question `q` ("Other…", a text question),
+    /// from the tap's `trigger_id` (valid for 3 s): <https://api.slack.com/methods/views.open>.
+    async fn open_form(&self, trigger: &str, key: &str, q: usize, header: &str) {
+        let view = json!({
+            "type": "modal", "callback_id": FORM, "private_metadata": format!("{key}:{q}"),
+            "title": {"type": "plain_text", "text": "Your answer"},
+            "submit": {"type": "plain_text", "text": "Send"},
+            "close": {"type": "plain_text", "text": "Cancel"},
+            "blocks": [{"type": "input", "block_id": "answer",
+                        "label": {"type": "plain_text", "text": crate::batch::cut(header, 1900)},
+                        "element": {"type": "plain_text_input", "action_id": "text", "multiline": true}}]});
+        let body = json!({"trigger_id": trigger, "view": view});
+        if let Err(fault) = self.call_once("views.open", &self.bot_token, &body).await {
+            tracing::warn!(channel = "slack", error = %fault, "could not open the answer form");
+        }
+    }
+
+    /// A `view_submission` of the answer form:
+    /// <https://api.slack.com/reference/interaction-payloads/views#view_submission>.
+    async fn submitted(&self, engine: &Engine<Self>, payload: &Value) {
+        let user = payload["user"]["id"].as_str().unwrap_or_default();
+        if !self.users.contains(user) {
+            engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(channel = "slack", "a form sent by a user not in user_ids was ignored");
+            return;
+        }
+        let view = &payload["view"];
+        if view["callback_id"] != FORM {
+            return;
+        }
+        let metadata = view["private_metadata"].as_str().unwrap_or_default();
+        let parsed = metadata.split_once(':').and_then(|(key, q)| Some((key, q.parse::<usize>().ok()?)));
+        let text = view["state"]["values"]["answer"]["text"]["value"].as_str();
+        let (Some((key, q)), Some(text)) = (parsed, text) else { return };
+        let said = match engine.typed_at(key, q, text).await {
+            Reply::Say(said) => said,
+            Reply::Type { .. } => return,
+        };
+        self.tell(payload, user, &said).await;
     }
 }
 
@@ -223,7 +284,7 @@ struct Placed {
 impl Surface for Slack {
     const NAME: &'static str = "slack";
     const SHOWN: &'static str = "Slack";
-    const TYPES_TEXT: bool = false;
+    const TYPES_TEXT: bool = true;
 
     async fn post(&self, view: &View) -> Result<Value, Fault> {
         // https://api.slack.com/methods/chat.postMessage

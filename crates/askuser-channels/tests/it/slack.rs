@@ -22,11 +22,6 @@ async fn a_block_actions_tap_answers_and_every_envelope_is_acknowledged() {
     let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
     assert!(message.text.contains("Which database?"), "{}", message.text);
     assert_eq!(message.blocks[0]["text"]["type"], "plain_text", "nothing to escape");
-    assert!(
-        !message.buttons().iter().any(|(t, _)| t.contains("Other")),
-        "typed answers are not taken in Slack: {:?}",
-        message.buttons()
-    );
     let stranger = slack.tap("U999STRANGER", &message.ts, &message.button("PostgreSQL")).await;
     let tap = slack.tap(USER, &message.ts, &message.button("PostgreSQL")).await;
     let record = tokio::time::timeout(PATIENCE, store.watch("s-1")).await.unwrap().unwrap();
@@ -71,5 +66,33 @@ async fn rate_limits_are_waited_out() {
     assert_eq!(slack.slack.limited.load(Ordering::SeqCst), 2);
     assert_eq!(slack.count("chat.postMessage"), 5);
     assert!(stats(&channels, "slack").retries >= 2);
+    channels.stop().await;
+}
+
+/// "Other…" opens a modal from the tap's `trigger_id`; its submission is the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_opens_a_modal_whose_submission_answers() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let channels = start(&config(None, Some(&slack.url)), &store, None);
+    put(&*store, "s-other", DATABASE).await;
+    let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+    slack.tap(USER, &message.ts, &message.button("Other")).await;
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let view = loop {
+        if let Some(view) = slack.slack.views.lock().unwrap().first().cloned() {
+            break view;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no modal opened");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(view["blocks"][0]["label"]["text"], "Database", "{view}");
+    // Someone else's submission of the same form answers nothing.
+    slack.submit("U999STRANGER", &view, "MySQL").await;
+    slack.submit(USER, &view, "DuckDB, embedded").await;
+    let record = tokio::time::timeout(PATIENCE, store.watch("s-other")).await.unwrap().unwrap();
+    assert_eq!(record.result().unwrap().unwrap().text(), r#"{"Database":["DuckDB, embedded"]}"#);
+    slack.wait_for(PATIENCE, |m| m[0].text.contains("Answered on Slack: “DuckDB, embedded”")).await;
+    assert_eq!(stats(&channels, "slack").ignored, 1);
     channels.stop().await;
 }

@@ -11,7 +11,10 @@
 //! - Web API methods with the bot token (`xoxb-…`): `chat.postMessage` returns `channel` and `ts`
 //!   (<https://api.slack.com/methods/chat.postMessage>), `chat.update`
 //!   (<https://api.slack.com/methods/chat.update>), `chat.postEphemeral`
-//!   (<https://api.slack.com/methods/chat.postEphemeral>); errors are `{"ok": false, "error":
+//!   (<https://api.slack.com/methods/chat.postEphemeral>), `views.open` with a `trigger_id` and a
+//!   modal `view` (<https://api.slack.com/methods/views.open>), whose submission comes back as a
+//!   `view_submission` payload with `view.state.values[block_id][action_id].value`
+//!   (<https://api.slack.com/reference/interaction-payloads/views#view_submission>); errors are `{"ok": false, "error":
 //!   "…"}`; rate limits are HTTP 429 with `Retry-After` seconds
 //!   (<https://api.slack.com/apis/rate-limits>); an `actions` block holds at most 25 elements
 //!   and button text at most 75 characters (<https://api.slack.com/reference/block-kit/blocks#actions>).
@@ -75,6 +78,8 @@ pub(crate) struct Workspace {
     pub(crate) messages: Mutex<BTreeMap<String, Posted>>,
     next_ts: Mutex<u64>,
     pub(crate) ephemeral: Mutex<Vec<(String, String)>>,
+    /// Modals opened: the `view` of each `views.open`.
+    pub(crate) views: Mutex<Vec<Value>>,
     pub(crate) calls: Mutex<Vec<String>>,
     /// Envelope ids sent, and the ones acknowledged.
     pub(crate) sent: Mutex<Vec<String>>,
@@ -142,6 +147,18 @@ impl SlackDouble {
             "channel": {"id": CHANNEL}, "actions": [{"type": "button", "action_id": "askuser-1",
             "block_id": "b", "value": value, "action_ts": "1"}]}))
             .await
+    }
+
+    /// The person sends the modal `view` (as `views.open` got it) with `text` typed in its
+    /// input.
+    pub(crate) async fn submit(&self, user: &str, view: &Value, text: &str) -> String {
+        let block = view["blocks"][0]["block_id"].as_str().unwrap().to_owned();
+        let action = view["blocks"][0]["element"]["action_id"].as_str().unwrap().to_owned();
+        let mut submitted = view.clone();
+        submitted["id"] = json!("V1");
+        submitted["state"] =
+            json!({"values": {block: {action: {"type": "plain_text_input", "value": text}}}});
+        self.interact(json!({"type": "view_submission", "user": {"id": user}, "view": submitted})).await
     }
 
     pub(crate) fn messages(&self) -> Vec<Posted> {
@@ -260,6 +277,18 @@ async fn method(
             posted.blocks = body["blocks"].clone();
             posted.edits += 1;
             Json(json!({"ok": true, "channel": CHANNEL, "ts": ts})).into_response()
+        }
+        "views.open" => {
+            if body["trigger_id"].as_str().is_none_or(str::is_empty) {
+                return slack_error("invalid_trigger_id");
+            }
+            let view = body["view"].clone();
+            let title_fits = view["title"]["text"].as_str().is_some_and(|t| t.chars().count() <= 24);
+            if view["type"] != "modal" || !title_fits {
+                return slack_error("invalid_arguments");
+            }
+            slack.views.lock().unwrap().push(view.clone());
+            Json(json!({"ok": true, "view": view})).into_response()
         }
         "chat.postEphemeral" => {
             let user = body["user"].as_str().unwrap_or_default().to_owned();
