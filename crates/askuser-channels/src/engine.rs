@@ -59,30 +59,35 @@ struct Post {
     shown: u64,
 }
 
-/// Which surface committed an answer, while its commit is in flight and after: so the others can
-/// say "Answered on Telegram". The first surface to try marks it; a failed try unmarks its own.
+/// Which surface committed an answer, while its commit is in flight and for a while after: so the
+/// others can say "Answered on Telegram". The first surface to try marks it; a failed try unmarks
+/// its own; marks older than [`VIA_KEPT`] are forgotten.
 #[derive(Debug, Default)]
-pub(crate) struct Via(Mutex<HashMap<String, &'static str>>);
+pub(crate) struct Via(Mutex<HashMap<String, (&'static str, std::time::Instant)>>);
+
+/// How long a [`Via`] mark is kept: far longer than any channel takes to retire a message.
+const VIA_KEPT: Duration = Duration::from_mins(10);
 
 impl Via {
     fn mark(&self, id: &str, surface: &'static str) -> bool {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.retain(|_, (_, at)| at.elapsed() < VIA_KEPT);
         if map.contains_key(id) {
             return false;
         }
-        map.insert(id.to_owned(), surface);
+        map.insert(id.to_owned(), (surface, std::time::Instant::now()));
         true
     }
 
     fn unmark(&self, id: &str, surface: &'static str) {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(id) == Some(&surface) {
+        if map.get(id).is_some_and(|(marked, _)| *marked == surface) {
             map.remove(id);
         }
     }
 
     fn of(&self, id: &str) -> Option<&'static str> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied()
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(id).map(|(surface, _)| *surface)
     }
 }
 

@@ -48,6 +48,8 @@ use fault::Retry;
 /// The running channels: stop them with [`stop`](Self::stop).
 #[derive(Debug)]
 pub struct Channels {
+    store: Arc<dyn PendingStore>,
+    holder: String,
     closing: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     stats: Vec<(&'static str, Arc<Counters>, Arc<Retry>)>,
@@ -138,7 +140,7 @@ impl Channels {
             stats.push(("slack", Arc::clone(&engine.counters), retry));
             tasks.push(tokio::spawn(engine.run()));
         }
-        Ok(Self { closing, tasks, stats })
+        Ok(Self { store: Arc::clone(store), holder, closing, tasks, stats })
     }
 
     /// What each channel did so far.
@@ -158,12 +160,20 @@ impl Channels {
     }
 
     /// Stops the channels (a call in flight is abandoned; what was kept in the store stays, for
-    /// the next start).
+    /// the next start) and lets go of their holds, so that a restarted server or another replica
+    /// runs them at once instead of when the holds lapse.
     pub async fn stop(self) {
         self.closing.send_replace(true);
         for task in self.tasks {
             task.abort();
             let _ = task.await;
+        }
+        for (name, ..) in &self.stats {
+            // A hold renewed for no time is over now; a channel another process holds is left
+            // alone (the store renews only the holder's own).
+            if let Err(error) = self.store.hold_channel(name, &self.holder, std::time::Duration::ZERO).await {
+                tracing::warn!(channel = name, error = %error, "could not let go of the channel; it lapses by itself");
+            }
         }
     }
 }

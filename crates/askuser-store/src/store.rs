@@ -166,7 +166,7 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// `ttl` from now on the store's clock: `true` when `holder` holds it now (it was free, lapsed,
     /// or already `holder`'s), `false` when another holder's hold runs. Of several server
     /// processes sharing the store, the one holding a channel runs it (askuser-channels); the
-    /// others wait and take over when its hold lapses.
+    /// others wait and take over when its hold lapses. A `ttl` of zero lets go of a hold.
     ///
     /// # Errors
     ///

@@ -663,6 +663,11 @@ async fn channels(store: &dyn PendingStore, clock: &ManualClock) {
     store.delete_channel_post("telegram", "no-such").await.unwrap();
     assert_eq!(store.channel_posts("telegram").await.unwrap(), [ChannelPost::new("q2", r#"{"m":2}"#)]);
     assert_eq!(store.channel_posts("slack").await.unwrap(), [ChannelPost::new("q1", r#"{"ts":"1"}"#)]);
+
+    // A hold renewed for no time is let go: another holder takes the channel at once.
+    assert!(!store.hold_channel("telegram", "a", Duration::ZERO).await.unwrap(), "not a's to let go");
+    assert!(store.hold_channel("telegram", "b", Duration::ZERO).await.unwrap());
+    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "let go: a takes it");
 }
 
 /// `ManualClock::now` through the `Clock` trait, without importing it at every call.
