@@ -4,10 +4,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use askuser_core::{AskContext, Profile};
+use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_store::{MemoryStore, PendingStore, State};
+use askuser_tool::{AskUser, ToolCall};
 
 use crate::slack_double::{SlackDouble, USER};
-use crate::support::{DATABASE, config, put, start, stats};
+use crate::support::{API_TOKEN, DATABASE, Server, config, put, start, stats};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -95,4 +98,26 @@ async fn other_opens_a_modal_whose_submission_answers() {
     slack.wait_for(PATIENCE, |m| m[0].text.contains("Answered on Slack: “DuckDB, embedded”")).await;
     assert_eq!(stats(&channels, "slack").ignored, 1);
     channels.stop().await;
+}
+
+/// `ask --server` (its library: `HttpAnswerer` in `AskUser`) → a Slack message → a `block_actions`
+/// tap → the asker gets exactly the tool result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tap_answers_the_asker_with_the_tool_result() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let server = Server::start(&store, Profile::Reference).await;
+    let channels = start(&config(None, Some(&slack.url)), &store, Some(&server.links()));
+    let asker = HttpAnswerer::new(&server.url, ApiToken::new(API_TOKEN).unwrap()).unwrap();
+    let ask_user = AskUser::builder().answerer(asker).build().unwrap();
+    let call = ask_user.call(ToolCall::new("call_slack", DATABASE), AskContext::new());
+    let person = async {
+        let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+        slack.tap(USER, &message.ts, &message.button("SQLite")).await;
+    };
+    let (outcome, ()) = tokio::join!(call, person);
+    assert_eq!(outcome.model_text(), Some(r#"{"Database":["SQLite"]}"#), "{outcome:?}");
+    slack.wait_for(PATIENCE, |m| m[0].text.contains("Answered on Slack: SQLite")).await;
+    channels.stop().await;
+    server.stop().await;
 }

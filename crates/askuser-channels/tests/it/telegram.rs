@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, Profile};
+use askuser_core::{AskUserRequest, Questions};
 use askuser_server::{ApiToken, HttpAnswerer};
-use askuser_store::{MemoryStore, PendingStore, SqliteStore, State};
+use askuser_store::{AskedBy, MemoryStore, NewQuestion, PendingStore, SqliteStore, State};
 use askuser_tool::{AskUser, ToolCall};
 
 use crate::support::{API_TOKEN, CHAT, DATABASE, Server, config, put, put_extended, start, stats, temp_dir};
@@ -276,4 +277,50 @@ async fn a_thousand_questions_are_each_posted_once() {
     assert_eq!(store.channel_posts("telegram").await.unwrap().len(), 1000);
     assert_eq!(stats(&channels, "telegram").posted, 1000);
     channels.stop().await;
+}
+
+/// What the person sees, rendered from the message the bot sent (its text, then its keyboard a row
+/// a line): docs/channels.md shows exactly this.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_message_is_the_one_sent() {
+    let telegram = TelegramDouble::start().await;
+    let store = memory();
+    let server = Server::start(&store, Profile::Reference).await;
+    let channels = start(&config(Some(&telegram.url), None), &store, Some(&server.links()));
+    let request = AskUserRequest::with_id("q-doc", Questions::from_json(DATABASE).unwrap());
+    let question = NewQuestion::new(request, Duration::from_mins(10))
+        .session_id("s1")
+        .asked_by(AskedBy::new("claude-code 1.2 in ~/src/app").unwrap());
+    store.put(question).await.unwrap();
+    let message = telegram.wait_for(CHAT, PATIENCE, |m| !m.is_empty()).await.remove(0);
+    let rendered = |message: &crate::telegram_double::Shown| {
+        let rows = message.markup["inline_keyboard"].as_array().cloned().unwrap_or_default();
+        let keyboard: Vec<String> = rows
+            .iter()
+            .map(|row| {
+                let buttons: Vec<String> = row
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| format!("[ {} ]", b["text"].as_str().unwrap()))
+                    .collect();
+                buttons.join(" ")
+            })
+            .collect();
+        if keyboard.is_empty() {
+            message.text.clone()
+        } else {
+            format!("{}\n\n{}", message.text, keyboard.join("\n"))
+        }
+    };
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/channels.md")).unwrap();
+    let waiting = rendered(&message);
+    assert!(docs.contains(&format!("```text\n{waiting}\n```")), "docs/channels.md should show:\n{waiting}");
+    telegram.tap(CHAT, CHAT, message.message_id, &message.button("PostgreSQL"));
+    let settled = telegram.wait_for(CHAT, PATIENCE, |m| m[0].buttons().is_empty()).await.remove(0);
+    let settled = rendered(&settled);
+    assert!(docs.contains(&format!("```text\n{settled}\n```")), "docs/channels.md should show:\n{settled}");
+    channels.stop().await;
+    server.stop().await;
 }
