@@ -252,7 +252,8 @@ impl Telegram {
         let data = query["data"].as_str().unwrap_or_default();
         match engine.tap(data).await {
             Reply::Say(text) => {
-                // https://core.telegram.org/bots/api#answercallbackquery
+                // https://core.telegram.org/bots/api#answercallbackquery: text of 0-200 characters.
+                let text = crate::batch::cut(&text, 200);
                 let _ = self
                     .call("answerCallbackQuery", &json!({"callback_query_id": query_id, "text": text}))
                     .await;

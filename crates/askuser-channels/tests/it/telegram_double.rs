@@ -11,7 +11,8 @@
 //! - `sendMessage` returns the `Message` (<https://core.telegram.org/bots/api#sendmessage>);
 //!   `editMessageText` refuses an edit that changes nothing with 400 "message is not modified"
 //!   (<https://core.telegram.org/bots/api#editmessagetext>);
-//! - `answerCallbackQuery` (<https://core.telegram.org/bots/api#answercallbackquery>);
+//! - `answerCallbackQuery`, its `text` 0–200 characters
+//!   (<https://core.telegram.org/bots/api#answercallbackquery>);
 //! - inline keyboard buttons' `callback_data` must be 1–64 bytes
 //!   (<https://core.telegram.org/bots/api#inlinekeyboardbutton>): longer is a 400.
 
@@ -285,6 +286,9 @@ async fn method(
         }
         "answerCallbackQuery" => {
             let id = body["callback_query_id"].as_str().unwrap_or_default().to_owned();
+            if body["text"].as_str().is_some_and(|t| t.chars().count() > 200) {
+                return error(StatusCode::BAD_REQUEST, "Bad Request: text of 0-200 characters expected");
+            }
             bot.answered.lock().unwrap().push((id, body["text"].as_str().map(str::to_owned)));
             ok(&json!(true))
         }
