@@ -41,9 +41,9 @@ pub(crate) trait Surface: Send + Sync + Sized + 'static {
 }
 
 /// A question's message in a channel, as kept in the store.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Post {
-    /// Where the message is (the surface's ids).
+    /// Where the message is (the surface's ids); null while it is being posted.
     at: serde_json::Value,
     /// The answers gathered so far.
     #[serde(default)]
@@ -362,7 +362,11 @@ impl<S: Surface> Engine<S> {
         self.posts.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
     }
 
+    /// Keeps `post` in the store (once it is out: a message being posted has nowhere to be yet).
     async fn keep(&self, id: &str, post: &Post) -> Result<(), StoreError> {
+        if post.at.is_null() {
+            return Ok(());
+        }
         let message = serde_json::to_string(post).unwrap_or_default();
         self.store.put_channel_post(S::NAME, &ChannelPost::new(id, message)).await
     }
@@ -405,22 +409,24 @@ impl<S: Surface> Engine<S> {
     }
 
     async fn post(&self, record: &PendingRecord) -> Result<(), StoreError> {
+        let id = record.id();
+        let key = batch::key_of(id);
+        // Known before the message is out: a tap the moment it shows finds its batch.
+        self.keys.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), id.to_owned());
+        self.posts.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), Post::default());
         let view = self.pending_view(record, &Tally::default());
         match self.surface.post(&view).await {
             Ok(at) => {
                 self.counters.posted.fetch_add(1, Ordering::Relaxed);
-                let post = Post { at, tally: Tally::default(), prompts: Vec::new(), changes: 0, shown: 0 };
-                self.keys
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(batch::key_of(record.id()), record.id().to_owned());
-                self.posts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(record.id().to_owned(), post.clone());
+                let post = {
+                    let mut posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
+                    let post = posts.entry(id.to_owned()).or_default();
+                    post.at = at;
+                    post.clone()
+                };
                 // Kept before anything else: a restart finds it and does not post again.
                 let mut tries = 0;
-                while let Err(error) = self.keep(record.id(), &post).await {
+                while let Err(error) = self.keep(id, &post).await {
                     tries += 1;
                     tracing::warn!(channel = S::NAME, error = %error, "cannot keep a posted message's ids; retrying");
                     if tries >= 30 || self.is_closing() {
@@ -428,11 +434,13 @@ impl<S: Surface> Engine<S> {
                     }
                     tokio::time::sleep(self.retry.base).await;
                 }
-                // Settled while it was being posted: the queue retires it.
-                self.queue.push(record.id());
+                // Settled, or tapped, while it was being posted: the queue brings it in line.
+                self.queue.push(id);
                 Ok(())
             }
             Err(error) => {
+                self.posts.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+                self.keys.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
                 tracing::error!(channel = S::NAME, error = %error, "a question could not be posted");
                 Ok(())
             }

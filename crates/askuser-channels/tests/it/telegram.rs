@@ -6,7 +6,7 @@ use std::time::Duration;
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, Profile};
 use askuser_core::{AskUserRequest, Questions};
 use askuser_server::{ApiToken, HttpAnswerer};
-use askuser_store::{AskedBy, MemoryStore, NewQuestion, PendingStore, SqliteStore, State};
+use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, PendingStore, SqliteStore, State};
 use askuser_tool::{AskUser, ToolCall};
 
 use crate::support::{API_TOKEN, CHAT, DATABASE, Server, config, put, put_extended, start, stats, temp_dir};
@@ -197,9 +197,10 @@ async fn rate_limits_and_faults_are_retried_and_nothing_is_lost() {
     // An answer while the service fails is still committed, and the message still retired.
     telegram.bot.fail_next.store(2, std::sync::atomic::Ordering::SeqCst);
     telegram.tap(CHAT, CHAT, shown[4].message_id, &shown[4].button("SQLite"));
-    let record = tokio::time::timeout(PATIENCE, store.watch("q-limit-4")).await.unwrap().unwrap();
-    assert_eq!(record.state(), State::Answered);
     telegram.wait_for(CHAT, PATIENCE, |m| m[4].text.contains("Answered on Telegram: SQLite")).await;
+    let answered = store.list(&ListQuery::new().state(State::Answered)).await.unwrap().records;
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(answered[0].result().unwrap().unwrap().text(), r#"{"Database":["SQLite"]}"#);
     assert!(stats(&channels, "telegram").retries >= 7, "{:?}", stats(&channels, "telegram"));
     channels.stop().await;
 }
