@@ -215,12 +215,8 @@ impl Surface for Telegram {
                 if update_id < offset {
                     continue;
                 }
-                self.handle(&engine, &update).await;
                 offset = update_id + 1;
-                // Kept after each update: a restart neither loses nor repeats one.
-                if let Err(error) = engine.set_cursor(&offset.to_string()).await {
-                    tracing::warn!(channel = "telegram", error = %error, "cannot keep the update offset");
-                }
+                self.handle(&engine, &update, offset).await;
             }
         }
     }
@@ -230,35 +226,98 @@ async fn engine_cursor(engine: &Engine<Telegram>) -> Option<i64> {
     engine.cursor().await.and_then(|text| text.parse().ok())
 }
 
+/// What is sent back to the person once an update has been taken.
+#[derive(Debug)]
+enum FollowUp {
+    Nothing,
+    /// `answerCallbackQuery`, with a toast.
+    Toast {
+        query_id: String,
+        text: Option<String>,
+    },
+    /// `answerCallbackQuery`, then a `ForceReply` prompt for question `q` of batch `id`.
+    Prompt {
+        query_id: String,
+        chat: i64,
+        id: String,
+        q: usize,
+        header: String,
+    },
+    /// A reply to message `message_id`.
+    Say {
+        chat: i64,
+        message_id: Option<i64>,
+        text: String,
+    },
+}
+
 impl Telegram {
-    async fn handle(&self, engine: &Engine<Self>, update: &Value) {
-        if let Some(query) = update.get("callback_query") {
-            self.tapped(engine, query).await;
+    /// Takes one update: what it does to the batches first, then the offset past it is kept
+    /// (before anything is sent back: a restart neither loses the update nor applies it twice,
+    /// which matters for a tick), then the person is answered.
+    async fn handle(&self, engine: &Engine<Self>, update: &Value, next: i64) {
+        let follow_up = if let Some(query) = update.get("callback_query") {
+            self.tapped(engine, query).await
         } else if let Some(message) = update.get("message") {
-            self.message(engine, message).await;
+            self.message(engine, message).await
+        } else {
+            FollowUp::Nothing
+        };
+        if let Err(error) = engine.set_cursor(&next.to_string()).await {
+            tracing::warn!(channel = "telegram", error = %error, "cannot keep the update offset");
         }
+        self.follow_up(engine, follow_up).await;
     }
 
     /// A `callback_query`: <https://core.telegram.org/bots/api#callbackquery>
-    async fn tapped(&self, engine: &Engine<Self>, query: &Value) {
-        let query_id = query["id"].as_str().unwrap_or_default();
+    async fn tapped(&self, engine: &Engine<Self>, query: &Value) -> FollowUp {
+        let query_id = query["id"].as_str().unwrap_or_default().to_owned();
         let chat = query["message"]["chat"]["id"].as_i64();
         let Some(chat) = chat.filter(|chat| self.allowed(*chat)) else {
             engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(channel = "telegram", chat = ?chat, "a tap from a chat not in chat_ids was ignored");
-            let _ = self.call("answerCallbackQuery", &json!({"callback_query_id": query_id})).await;
-            return;
+            return FollowUp::Toast { query_id, text: None };
         };
         let data = query["data"].as_str().unwrap_or_default();
         match engine.tap(data).await {
-            Reply::Say(text) => {
-                // https://core.telegram.org/bots/api#answercallbackquery: text of 0-200 characters.
-                let text = crate::batch::cut(&text, 200);
-                let _ = self
-                    .call("answerCallbackQuery", &json!({"callback_query_id": query_id, "text": text}))
-                    .await;
+            Reply::Say(text) => FollowUp::Toast { query_id, text: Some(text) },
+            Reply::Type { id, q, header } => FollowUp::Prompt { query_id, chat, id, q, header },
+        }
+    }
+
+    /// A `message`: a reply to a prompt is a typed answer; <https://core.telegram.org/bots/api#message>
+    async fn message(&self, engine: &Engine<Self>, message: &Value) -> FollowUp {
+        let chat = message["chat"]["id"].as_i64();
+        let Some(chat) = chat.filter(|chat| self.allowed(*chat)) else {
+            engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(channel = "telegram", chat = ?chat, "a message from a chat not in chat_ids was ignored");
+            return FollowUp::Nothing;
+        };
+        let (Some(replied), Some(text)) =
+            (message["reply_to_message"]["message_id"].as_i64(), message["text"].as_str())
+        else {
+            return FollowUp::Nothing;
+        };
+        match engine.typed(&format!("{chat}:{replied}"), text).await {
+            Some(Reply::Say(text)) => {
+                FollowUp::Say { chat, message_id: message["message_id"].as_i64(), text }
             }
-            Reply::Type { id, q, header } => {
+            _ => FollowUp::Nothing,
+        }
+    }
+
+    async fn follow_up(&self, engine: &Engine<Self>, follow_up: FollowUp) {
+        match follow_up {
+            FollowUp::Nothing => {}
+            FollowUp::Toast { query_id, text } => {
+                // https://core.telegram.org/bots/api#answercallbackquery: text of 0-200 characters.
+                let mut body = json!({"callback_query_id": query_id});
+                if let Some(text) = text {
+                    body["text"] = json!(crate::batch::cut(&text, 200));
+                }
+                let _ = self.call("answerCallbackQuery", &body).await;
+            }
+            FollowUp::Prompt { query_id, chat, id, q, header } => {
                 let _ = self.call("answerCallbackQuery", &json!({"callback_query_id": query_id})).await;
                 let text = format!(
                     "Reply to this message with your answer to “{}”.",
@@ -278,31 +337,15 @@ impl Telegram {
                     engine.prompted(&id, format!("{chat}:{message_id}"), q).await;
                 }
             }
+            FollowUp::Say { chat, message_id, text } => {
+                let _ = self
+                    .call(
+                        "sendMessage",
+                        &json!({"chat_id": chat, "text": text,
+                                "reply_parameters": {"message_id": message_id, "allow_sending_without_reply": true}}),
+                    )
+                    .await;
+            }
         }
-    }
-
-    /// A `message`: a reply to a prompt is a typed answer; <https://core.telegram.org/bots/api#message>
-    async fn message(&self, engine: &Engine<Self>, message: &Value) {
-        let chat = message["chat"]["id"].as_i64();
-        let Some(chat) = chat.filter(|chat| self.allowed(*chat)) else {
-            engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(channel = "telegram", chat = ?chat, "a message from a chat not in chat_ids was ignored");
-            return;
-        };
-        let (Some(replied), Some(text)) =
-            (message["reply_to_message"]["message_id"].as_i64(), message["text"].as_str())
-        else {
-            return;
-        };
-        let Some(reply) = engine.typed(&format!("{chat}:{replied}"), text).await else { return };
-        let Reply::Say(said) = reply else { return };
-        let message_id = message["message_id"].as_i64();
-        let _ = self
-            .call(
-                "sendMessage",
-                &json!({"chat_id": chat, "text": said,
-                        "reply_parameters": {"message_id": message_id, "allow_sending_without_reply": true}}),
-            )
-            .await;
     }
 }
