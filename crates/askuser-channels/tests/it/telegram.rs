@@ -225,6 +225,8 @@ async fn a_restart_resumes_without_double_posts() {
     telegram
         .wait_for(CHAT, PATIENCE, |m| m[2].buttons().iter().any(|(t, _)| t.starts_with("✓ Export")))
         .await;
+    // Acknowledged: the offset past the tap was kept before the acknowledgement.
+    telegram.wait_answered(1, PATIENCE).await;
     channels.stop().await;
 
     // While it is down: one question is answered on the page, a tap waits at Telegram.
