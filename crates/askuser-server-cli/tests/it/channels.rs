@@ -79,3 +79,29 @@ async fn a_bad_configuration_is_named() {
     );
     assert!(!stderr.contains("secret-bot-token"), "{stderr}");
 }
+
+/// The bot token is in every Bot API URL: a failing call is logged without it (here the service is
+/// unreachable, the error reqwest's, which names the URL unless told not to).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_service_is_logged_without_the_token() {
+    use tokio::io::AsyncBufReadExt as _;
+    let dir = TempDir::new("channels-unreachable");
+    write_private(&dir.0.join("telegram.token"), TOKEN);
+    let config = dir.0.join("serve.toml");
+    std::fs::write(
+        &config,
+        "[telegram]\nbot_token_file = \"telegram.token\"\nchat_ids = [1]\napi_url = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
+    let mut server = serve(&dir.0, &["--config", config.to_str().unwrap()]);
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while !(seen.contains("getUpdates") && seen.contains("retrying")) {
+        line.clear();
+        let read = tokio::time::timeout(Duration::from_secs(30), server_err.read_line(&mut line)).await;
+        assert!(read.expect("no retry logged").unwrap() > 0, "stderr ended: {seen}");
+        seen.push_str(&line);
+    }
+    assert!(!seen.contains(TOKEN) && !seen.contains("ABC-test-bot-token"), "{seen}");
+}
