@@ -121,3 +121,30 @@ async fn a_tap_answers_the_asker_with_the_tool_result() {
     channels.stop().await;
     server.stop().await;
 }
+
+/// Slack asks for a reconnection (and the socket goes): the channel opens a new connection and
+/// still takes taps; nothing is posted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnect_is_followed_by_a_new_connection() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let channels = start(&config(None, Some(&slack.url)), &store, None);
+    put(&*store, "s-reconnect", DATABASE).await;
+    let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while slack.slack.connections.load(Ordering::SeqCst) < 1 {
+        assert!(tokio::time::Instant::now() < deadline, "never connected");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    slack.disconnect();
+    while slack.slack.connections.load(Ordering::SeqCst) < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "did not reconnect");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    slack.tap(USER, &message.ts, &message.button("PostgreSQL")).await;
+    let record = tokio::time::timeout(PATIENCE, store.watch("s-reconnect")).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered);
+    assert_eq!(slack.count("chat.postMessage"), 1);
+    assert_eq!(slack.count("apps.connections.open"), 2);
+    channels.stop().await;
+}

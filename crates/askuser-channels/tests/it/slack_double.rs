@@ -149,6 +149,14 @@ impl SlackDouble {
             .await
     }
 
+    /// Asks the app to reconnect (`{"type": "disconnect", "reason": "refresh_requested"}`, as Slack
+    /// does every few hours), then closes the socket.
+    pub(crate) fn disconnect(&self) {
+        if let Some(sender) = self.slack.socket.lock().unwrap().take() {
+            let _ = sender.send(json!({"type": "disconnect", "reason": "refresh_requested"}).to_string());
+        }
+    }
+
     /// The person sends the modal `view` (as `views.open` got it) with `text` typed in its
     /// input.
     pub(crate) async fn submit(&self, user: &str, view: &Value, text: &str) -> String {
