@@ -36,6 +36,7 @@ fn unknown_keys_and_bad_values_are_named_with_their_line() {
     let config = read("[telegram]\nbot_token_file = \"t.token\"\nchat_ids = [1]\n", &dir).unwrap();
     assert_eq!(config.names(), ["telegram"]);
     assert!(!format!("{config:?}").contains("123:abc"), "the token is never shown: {config:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -66,6 +67,7 @@ fn tokens_come_from_private_files_or_the_environment() {
     assert_eq!(read(slack, &dir).unwrap().names(), ["slack"]);
     let both = "[slack]\napp_token_file = \"app.token\"\napp_token_env = \"PATH\"\nbot_token_file = \"bot.token\"\nchannel = \"D1\"\nuser_ids = [\"U1\"]\n";
     assert!(read(both, &dir).unwrap_err().to_string().contains("not both"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -78,4 +80,5 @@ fn the_example_file_in_the_repository_reads() {
     token_file(&dir, "slack-bot.token", "xoxb-1");
     let config = read(&text, &dir).unwrap();
     assert_eq!(config.names(), ["telegram", "slack"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -56,10 +56,13 @@ pub(crate) fn config(telegram: Option<&str>, slack: Option<&str>) -> ChannelsCon
             crate::slack_double::USER
         );
     }
-    ChannelsConfig::from_toml(&text, &dir, "test.toml")
+    let config = ChannelsConfig::from_toml(&text, &dir, "test.toml")
         .unwrap()
         .retry_base(Duration::from_millis(20))
-        .hold(Duration::from_millis(300))
+        .hold(Duration::from_millis(300));
+    // The tokens are read: the files can go.
+    std::fs::remove_dir_all(&dir).unwrap();
+    config
 }
 
 /// An answer server on loopback over `store`, and its page links.
