@@ -39,6 +39,9 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --notify-credentials-file PATH
                         the webhook's credentials: an access token (Bearer) or user:password
                         (Basic); without it, ASKUSER_NOTIFY_CREDENTIALS is used when set
+  --config PATH         the chat channels (Telegram, Slack) to ask through as well: a TOML file,
+                        see docs/channels.md and docs/serve.example.toml; their tokens come from
+                        files only you can read, or environment variables
   --header-timeout S    the time a client has to send a request head; an idle kept-alive
                         connection closes after it too (default 10)
   --body-timeout S      the time a client has to send a request body (default 30)
@@ -68,6 +71,7 @@ struct Options {
     notify_format: NotifyFormat,
     notify_questions: bool,
     notify_credentials_file: Option<PathBuf>,
+    config: Option<PathBuf>,
     profile: Profile,
     limits: askuser_server::ConnectionLimits,
 }
@@ -106,6 +110,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_format: NotifyFormat::Json,
         notify_questions: false,
         notify_credentials_file: None,
+        config: None,
         profile: Profile::Reference,
         limits: askuser_server::ConnectionLimits::default(),
     };
@@ -154,6 +159,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--notify-credentials-file" => {
                 options.notify_credentials_file = Some(PathBuf::from(value("a path")?));
             }
+            "--config" => options.config = Some(PathBuf::from(value("a path")?)),
             "--header-timeout" => {
                 options.limits = options.limits.with_header_timeout(crate::seconds(arg, value("seconds")?)?);
             }
@@ -270,6 +276,11 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
 
 async fn run(options: Options) -> Result<(), String> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
+    // Read first: a mistake in it stops the server before anything opens.
+    let channels_config = match &options.config {
+        Some(path) => Some(askuser_channels::ChannelsConfig::from_file(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let (store_url, default_token_file) = store_and_token_file(&options)?;
     // `token_flag`: what `ask --server` needs to find the same token (nothing for the file it
     // reads by default).
@@ -315,7 +326,7 @@ async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
-    let mut builder = AnswerServer::builder(store, token)
+    let mut builder = AnswerServer::builder(std::sync::Arc::clone(&store), token)
         .public_url(public_url.as_str())
         .profile(options.profile)
         .connection_limits(options.limits);
@@ -356,9 +367,33 @@ async fn run(options: Options) -> Result<(), String> {
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
         );
     }
-    server.serve(listener, shutdown_signal()).await.map_err(|e| format!("serving failed: {e}"))?;
+    let channels = start_channels(channels_config.as_ref(), &store, &server, options.public_url.is_some())?;
+    let result = server.serve(listener, shutdown_signal()).await;
+    if let Some(channels) = channels {
+        channels.stop().await;
+    }
+    result.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
+}
+
+/// Starts the chat channels of `--config`, if given. Page links only where people can open them
+/// (`--public-url`): a batch a chat cannot take (a secret question) links there.
+fn start_channels(
+    config: Option<&askuser_channels::ChannelsConfig>,
+    store: &std::sync::Arc<dyn PendingStore>,
+    server: &AnswerServer,
+    public: bool,
+) -> Result<Option<askuser_channels::Channels>, String> {
+    let Some(config) = config else { return Ok(None) };
+    let links: Option<askuser_channels::PageLinks> = public.then(|| {
+        let server = server.clone();
+        std::sync::Arc::new(move |id: &str| server.page_url(id)) as askuser_channels::PageLinks
+    });
+    let channels =
+        askuser_channels::Channels::start(config, store, links.as_ref()).map_err(|e| e.to_string())?;
+    eprintln!("askuser serve: asking through {}", config.names().join(" and "));
+    Ok(Some(channels))
 }
 
 /// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.
@@ -406,6 +441,10 @@ mod tests {
             (Duration::from_secs(2), Duration::from_secs(3), 40)
         );
         assert!(parse(&args(&["--max-connections", "0"])).unwrap_err().contains("above 0"));
+        assert_eq!(
+            parse(&args(&["--config", "serve.toml"])).unwrap().config,
+            Some(PathBuf::from("serve.toml"))
+        );
     }
 
     /// The credentials file is held to the token file's rules.
