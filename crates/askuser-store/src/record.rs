@@ -375,6 +375,7 @@ impl PendingRecord {
 
     /// The record answered (`state`: answered or declined) with `response` at `now`, as the row
     /// now reads: its `version` and `lease_until` (a renewal may have moved it since it was read).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn answered(
         &self,
         state: State,
