@@ -39,6 +39,9 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --notify-credentials-file PATH
                         the webhook's credentials: an access token (Bearer) or user:password
                         (Basic); without it, ASKUSER_NOTIFY_CREDENTIALS is used when set
+  --config PATH         the chat channels (Telegram, Slack) to ask through as well: a TOML file,
+                        see docs/channels.md and docs/serve.example.toml; their tokens come from
+                        files only you can read, or environment variables
   --header-timeout S    the time a client has to send a request head; an idle kept-alive
                         connection closes after it too (default 10)
   --body-timeout S      the time a client has to send a request body (default 30)
@@ -76,6 +79,7 @@ struct Options {
     notify_format: NotifyFormat,
     notify_questions: bool,
     notify_credentials_file: Option<PathBuf>,
+    config: Option<PathBuf>,
     profile: Profile,
     limits: askuser_server::ConnectionLimits,
     mcp_background: bool,
@@ -115,6 +119,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         notify_format: NotifyFormat::Json,
         notify_questions: false,
         notify_credentials_file: None,
+        config: None,
         profile: Profile::Reference,
         limits: askuser_server::ConnectionLimits::default(),
         mcp_background: false,
@@ -164,6 +169,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--notify-credentials-file" => {
                 options.notify_credentials_file = Some(PathBuf::from(value("a path")?));
             }
+            "--config" => options.config = Some(PathBuf::from(value("a path")?)),
             "--header-timeout" => {
                 options.limits = options.limits.with_header_timeout(crate::seconds(arg, value("seconds")?)?);
             }
@@ -281,6 +287,11 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
 
 async fn run(options: Options) -> Result<(), String> {
     init_log();
+    // Read first: a mistake in it stops the server before anything opens.
+    let channels_config = match &options.config {
+        Some(path) => Some(askuser_channels::ChannelsConfig::from_file(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let (store_url, default_token_file) = store_and_token_file(&options)?;
     // `token_flag`: what `ask --server` needs to find the same token (nothing for the file it
     // reads by default).
@@ -353,9 +364,8 @@ async fn run(options: Options) -> Result<(), String> {
         eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
     let stop_mcp = tokio_util::sync::CancellationToken::new();
-    let builder =
-        builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, stop_mcp.clone()));
-    let server = builder.build();
+    let server =
+        builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, &stop_mcp)).build();
     eprintln!("askuser serve: listening on {public_url}");
     crate::qr::show(&public_url);
     eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
@@ -371,12 +381,12 @@ async fn run(options: Options) -> Result<(), String> {
         );
     }
     eprintln!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
-    let signal = async move {
-        shutdown_signal().await;
-        // MCP sessions and their streams end with the server.
-        stop_mcp.cancel();
-    };
-    server.serve(listener, signal).await.map_err(|e| format!("serving failed: {e}"))?;
+    let channels = start_channels(channels_config.as_ref(), &store, &server, options.public_url.is_some())?;
+    let result = server.serve(listener, shutdown_signal_ending(stop_mcp)).await;
+    if let Some(channels) = channels {
+        channels.stop().await;
+    }
+    result.map_err(|e| format!("serving failed: {e}"))?;
     eprintln!("askuser serve: stopped");
     Ok(())
 }
@@ -403,7 +413,7 @@ fn mcp_router(
     options: &Options,
     store: &std::sync::Arc<dyn PendingStore>,
     public_url: &str,
-    stop: tokio_util::sync::CancellationToken,
+    stop: &tokio_util::sync::CancellationToken,
 ) -> axum::Router {
     crate::mcp::router(crate::mcp::Settings {
         store: std::sync::Arc::clone(store),
@@ -412,8 +422,33 @@ fn mcp_router(
         background: options.mcp_background,
         public_url,
         body_limit: askuser_server::DEFAULT_BODY_LIMIT,
-        stop,
+        stop: stop.clone(),
     })
+}
+
+/// Starts the chat channels of `--config`, if given. Page links only where people can open them
+/// (`--public-url`): a batch a chat cannot take (a secret question) links there.
+fn start_channels(
+    config: Option<&askuser_channels::ChannelsConfig>,
+    store: &std::sync::Arc<dyn PendingStore>,
+    server: &AnswerServer,
+    public: bool,
+) -> Result<Option<askuser_channels::Channels>, String> {
+    let Some(config) = config else { return Ok(None) };
+    let links: Option<askuser_channels::PageLinks> = public.then(|| {
+        let server = server.clone();
+        std::sync::Arc::new(move |id: &str| server.page_url(id)) as askuser_channels::PageLinks
+    });
+    let channels =
+        askuser_channels::Channels::start(config, store, links.as_ref()).map_err(|e| e.to_string())?;
+    eprintln!("askuser serve: asking through {}", config.names().join(" and "));
+    Ok(Some(channels))
+}
+
+/// [`shutdown_signal`], then ends the MCP sessions and their streams with the server.
+async fn shutdown_signal_ending(mcp: tokio_util::sync::CancellationToken) {
+    shutdown_signal().await;
+    mcp.cancel();
 }
 
 /// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.
@@ -461,6 +496,10 @@ mod tests {
             (Duration::from_secs(2), Duration::from_secs(3), 40)
         );
         assert!(parse(&args(&["--max-connections", "0"])).unwrap_err().contains("above 0"));
+        assert_eq!(
+            parse(&args(&["--config", "serve.toml"])).unwrap().config,
+            Some(PathBuf::from("serve.toml"))
+        );
     }
 
     /// The credentials file is held to the token file's rules.

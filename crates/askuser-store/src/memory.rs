@@ -8,7 +8,7 @@ use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{ListQuery, Page, PendingRecord, State};
+use crate::record::{ChannelPost, ListQuery, Page, PendingRecord, State};
 use crate::store::{Backend, Due, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
@@ -48,9 +48,20 @@ struct Inner {
     notices: Mutex<HashMap<String, i64>>,
     /// Revoked login sessions and when their cookies expire.
     revoked_logins: Mutex<HashMap<String, Timestamp>>,
+    /// Chat channels: holder, held until, cursor; and their posts by question id.
+    channels: Mutex<HashMap<String, Channel>>,
     wakers: Arc<Wakers>,
     feed: Feed,
     clock: Arc<dyn Clock>,
+}
+
+/// One chat channel's row and posts.
+#[derive(Debug, Default)]
+struct Channel {
+    holder: String,
+    held_until: Option<Timestamp>,
+    cursor: Option<String>,
+    posts: HashMap<String, String>,
 }
 
 impl Default for MemoryStore {
@@ -74,6 +85,7 @@ impl MemoryStore {
                 records: Mutex::new(HashMap::new()),
                 notices: Mutex::new(HashMap::new()),
                 revoked_logins: Mutex::new(HashMap::new()),
+                channels: Mutex::new(HashMap::new()),
                 wakers: Arc::default(),
                 feed: Feed::default(),
                 clock,
@@ -84,6 +96,10 @@ impl MemoryStore {
     fn records(&self) -> MutexGuard<'_, HashMap<String, PendingRecord>> {
         // Every change under the lock is a single insert, so a panic cannot leave it half done.
         self.inner.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn channels(&self) -> MutexGuard<'_, HashMap<String, Channel>> {
+        self.inner.channels.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -116,6 +132,54 @@ impl Backend for MemoryStore {
     async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
         let revoked = self.inner.revoked_logins.lock().unwrap_or_else(PoisonError::into_inner);
         Ok(revoked.get(session).is_some_and(|at| *at > now))
+    }
+
+    async fn hold_channel(
+        &self,
+        channel: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let mut channels = self.channels();
+        let row = channels.entry(channel.to_owned()).or_default();
+        if row.holder == holder || row.held_until.is_none_or(|held| held <= now) {
+            holder.clone_into(&mut row.holder);
+            row.held_until = Some(until);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.channels().get(channel).and_then(|row| row.cursor.clone()))
+    }
+
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        self.channels().entry(channel.to_owned()).or_default().cursor = Some(cursor.to_owned());
+        Ok(())
+    }
+
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
+        Ok(self.channels().get(channel).map_or_else(Vec::new, |row| {
+            row.posts.iter().map(|(id, message)| ChannelPost::new(id.as_str(), message.as_str())).collect()
+        }))
+    }
+
+    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
+        self.channels()
+            .entry(channel.to_owned())
+            .or_default()
+            .posts
+            .insert(post.question_id.clone(), post.message.clone());
+        Ok(())
+    }
+
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
+        if let Some(row) = self.channels().get_mut(channel) {
+            row.posts.remove(question_id);
+        }
+        Ok(())
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {

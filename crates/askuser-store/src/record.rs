@@ -375,6 +375,7 @@ impl PendingRecord {
 
     /// The record answered (`state`: answered or declined) with `response` at `now`, as the row
     /// now reads: its `version` and `lease_until` (a renewal may have moved it since it was read).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn answered(
         &self,
         state: State,
@@ -668,6 +669,28 @@ impl Notice {
             Self::Reminder => 2,
             Self::Settled => 4,
         }
+    }
+}
+
+/// The message a chat channel shows for a question
+/// ([`PendingStore::put_channel_post`](crate::PendingStore::put_channel_post)): kept in the store
+/// so that a restarted server, or the replica that takes the channel over, edits that message
+/// instead of posting another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChannelPost {
+    /// The question's id.
+    pub question_id: String,
+    /// The channel's own description of the message (JSON: chat and message ids, a
+    /// multi-select's ticks). Never a secret.
+    pub message: String,
+}
+
+impl ChannelPost {
+    /// The message `message` shown for question `question_id`.
+    #[must_use]
+    pub fn new(question_id: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { question_id: question_id.into(), message: message.into() }
     }
 }
 

@@ -14,7 +14,7 @@ use sqlx::sqlite::{
 
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{AskedBy, ListQuery, Page, PendingRecord, State};
+use crate::record::{AskedBy, ChannelPost, ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
@@ -111,6 +111,19 @@ const LAPSE: &str = concat!(
      RETURNING ",
     columns!()
 );
+
+/// A chat channel taken when free, lapsed, or already the caller's (one statement: of several
+/// callers at once exactly one gets a free channel).
+const HOLD_CHANNEL: &str = "INSERT INTO askuser_channels (channel, holder, held_until) VALUES (?1, ?2, ?4) \
+     ON CONFLICT (channel) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
+     WHERE askuser_channels.holder = excluded.holder OR askuser_channels.held_until <= ?3 RETURNING 1";
+
+/// A channel's cursor, its row made when missing (held by nobody).
+const SET_CHANNEL_CURSOR: &str = "INSERT INTO askuser_channels (channel, holder, held_until, cursor) \
+     VALUES (?1, '', 0, ?2) ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor";
+
+const PUT_CHANNEL_POST: &str = "INSERT INTO askuser_channel_posts (channel, question_id, message) \
+     VALUES (?1, ?2, ?3) ON CONFLICT (channel, question_id) DO UPDATE SET message = excluded.message";
 
 /// Marks a notice sent, once: the row changes only while the bit is clear.
 const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | ?2 \
@@ -630,6 +643,73 @@ impl Backend for SqliteStore {
             sqlx::query_scalar(CLAIM_NOTICE).bind(id).bind(bit).fetch_optional(&mut *tx).await?;
         tx.commit().await?;
         Ok(claimed.is_some())
+    }
+
+    async fn hold_channel(
+        &self,
+        channel: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let held: Option<i64> = sqlx::query_scalar(HOLD_CHANNEL)
+            .bind(channel)
+            .bind(holder)
+            .bind(now.unix_millis())
+            .bind(until.unix_millis())
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(held.is_some())
+    }
+
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        let cursor: Option<Option<String>> =
+            sqlx::query_scalar("SELECT cursor FROM askuser_channels WHERE channel = ?1")
+                .bind(channel)
+                .fetch_optional(&self.inner.pool)
+                .await?;
+        Ok(cursor.flatten())
+    }
+
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query(SET_CHANNEL_CURSOR).bind(channel).bind(cursor).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT question_id, message FROM askuser_channel_posts WHERE channel = ?1")
+                .bind(channel)
+                .fetch_all(&self.inner.pool)
+                .await?;
+        Ok(rows.into_iter().map(|(id, message)| ChannelPost::new(id, message)).collect())
+    }
+
+    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query(PUT_CHANNEL_POST)
+            .bind(channel)
+            .bind(&post.question_id)
+            .bind(&post.message)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query("DELETE FROM askuser_channel_posts WHERE channel = ?1 AND question_id = ?2")
+            .bind(channel)
+            .bind(question_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 }
 

@@ -12,7 +12,7 @@ use askuser_core::{AskUserResponse, Timestamp};
 
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-use crate::record::{ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
+use crate::record::{ChannelPost, ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
 
@@ -160,6 +160,54 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     ///
     /// A database error.
     async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError>;
+    /// Takes or renews `holder`'s hold on chat channel `channel` (a name such as `telegram`) for
+    /// `ttl` from now on the store's clock: `true` when `holder` holds it now (it was free, lapsed,
+    /// or already `holder`'s), `false` when another holder's hold runs. Of several server
+    /// processes sharing the store, the one holding a channel runs it (askuser-channels); the
+    /// others wait and take over when its hold lapses. A `ttl` of zero lets go of a hold.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError>;
+
+    /// Where chat channel `channel` is in its service's stream (Telegram's `getUpdates` offset),
+    /// as last [set](Self::set_channel_cursor); `None` before that.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError>;
+
+    /// Records where chat channel `channel` is in its service's stream.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError>;
+
+    /// The messages chat channel `channel` shows for questions, as [put](Self::put_channel_post)
+    /// and not [deleted](Self::delete_channel_post), in no particular order.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError>;
+
+    /// Records (or replaces) the message chat channel `channel` shows for `post.question_id`.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError>;
+
+    /// Forgets the message chat channel `channel` showed for `question_id` (it was retired);
+    /// forgetting one that is not there changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
 }
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
@@ -262,6 +310,26 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Whether login `session` is revoked and its cookie not expired at `now`.
     async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError>;
+
+    /// `holder` holds `channel` until `until` if it is free, lapsed at `now`, or `holder`'s;
+    /// whether it does.
+    async fn hold_channel(
+        &self,
+        channel: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError>;
+
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError>;
+
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError>;
+
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError>;
+
+    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError>;
+
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
 }
 
 pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result<PendingRecord, StoreError> {
@@ -624,6 +692,54 @@ macro_rules! pending_store_via_backend {
             async fn is_login_revoked(&self, session: &str) -> Result<bool, $crate::error::StoreError> {
                 let now = $crate::store::Backend::clock(self).now();
                 $crate::store::Backend::is_login_revoked(self, session, now).await
+            }
+
+            async fn hold_channel(
+                &self,
+                channel: &str,
+                holder: &str,
+                ttl: std::time::Duration,
+            ) -> Result<bool, $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::hold_channel(self, channel, holder, now, now.plus(ttl)).await
+            }
+
+            async fn channel_cursor(
+                &self,
+                channel: &str,
+            ) -> Result<Option<String>, $crate::error::StoreError> {
+                $crate::store::Backend::channel_cursor(self, channel).await
+            }
+
+            async fn set_channel_cursor(
+                &self,
+                channel: &str,
+                cursor: &str,
+            ) -> Result<(), $crate::error::StoreError> {
+                $crate::store::Backend::set_channel_cursor(self, channel, cursor).await
+            }
+
+            async fn channel_posts(
+                &self,
+                channel: &str,
+            ) -> Result<Vec<$crate::record::ChannelPost>, $crate::error::StoreError> {
+                $crate::store::Backend::channel_posts(self, channel).await
+            }
+
+            async fn put_channel_post(
+                &self,
+                channel: &str,
+                post: &$crate::record::ChannelPost,
+            ) -> Result<(), $crate::error::StoreError> {
+                $crate::store::Backend::put_channel_post(self, channel, post).await
+            }
+
+            async fn delete_channel_post(
+                &self,
+                channel: &str,
+                question_id: &str,
+            ) -> Result<(), $crate::error::StoreError> {
+                $crate::store::Backend::delete_channel_post(self, channel, question_id).await
             }
         }
     };

@@ -2,6 +2,7 @@
 //! by a plain HTTP client and by a real browser.
 
 mod browser;
+mod channels;
 mod conformance;
 mod mcp;
 mod processes;

@@ -141,6 +141,40 @@ impl PendingStore for Flaky {
         self.check(false)?;
         self.inner.is_login_revoked(session).await
     }
+
+    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.check(true)?;
+        self.inner.hold_channel(channel, holder, ttl).await
+    }
+
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        self.check(false)?;
+        self.inner.channel_cursor(channel).await
+    }
+
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        self.check(true)?;
+        self.inner.set_channel_cursor(channel, cursor).await
+    }
+
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<askuser_store::ChannelPost>, StoreError> {
+        self.check(false)?;
+        self.inner.channel_posts(channel).await
+    }
+
+    async fn put_channel_post(
+        &self,
+        channel: &str,
+        post: &askuser_store::ChannelPost,
+    ) -> Result<(), StoreError> {
+        self.check(true)?;
+        self.inner.put_channel_post(channel, post).await
+    }
+
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
+        self.check(true)?;
+        self.inner.delete_channel_post(channel, question_id).await
+    }
 }
 
 pub(crate) fn flaky_harness() -> (Harness, Arc<Flaky>) {
@@ -341,6 +375,24 @@ async fn a_store_that_hangs_fails_within_the_limit() {
             std::future::pending().await
         }
         async fn is_login_revoked(&self, _: &str) -> Result<bool, StoreError> {
+            std::future::pending().await
+        }
+        async fn hold_channel(&self, _: &str, _: &str, _: Duration) -> Result<bool, StoreError> {
+            std::future::pending().await
+        }
+        async fn channel_cursor(&self, _: &str) -> Result<Option<String>, StoreError> {
+            std::future::pending().await
+        }
+        async fn set_channel_cursor(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            std::future::pending().await
+        }
+        async fn channel_posts(&self, _: &str) -> Result<Vec<askuser_store::ChannelPost>, StoreError> {
+            std::future::pending().await
+        }
+        async fn put_channel_post(&self, _: &str, _: &askuser_store::ChannelPost) -> Result<(), StoreError> {
+            std::future::pending().await
+        }
+        async fn delete_channel_post(&self, _: &str, _: &str) -> Result<(), StoreError> {
             std::future::pending().await
         }
     }

@@ -9,8 +9,8 @@ use askuser_core::{
     Timestamp, Validator,
 };
 use askuser_store::{
-    AskedBy, Changes, ListQuery, ManualClock, NewQuestion, Notice, PendingRecord, PendingStore, State,
-    StoreError,
+    AskedBy, Changes, ChannelPost, ListQuery, ManualClock, NewQuestion, Notice, PendingRecord, PendingStore,
+    State, StoreError,
 };
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
@@ -36,6 +36,7 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     revoked_logins(&*store, &clock).await;
     asked_by(&*store).await;
     notices_are_claimed_once(&*store).await;
+    channels(&*store, &clock).await;
     // Last: it deletes what the others left.
     retention(&*store, &clock).await;
 }
@@ -624,6 +625,49 @@ async fn notices_are_claimed_once(store: &dyn PendingStore) {
     // Claiming changes nothing a reader sees, and is no change in the feed.
     let record = store.get("notice-1").await.expect("get").expect("exists");
     assert_eq!((record.state(), record.version()), (State::Answered, 2));
+}
+
+/// A chat channel is held by one holder at a time until its hold lapses; its cursor and posts are
+/// kept per channel; a post is replaced by a put and gone after a delete.
+async fn channels(store: &dyn PendingStore, clock: &ManualClock) {
+    let ttl = Duration::from_secs(10);
+    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "a free channel is taken");
+    assert!(!store.hold_channel("telegram", "b", ttl).await.unwrap(), "held by a");
+    assert!(store.hold_channel("slack", "b", ttl).await.unwrap(), "another channel is free");
+    clock.advance(Duration::from_secs(9));
+    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "its holder renews");
+    clock.advance(Duration::from_secs(9));
+    assert!(!store.hold_channel("telegram", "b", ttl).await.unwrap(), "renewed: still a's");
+    clock.advance(Duration::from_secs(1));
+    assert!(store.hold_channel("telegram", "b", ttl).await.unwrap(), "lapsed: b takes it");
+    assert!(!store.hold_channel("telegram", "a", ttl).await.unwrap(), "now b's");
+
+    assert_eq!(store.channel_cursor("telegram").await.unwrap(), None);
+    store.set_channel_cursor("telegram", "41").await.unwrap();
+    store.set_channel_cursor("telegram", "42").await.unwrap();
+    store.set_channel_cursor("nobody-holds", "7").await.unwrap();
+    assert_eq!(store.channel_cursor("telegram").await.unwrap().as_deref(), Some("42"));
+    assert_eq!(store.channel_cursor("nobody-holds").await.unwrap().as_deref(), Some("7"));
+    assert_eq!(store.channel_cursor("slack").await.unwrap(), None);
+    assert!(!store.hold_channel("telegram", "a", ttl).await.unwrap(), "a cursor changes no holder");
+
+    assert!(store.channel_posts("telegram").await.unwrap().is_empty());
+    store.put_channel_post("telegram", &ChannelPost::new("q1", r#"{"m":1}"#)).await.unwrap();
+    store.put_channel_post("telegram", &ChannelPost::new("q2", r#"{"m":2}"#)).await.unwrap();
+    store.put_channel_post("telegram", &ChannelPost::new("q1", r#"{"m":3}"#)).await.unwrap();
+    store.put_channel_post("slack", &ChannelPost::new("q1", r#"{"ts":"1"}"#)).await.unwrap();
+    let mut posts = store.channel_posts("telegram").await.unwrap();
+    posts.sort_by(|a, b| a.question_id.cmp(&b.question_id));
+    assert_eq!(posts, [ChannelPost::new("q1", r#"{"m":3}"#), ChannelPost::new("q2", r#"{"m":2}"#)]);
+    store.delete_channel_post("telegram", "q1").await.unwrap();
+    store.delete_channel_post("telegram", "no-such").await.unwrap();
+    assert_eq!(store.channel_posts("telegram").await.unwrap(), [ChannelPost::new("q2", r#"{"m":2}"#)]);
+    assert_eq!(store.channel_posts("slack").await.unwrap(), [ChannelPost::new("q1", r#"{"ts":"1"}"#)]);
+
+    // A hold renewed for no time is let go: another holder takes the channel at once.
+    assert!(!store.hold_channel("telegram", "a", Duration::ZERO).await.unwrap(), "not a's to let go");
+    assert!(store.hold_channel("telegram", "b", Duration::ZERO).await.unwrap());
+    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "let go: a takes it");
 }
 
 /// `ManualClock::now` through the `Clock` trait, without importing it at every call.
