@@ -154,6 +154,13 @@ fn parse(mut args: Args) -> Result<Options, String> {
             other => return Err(cli::unknown(other)),
         }
     }
+    if options.background && !cfg!(feature = "background") {
+        return Err(
+            "--background: this build of askuser mcp has no background asks (package askuser-mcp-cli's \
+                    feature `background`; the askuser binary has it)"
+                .to_owned(),
+        );
+    }
     if options.store.is_some() && !options.background {
         return Err("--store goes with --background (only background asks are kept in a store)".to_owned());
     }
@@ -346,16 +353,9 @@ async fn open_store(url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, Str
     })
 }
 
-/// Without the feature, `--background` is refused before anything is served.
-#[cfg(not(feature = "background"))]
-async fn open_store(_url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, String> {
-    Err("--background: this build of askuser mcp has no background asks (package askuser-mcp-cli's feature \
-         `background`; the askuser binary has it)"
-        .to_owned())
-}
-
 /// The store URL of `--background`: `--store`, else `pending.db` in the data directory (created
 /// mode 0700 when missing).
+#[cfg(feature = "background")]
 fn background_store(store: Option<&str>) -> Result<String, String> {
     if let Some(url) = store {
         return Ok(url.to_owned());
@@ -422,8 +422,10 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    #[cfg(feature = "background")]
     let store = options.background.then(|| background_store(options.store.as_deref()));
     let outcome = runtime.block_on(async move {
+        #[cfg(feature = "background")]
         if let Some(store) = store {
             builder = builder.background(
                 open_store(&store?).await?,
