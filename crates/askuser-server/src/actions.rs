@@ -73,17 +73,9 @@ pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<PendingRecord
     if let Some(secs) = questions.timeout_seconds() {
         timeout = timeout.min(Duration::from_secs(u64::from(secs)));
     }
-    // A repeated ask (a retry after a lost reply) returns the stored question and tells nobody.
-    let mut repeated = false;
     let request = match body.id {
         Some(id) => {
             check_id("id", &id)?;
-            if let Some(existing) = bounded(state.store.get(&id)).await? {
-                if existing.state() != RecordState::Pending {
-                    return Err(ApiError::IdTaken { id, settled: Some(existing.state()) });
-                }
-                repeated = true;
-            }
             AskUserRequest::with_id(id, questions)
         }
         None => AskUserRequest::new(questions),
@@ -105,19 +97,27 @@ pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<PendingRecord
         check_id("tool_name", &tool)?;
         question = question.tool_name(tool);
     }
-    let record = bounded(state.store.put(question)).await?;
-    if repeated && body.live {
-        // A retry of the ask renews the lease as a wait does.
-        bounded(state.store.renew(record.id(), state.config.lease)).await?;
-    }
+    // A repeated ask (a retry after a lost reply) finds the stored question: the store says so.
+    let (record, created) = match bounded(state.store.put_reporting(question)).await {
+        // Another question has the id: say how it ended, when it did.
+        Err(ApiError::IdTaken { id, settled: None }) => {
+            let settled = bounded(state.store.get(&id)).await?.map(|r| r.state());
+            return Err(ApiError::IdTaken { id, settled: settled.filter(|s| *s != RecordState::Pending) });
+        }
+        put => put?,
+    };
     // A reused id delivers nothing of another conversation: only a retry of an ask that still
-    // waits gets the stored question (a question just stored is pending; this catches one that
-    // settled since the read above).
+    // waits gets the stored question.
     if record.state() != RecordState::Pending {
         return Err(ApiError::IdTaken { id: record.id().to_owned(), settled: Some(record.state()) });
     }
+    if !created && body.live {
+        // A retry of the ask renews the lease as a wait does.
+        bounded(state.store.renew(record.id(), state.config.lease)).await?;
+    }
     let url = links::page_url(state, record.id());
-    if !repeated && let Some(hook) = &state.on_asked {
+    // Only the ask that stored the question tells the hook: a retry, or a racing twin, does not.
+    if created && let Some(hook) = &state.on_asked {
         let questions = record.request().questions();
         hook(&crate::AskedNotice {
             id: record.id().to_owned(),

@@ -508,7 +508,7 @@ impl Backend for PostgresStore {
         Ok(found.is_some())
     }
 
-    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
+    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError> {
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
@@ -523,9 +523,13 @@ impl Backend for PostgresStore {
             .fetch_optional(&self.inner.pool)
             .await?;
         if inserted.is_some() {
-            return Ok(record.clone());
+            return Ok((record.clone(), true));
         }
-        self.fetch(record.id()).await?.ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })
+        let stored = self
+            .fetch(record.id())
+            .await?
+            .ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })?;
+        Ok((stored, false))
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {

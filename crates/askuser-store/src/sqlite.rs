@@ -513,7 +513,7 @@ impl Backend for SqliteStore {
         Ok(found.is_some())
     }
 
-    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError> {
+    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError> {
         let mut tx = self.write().await?;
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
@@ -531,9 +531,13 @@ impl Backend for SqliteStore {
         tx.commit().await?;
         self.inner.feed.kick();
         if inserted.is_some() {
-            return Ok(record.clone());
+            return Ok((record.clone(), true));
         }
-        self.fetch(record.id()).await?.ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })
+        let stored = self
+            .fetch(record.id())
+            .await?
+            .ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })?;
+        Ok((stored, false))
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {

@@ -33,6 +33,19 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// database error.
     async fn put(&self, question: NewQuestion) -> Result<PendingRecord, StoreError>;
 
+    /// [`put`](Self::put), and whether this call stored the question (`false`: the same question
+    /// was stored already, by an earlier put; its record is returned as it stands, settled or
+    /// not). The built-in stores know it from their insert; this default, for a store of one's own
+    /// that implements only `put`, reads the id first and may call a put that raced it a repeat.
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Self::put).
+    async fn put_reporting(&self, question: NewQuestion) -> Result<(PendingRecord, bool), StoreError> {
+        let existed = self.get(question.id()).await?.is_some();
+        Ok((self.put(question).await?, !existed))
+    }
+
     /// The record with this id, if any.
     ///
     /// # Errors
@@ -66,6 +79,19 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     ///
     /// [`StoreError::NotFound`]; a database error.
     async fn cancel(&self, id: &str) -> Result<PendingRecord, StoreError>;
+
+    /// [`cancel`](Self::cancel), and whether this call cancelled the question (`false`: it had
+    /// already left `pending`, and is returned unchanged). The built-in stores know it from their
+    /// update; this default, for a store of one's own, compares the record before and after.
+    ///
+    /// # Errors
+    ///
+    /// As [`cancel`](Self::cancel).
+    async fn cancel_reporting(&self, id: &str) -> Result<(PendingRecord, bool), StoreError> {
+        let before = self.get(id).await?.map(|r| r.state());
+        let after = self.cancel(id).await?;
+        Ok((after.clone(), before == Some(State::Pending) && after.state() == State::Cancelled))
+    }
 
     /// Marks a pending question `timed_out` now, whatever its deadline (its asker's own timer
     /// ran out), and wakes its watchers. A record that is no longer pending is returned unchanged.
@@ -251,8 +277,9 @@ pub(crate) trait Backend: Send + Sync {
         None
     }
 
-    /// Inserts the record unless its id exists; returns what is stored under the id.
-    async fn insert(&self, record: &PendingRecord) -> Result<PendingRecord, StoreError>;
+    /// Inserts the record unless its id exists; returns what is stored under the id, and whether
+    /// this call inserted it.
+    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError>;
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError>;
 
@@ -332,9 +359,12 @@ pub(crate) trait Backend: Send + Sync {
     async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
 }
 
-pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result<PendingRecord, StoreError> {
+pub(crate) async fn put(
+    backend: &impl Backend,
+    question: NewQuestion,
+) -> Result<(PendingRecord, bool), StoreError> {
     let record = question.into_record(backend.clock());
-    let stored = backend.insert(&record).await?;
+    let (stored, inserted) = backend.insert(&record).await?;
     if stored.request != record.request
         || stored.session_id != record.session_id
         || stored.tool_name != record.tool_name
@@ -344,7 +374,7 @@ pub(crate) async fn put(backend: &impl Backend, question: NewQuestion) -> Result
     if let Some(recent) = backend.recent() {
         recent.remember(&stored);
     }
-    Ok(stored)
+    Ok((stored, inserted))
 }
 
 /// The records this process put or read while they were pending, by id, up to [`Recent::MAX`]:
@@ -446,13 +476,14 @@ pub(crate) async fn close_now(
     backend: &impl Backend,
     id: &str,
     state: State,
-) -> Result<PendingRecord, StoreError> {
+) -> Result<(PendingRecord, bool), StoreError> {
     let now = backend.clock().now();
     if let Some(closed) = backend.close(id, state, Due::Any, now).await? {
         backend.wakers().wake(id);
-        return Ok(closed);
+        return Ok((closed, true));
     }
-    backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })
+    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+    Ok((record, false))
 }
 
 /// Which pending records a sweep closes.
@@ -586,6 +617,13 @@ macro_rules! pending_store_via_backend {
                 &self,
                 question: $crate::record::NewQuestion,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::put(self, question).await.map(|(record, _)| record)
+            }
+
+            async fn put_reporting(
+                &self,
+                question: $crate::record::NewQuestion,
+            ) -> Result<($crate::record::PendingRecord, bool), $crate::error::StoreError> {
                 $crate::store::put(self, question).await
             }
 
@@ -619,6 +657,15 @@ macro_rules! pending_store_via_backend {
                 &self,
                 id: &str,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::close_now(self, id, $crate::record::State::Cancelled)
+                    .await
+                    .map(|(record, _)| record)
+            }
+
+            async fn cancel_reporting(
+                &self,
+                id: &str,
+            ) -> Result<($crate::record::PendingRecord, bool), $crate::error::StoreError> {
                 $crate::store::close_now(self, id, $crate::record::State::Cancelled).await
             }
 
@@ -626,7 +673,9 @@ macro_rules! pending_store_via_backend {
                 &self,
                 id: &str,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
-                $crate::store::close_now(self, id, $crate::record::State::TimedOut).await
+                $crate::store::close_now(self, id, $crate::record::State::TimedOut)
+                    .await
+                    .map(|(record, _)| record)
             }
 
             async fn expire_due(

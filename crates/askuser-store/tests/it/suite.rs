@@ -36,9 +36,35 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     revoked_logins(&*store, &clock).await;
     asked_by(&*store).await;
     notices_are_claimed_once(&*store).await;
+    puts_and_cancels_say_what_they_changed(&*store).await;
     channels(&*store, &clock).await;
     // Last: it deletes what the others left.
     retention(&*store, &clock).await;
+}
+
+/// `put_reporting` and `cancel_reporting` say whether the call changed the store: only the first
+/// put of a question stores it, only the first cancel of a pending one cancels it, and a cancel of
+/// an answered one changes nothing.
+async fn puts_and_cancels_say_what_they_changed(store: &dyn PendingStore) {
+    let (first, stored) = store.put_reporting(question("report-1", 60)).await.expect("put");
+    assert!(stored, "the first put stores");
+    let (again, stored) = store.put_reporting(question("report-1", 60)).await.expect("put again");
+    assert!(!stored, "a repeated put stores nothing");
+    assert_eq!(again, first);
+    assert!(matches!(
+        store.put_reporting(NewQuestion::new(other_request("report-1"), Duration::from_mins(1))).await,
+        Err(StoreError::IdTaken { .. })
+    ));
+    let (cancelled, changed) = store.cancel_reporting("report-1").await.expect("cancel");
+    assert!(changed && cancelled.state() == State::Cancelled);
+    let (unchanged, changed) = store.cancel_reporting("report-1").await.expect("cancel again");
+    assert!(!changed, "a second cancel changes nothing");
+    assert_eq!(unchanged, cancelled);
+    store.put(question("report-2", 60)).await.expect("put");
+    store.answer("report-2", &answer_large()).await.expect("answer");
+    let (answered, changed) = store.cancel_reporting("report-2").await.expect("cancel an answered one");
+    assert!(!changed && answered.state() == State::Answered);
+    assert!(matches!(store.cancel_reporting("report-none").await, Err(StoreError::NotFound { .. })));
 }
 
 fn question(id: &str, timeout_secs: u64) -> NewQuestion {
