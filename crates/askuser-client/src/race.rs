@@ -9,6 +9,10 @@ use crate::http::{ClientError, HttpAnswerer};
 
 /// The longest the local surface waits for the server to take the question before it opens.
 const LOCAL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The longest a local answer is tried on an unreachable server before the call returns it
+/// anyway: the person answered; the server's copy is withdrawn or lapses with its lease.
+const POST_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 use crate::wire::ErrorCode;
 
 /// Asks through a local answerer (a terminal menu, an MCP host's form) and an answer server (its
@@ -102,15 +106,17 @@ impl<L: Answerer> Answerer for Racing<L> {
 }
 
 impl<L> Racing<L> {
-    /// A local answer: sent to the server, where it is checked and retracts the other surfaces;
-    /// an answer the server had already (`409`) wins instead. The server's future is dropped
-    /// after this (its cancel then changes nothing on a settled question).
+    /// A local answer: sent to the server (tried for at most [`POST_LIMIT`]), where it is checked
+    /// and retracts the other surfaces; an answer the server had already (`409`) wins instead.
+    /// The server's future is dropped after this (its cancel then changes nothing on a settled
+    /// question).
     async fn settle_locally(
         &self,
         id: &str,
         response: AskUserResponse,
         deadline: tokio::time::Instant,
     ) -> Result<AskUserResponse, AnswerError> {
+        let deadline = deadline.min(tokio::time::Instant::now() + POST_LIMIT);
         match self.server.post_answer(id, &response, deadline).await {
             Ok(_) => Ok(response),
             Err(ClientError::Api { code: Some(ErrorCode::AlreadyAnswered), record: Some(first), .. }) => {

@@ -630,3 +630,27 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
     server.stop.send(()).unwrap();
     server.served.await.unwrap().unwrap();
 }
+
+/// `Racing` with no answer server to reach: the local surface opens after its grace period, and
+/// the person's local answer is the result within the bound on sending it to the server, not at
+/// the question's deadline (an hour).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_without_a_server_returns_the_local_answer() {
+    // A port nothing listens on: every request fails to connect.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let (links, _link) = mpsc::unbounded_channel();
+    let local = |_: askuser_core::AskUserRequest, _: AskContext| async { Ok(local_answer()) };
+    let racing = askuser_server::Racing::new(answerer(&url, links), local);
+    let ask_user = AskUser::builder().answerer(racing).build().unwrap();
+    let started = std::time::Instant::now();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(40),
+        ask_user.call(ToolCall::new("call_offline", ARGS), AskContext::new()),
+    )
+    .await
+    .expect("the local answer returns long before the deadline");
+    assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Large"],"Extras":["local"]}"#), "{outcome:?}");
+    assert!(started.elapsed() >= Duration::from_secs(4), "the menu waited for the server first");
+}
