@@ -25,15 +25,7 @@ pub(crate) enum Fault {
 impl Fault {
     /// A transport error, without its URL (a Telegram URL holds the bot token).
     pub(crate) fn transport(error: reqwest::Error) -> Self {
-        let error = error.without_url();
-        let mut text = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        Self::Transient(text)
+        Self::Transient(askuser_tool::exit::with_causes(&error.without_url()))
     }
 }
 

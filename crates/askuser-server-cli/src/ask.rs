@@ -167,17 +167,19 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
         answerer = answerer.asked_by(asked_by);
     }
     let withdrawing = answerer.clone();
+    let secret_declined = options.secret_file.is_none() && has_secret_question(text, options.profile);
     match &options.secret_file {
         Some(path) => answerer = answerer.secret_sink(askuser_tool::SecretFile::new(path)),
-        None if has_secret_question(text, options.profile) => {
+        None if secret_declined => {
             eprintln!(
                 "askuser: the questions include a secret; pass --secret-file PATH to receive its value. Declining."
             );
         }
         None => {}
     }
-    let secret_declined = options.secret_file.is_none() && has_secret_question(text, options.profile);
-    let builder = match terminal(options).filter(|_| !secret_declined) {
+    // A batch declined for its secret is asked nowhere: no menu either.
+    let terminal = if secret_declined { None } else { terminal(options) };
+    let builder = match terminal {
         Some(terminal) => AskUser::builder().answerer(Racing::new(answerer, terminal)),
         None => AskUser::builder().answerer(answerer),
     };

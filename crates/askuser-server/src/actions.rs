@@ -44,8 +44,8 @@ fn timeout_of(secs: Option<f64>, default: Duration) -> Result<Duration, ApiError
 
 /// Asks: validates the arguments under the profile asked for, stores the question (or, for a
 /// retry of the same ask while it waits, finds it stored), and tells the `on_asked` hook about a
-/// new one.
-pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<PendingRecord, ApiError> {
+/// new one. The record, and its page link.
+pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<(PendingRecord, String), ApiError> {
     if state.is_closing() {
         return Err(ApiError::ShuttingDown);
     }
@@ -125,11 +125,11 @@ pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<PendingRecord
             asked_by: links::asked_by_of(&record),
             headers: questions.iter().map(|q| q.header().to_owned()).collect(),
             questions: questions.iter().map(|q| q.question().to_owned()).collect(),
-            url,
+            url: url.clone(),
             expires_at: record.expires_at().to_string(),
         });
     }
-    Ok(record)
+    Ok((record, url))
 }
 
 /// Answers: commits an answer (with the values of its secret answers, which are held for the asker and

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use crate::error::{ApiError, ErrorBody, bounded};
 use crate::events;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::{AppState, actions, links};
+use crate::{AppState, actions};
 
 #[utoipa::path(post, path = "/v1/questions", request_body = AskBody, security(("bearer" = [])), responses(
     (status = 201, description = "Asked: the id, the page link, the expiry and the record", body = AskReply), (status = 401, description = "`unauthorized`", body = ErrorBody),
@@ -28,8 +28,7 @@ pub(crate) async fn ask(
     State(state): State<Arc<AppState>>,
     ApiJson(body): ApiJson<AskBody>,
 ) -> Result<Response, ApiError> {
-    let record = actions::ask(&state, body).await?;
-    let url = links::page_url(&state, record.id());
+    let (record, url) = actions::ask(&state, body).await?;
     let reply = AskReply { id: record.id().to_owned(), url, expires_at: record.expires_at(), record };
     Ok((StatusCode::CREATED, Json(reply)).into_response())
 }

@@ -127,15 +127,9 @@ fn text(report: &Value) -> &str {
 async fn answer_through_api(served: &Served, plan: &str) -> String {
     let http = reqwest::Client::new();
     for _ in 0..600 {
-        let list: Value = http
-            .get(format!("{}/v1/questions?state=pending", served.url))
-            .bearer_auth(&served.token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value =
+            crate::support::get_json(&format!("{}/v1/questions?state=pending", served.url), &served.token)
+                .await;
         if let Some(id) = list["records"][0]["id"].as_str() {
             let answer = json!({"answers": [{"header": "Plan", "selected": [plan]}, {"header": "Extras", "selected": ["Support"]}]});
             let response = http
@@ -154,27 +148,11 @@ async fn answer_through_api(served: &Served, plan: &str) -> String {
 }
 
 async fn record(served: &Served, id: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{}/v1/questions/{id}", served.url))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::support::get_json(&format!("{}/v1/questions/{id}", served.url), &served.token).await
 }
 
 async fn only_record(served: &Served) -> Value {
-    let list: Value = reqwest::Client::new()
-        .get(format!("{}/v1/questions", served.url))
-        .bearer_auth(&served.token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = crate::support::get_json(&format!("{}/v1/questions", served.url), &served.token).await;
     assert_eq!(list["records"].as_array().unwrap().len(), 1, "{list}");
     list["records"][0].clone()
 }

@@ -433,15 +433,8 @@ async fn a_killed_askers_question_is_withdrawn() {
         assert!(said.contains("The assistant stopped waiting for these answers."), "{said}");
         let token = std::fs::read_to_string(&token_file).unwrap();
         let id = link.split("/q/").nth(1).unwrap().split('/').next().unwrap();
-        let record: serde_json::Value = http
-            .get(format!("{url}/v1/questions/{id}"))
-            .bearer_auth(token.trim())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let record: serde_json::Value =
+            crate::support::get_json(&format!("{url}/v1/questions/{id}"), token.trim()).await;
         assert_eq!(
             (record["state"].as_str(), &record["response"]),
             (Some("cancelled"), &serde_json::Value::Null),

@@ -136,3 +136,8 @@ impl PostgresSchema {
         self.store.close().await;
     }
 }
+
+/// `GET url` with the API token `token`: the reply's JSON.
+pub(crate) async fn get_json(url: &str, token: &str) -> serde_json::Value {
+    reqwest::Client::new().get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap()
+}

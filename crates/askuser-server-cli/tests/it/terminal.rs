@@ -129,15 +129,8 @@ async fn the_terminal_menu_races_the_page() {
     terminal.controller.flush().unwrap();
     let (stdout, status) = finished(ask).await;
     assert_eq!((stdout.as_str(), status), ("{\"Plan\":[\"Large\"]}\n", Some(0)), "{}", terminal.text());
-    let listed: serde_json::Value = http
-        .get(format!("{url}/v1/questions?state=answered"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: serde_json::Value =
+        crate::support::get_json(&format!("{url}/v1/questions?state=answered"), &token).await;
     let records = listed["records"].as_array().unwrap();
     assert_eq!(records.len(), 1, "{listed}");
     assert_eq!(records[0]["response"]["answers"][0]["selected"], serde_json::json!(["Large"]));
