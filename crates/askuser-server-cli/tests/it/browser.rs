@@ -160,6 +160,23 @@ async fn click(client: &Client, css: &str) {
     client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
 }
 
+/// The text of what `locator` finds once the page a click sent has loaded. Until it has, a
+/// command may fail ("aborted by navigation") or find nothing, so each is tried again for 10 s.
+async fn text_after_navigation(client: &Client, locator: Locator<'_>) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = match client.find(locator).await {
+            Ok(element) => element.text().await,
+            Err(e) => Err(e),
+        };
+        match found {
+            Ok(text) => return text,
+            Err(e) if std::time::Instant::now() >= deadline => panic!("{locator:?} after 10 s: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_answers_the_page_ask_printed() {
     let Some((chromium, driver)) = browser() else { return };
@@ -177,7 +194,7 @@ async fn a_browser_answers_the_page_ask_printed() {
     assert_eq!(other.attr("maxlength").await.unwrap().as_deref(), Some("2000"));
     other.send_keys("Nightly \"snapshots\" & <logs>").await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
-    let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+    let heading = text_after_navigation(&client, Locator::Css("h1")).await;
     assert_eq!(heading, "Thank you");
 
     let (status, stdout) = result_of(asked.ask).await;
@@ -241,7 +258,7 @@ async fn a_phone_sized_window_answers_and_the_screenshot_is_kept() {
         check_the_phone_page(&client, dark, name).await;
         if dark {
             click(&client, r#"button[value="answer"]"#).await;
-            client.wait().for_element(Locator::Css("h1")).await.unwrap();
+            text_after_navigation(&client, Locator::Css("h1")).await;
         }
         client.close().await.unwrap();
     }
@@ -301,7 +318,7 @@ async fn times_are_local_the_countdown_runs_and_declining_is_confirmed() {
     click(&client, "details.decline summary").await;
     assert!(decline.is_displayed().await.unwrap());
     decline.click().await.unwrap();
-    let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+    let heading = text_after_navigation(&client, Locator::Css("h1")).await;
     assert_eq!(heading, "Declined");
     let (status, _, stderr) = finish(ask, ask_err).await;
     assert_eq!(status, Some(1), "{stderr}");
@@ -330,7 +347,7 @@ async fn every_problem_at_once_then_a_multi_line_answer_arrives_whole() {
     click(&client, r#"input[name="q2"][value="0"]"#).await;
     client.find(Locator::Css(r#"input[name="q2_other"]"#)).await.unwrap().send_keys("a cake").await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
-    client.wait().for_element(Locator::Css(".error a")).await.unwrap();
+    text_after_navigation(&client, Locator::Css(".error a")).await;
     let seen = client
         .execute(
             "const links = [...document.querySelectorAll('.error a')];
@@ -371,7 +388,7 @@ async fn every_problem_at_once_then_a_multi_line_answer_arrives_whole() {
     click(&client, r#"input[name="q1"][value="1"]"#).await;
     client.find(Locator::Css(r#"input[name="q2_other"]"#)).await.unwrap().clear().await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
-    let heading = client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+    let heading = text_after_navigation(&client, Locator::Css("h1")).await;
     assert_eq!(heading, "Thank you");
     let (status, stdout, stderr) = finish(ask, ask_err).await;
     assert_eq!(status, Some(0), "{stderr}");
@@ -421,7 +438,7 @@ async fn hostile_question_text_is_shown_as_text_and_nothing_runs() {
     );
     click(&client, r#"input[name="q0"][value="1"]"#).await;
     click(&client, r#"button[value="answer"]"#).await;
-    client.wait().for_element(Locator::Css("h1")).await.unwrap();
+    text_after_navigation(&client, Locator::Css("h1")).await;
     let (status, stdout) = result_of(asked.ask).await;
     assert_eq!((status, stdout.as_str()), (Some(0), "{\"<script>\":[\"fine\"]}\n"));
     client.close().await.unwrap();
@@ -466,7 +483,7 @@ async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
     // Blank (spaces pass the browser's `required`): the server refuses, the choice stays.
     client.find(Locator::Css("textarea")).await.unwrap().send_keys("   ").await.unwrap();
     click(client, r#"button[value="answer"]"#).await;
-    let error = client.wait().for_element(Locator::Css(".error")).await.unwrap().text().await.unwrap();
+    let error = text_after_navigation(client, Locator::Css(".error")).await;
     assert!(error.contains("Write an answer"), "{error}");
     let kept = client
         .execute("return document.querySelector('input[name=q1][value=\"0\"]').checked;", vec![])
@@ -478,7 +495,7 @@ async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
     area.send_keys("Release on Friday").await.unwrap();
     click(client, r#"button[value="answer"]"#).await;
     assert_eq!(
-        client.wait().for_element(Locator::Css("h1")).await.unwrap().text().await.unwrap(),
+        text_after_navigation(client, Locator::Css("h1")).await,
         "Thank you"
     );
     let (status, stdout, _) = finish(ask, ask_err).await;
@@ -520,7 +537,7 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
     assert_eq!(field.attr("autocomplete").await.unwrap().as_deref(), Some("off"));
     field.send_keys(SECRET).await.unwrap();
     click(&client, r#"button[value="answer"]"#).await;
-    client.wait().for_element(Locator::Css("h1")).await.unwrap();
+    text_after_navigation(&client, Locator::Css("h1")).await;
     let done = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
     assert!(done.contains("Thank you") && done.contains("session:DEPLOY_TOKEN"), "{done}");
     assert!(!done.contains(SECRET), "{done}");
@@ -609,18 +626,18 @@ async fn an_expired_page_shows_what_was_asked_and_the_home_page_leads_on() {
     client.find(Locator::Css("#token")).await.unwrap().send_keys(token.trim()).await.unwrap();
     click(&client, r#"button[type="submit"]"#).await;
     // Each step waits for the next page's heading: the one before may still be there.
-    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    text_after_navigation(&client, Locator::XPath("//h1[text()='Waiting for your answer']")).await;
     client.find(Locator::LinkText("Answered questions")).await.unwrap().click().await.unwrap();
-    client.wait().for_element(Locator::XPath("//h1[text()='Answered']")).await.unwrap();
+    text_after_navigation(&client, Locator::XPath("//h1[text()='Answered']")).await;
     assert_eq!(client.current_url().await.unwrap().path(), "/history");
     let main = client.find(Locator::Css("main")).await.unwrap().text().await.unwrap();
     assert!(main.contains("Nothing was answered yet"), "{main}");
     client.find(Locator::LinkText("Waiting questions")).await.unwrap().click().await.unwrap();
-    client.wait().for_element(Locator::XPath("//h1[text()='Waiting for your answer']")).await.unwrap();
+    text_after_navigation(&client, Locator::XPath("//h1[text()='Waiting for your answer']")).await;
     click(&client, "form button.secondary").await;
-    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    text_after_navigation(&client, Locator::XPath("//h1[text()='Log in']")).await;
     client.goto(&format!("{url}/")).await.unwrap();
-    client.wait().for_element(Locator::XPath("//h1[text()='Log in']")).await.unwrap();
+    text_after_navigation(&client, Locator::XPath("//h1[text()='Log in']")).await;
     assert_eq!(client.current_url().await.unwrap().path(), "/login", "logged out");
     client.close().await.unwrap();
 }
