@@ -24,6 +24,10 @@ use serde_json::{Map, Value, json};
 /// The extra option of an optional field: picking it leaves the field empty.
 pub const LEAVE_EMPTY: &str = "(leave empty)";
 
+/// What ends the label of an option the form's `default` picks, in the reference profile (the
+/// reference tool's own mark of a recommended option).
+const RECOMMENDED: &str = " (Recommended)";
+
 /// Answers any server's form elicitation through an askuser [`Answerer`]: an rmcp
 /// [`ClientHandler`](rmcp::ClientHandler) that declares form elicitation, or a piece your own
 /// handler calls from its `create_elicitation` ([`answer`](Self::answer)).
@@ -35,13 +39,16 @@ pub const LEAVE_EMPTY: &str = "(leave empty)";
 /// | boolean | a Yes/No question |
 /// | string `KEY_other` beside choice field `KEY` | not asked: it takes the person's own words for `KEY` ("Other…") |
 /// | string, number or integer, [extended profile](Self::with_profile) | a text question; the answer must fit the field's `minLength`/`maxLength`, `format` (email, uri, date, date-time) or `minimum`/`maximum`, and goes back as a string, a JSON number or a JSON integer |
-/// | optional string, number or integer, reference profile (the default) | not asked (left empty) |
+/// | optional string, number or integer, reference profile (the default) | not asked: left empty, or sent with its `default` (SEP-1034), which the first question names |
 /// | required string, number or integer, reference profile | the form is refused: text questions need the extended profile |
 ///
 /// An optional choice field gets a [`LEAVE_EMPTY`] option when there is room; an optional text
 /// field is left empty, and a field with a `default` takes it, when the answer is
-/// [`KEEP_DEFAULT`]. In the extended profile the schema's `default` marks the default options of a
-/// choice or yes/no field, and a choice field without a `KEY_other` field takes no own words.
+/// [`KEEP_DEFAULT`]. The schema's `default` marks the default options of a choice or yes/no field:
+/// `default: true` in the extended profile, a label ending in ` (Recommended)` in the reference
+/// profile (the reference tool's own mark, which a
+/// [`DefaultsResponder`](askuser_core::DefaultsResponder) picks too). In the extended profile a
+/// choice field without a `KEY_other` field takes no own words.
 /// Every question names the server that asks; the first carries the server's message. An answer
 /// that breaks the schema (too few or too many picks, own words where none fit, text too long, not
 /// an email address, a number out of range) is never sent: it is asked again once with the
@@ -73,7 +80,7 @@ pub const LEAVE_EMPTY: &str = "(leave empty)";
 pub struct ElicitationHandler {
     answerer: Arc<dyn Answerer>,
     client: Implementation,
-    version: Option<ProtocolVersion>,
+    version: ProtocolVersion,
     profile: Profile,
     /// The servers (by `serverInfo.name`) whose forms may be answered without a person.
     unattended: Vec<String>,
@@ -97,7 +104,8 @@ impl ElicitationHandler {
         Self {
             answerer,
             client: Implementation::new("askuser", env!("CARGO_PKG_VERSION")),
-            version: None,
+            // rmcp's default is its newest revision, 2026-07-28, which has no `initialize`.
+            version: ProtocolVersion::V_2025_11_25,
             profile: Profile::Reference,
             unattended: Vec::new(),
         }
@@ -137,7 +145,7 @@ impl ElicitationHandler {
     /// [`ClientLifecycleMode::Discover`](rmcp::ClientLifecycleMode::Discover) instead.
     #[must_use]
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.version = Some(version);
+        self.version = version;
         self
     }
 
@@ -200,11 +208,8 @@ impl rmcp::ClientHandler for ElicitationHandler {
         let capabilities = ClientCapabilities::builder()
             .enable_elicitation_with(ElicitationCapability::new().with_form(FormElicitationCapability::new()))
             .build();
-        let info = InitializeRequestParams::new(capabilities, self.client.clone());
-        match &self.version {
-            Some(version) => info.with_protocol_version(version.clone()),
-            None => info,
-        }
+        InitializeRequestParams::new(capabilities, self.client.clone())
+            .with_protocol_version(self.version.clone())
     }
 
     async fn create_elicitation(
@@ -594,6 +599,9 @@ struct Plan {
     slots: Vec<Slot>,
     /// The string fields a choice field's own words may go to (`KEY_other`), with their rules.
     text_fields: BTreeMap<String, TextKind>,
+    /// Optional fields not asked (text or numbers in the reference profile) that have a
+    /// `default`: sent with it on accept (SEP-1034), and named in the first question.
+    unasked: Vec<(String, Value)>,
 }
 
 /// `text` made fit for a one-line (or, with `allow_lf`, a multi-line) field of at most `max`
@@ -736,6 +744,69 @@ fn unique_header(title: &str, headers: &mut Vec<String>) -> String {
 
 /// The string fields that take a choice field's own words (`KEY_other`), with their rules: not
 /// asked on their own.
+/// The optional string, number and integer fields with a `default` that the reference profile
+/// does not ask, in the form's order, with their defaults.
+fn unasked_defaults(
+    schema: &ElicitationSchema,
+    order: &[&String],
+    required: &[String],
+    text_fields: &BTreeMap<String, TextKind>,
+) -> Vec<(String, Value)> {
+    order
+        .iter()
+        .filter(|key| !required.contains(**key) && !text_fields.contains_key(key.as_str()))
+        .filter_map(|key| match TextKind::of(schema.properties.get(key.as_str())?) {
+            Some((_, Some(default))) => Some(((*key).clone(), default)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The option `title` of a choice field's `value`, which is a default when `defaults` holds it:
+/// marked `default` in the extended profile, and with [`RECOMMENDED`] in the reference profile
+/// (the reference tool's own mark, which `DefaultsResponder` takes too).
+fn option(value: &str, title: &str, defaults: &[String], extended: bool) -> Value {
+    let is_default = !value.is_empty() && defaults.iter().any(|d| d == value);
+    let label = fit(title, MAX_LABEL_CHARS, false);
+    let full = fit(title, MAX_DESCRIPTION_CHARS, true);
+    let mut option = json!({ "label": label });
+    if full != label {
+        option["description"] = Value::String(full);
+    }
+    if is_default && extended {
+        option["default"] = Value::Bool(true);
+    } else if is_default {
+        let room = MAX_LABEL_CHARS - RECOMMENDED.chars().count();
+        option["label"] = Value::String(format!("{}{RECOMMENDED}", fit(title, room, false)));
+    }
+    option
+}
+
+/// What the first question says of the fields sent unasked with their defaults, or nothing.
+fn also_sent(server: &str, schema: &ElicitationSchema, unasked: &[(String, Value)]) -> String {
+    if unasked.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = unasked
+        .iter()
+        .map(|(key, value)| {
+            let title = schema.properties.get(key).and_then(field_title).unwrap_or(key.as_str());
+            format!("{title} {value}")
+        })
+        .collect();
+    format!("Sent with your answers, as {server} proposes: {}.\n\n", named.join(", "))
+}
+
+/// A string, number or integer field's `title`, when it has one.
+fn field_title(definition: &PrimitiveSchemaDefinition) -> Option<&str> {
+    match definition {
+        PrimitiveSchemaDefinition::String(s) => s.title.as_deref(),
+        PrimitiveSchemaDefinition::Number(n) => n.title.as_deref(),
+        PrimitiveSchemaDefinition::Integer(i) => i.title.as_deref(),
+        _ => None,
+    }
+}
+
 fn other_fields(schema: &ElicitationSchema, required: &[String]) -> BTreeMap<String, TextKind> {
     let mut text_fields = BTreeMap::new();
     for (key, definition) in &schema.properties {
@@ -835,15 +906,18 @@ impl Plan {
             None => schema.properties.keys().collect(),
         };
         let text_fields = other_fields(schema, &required);
+        let unasked =
+            if extended { Vec::new() } else { unasked_defaults(schema, &order, &required, &text_fields) };
+        let also_sent = also_sent(server, schema, &unasked);
         let mut questions = Vec::new();
         let mut slots = Vec::new();
         let mut headers: Vec<String> = Vec::new();
         let intro = |first: bool| match (first, problem) {
             (false, _) => String::new(),
-            (true, None) => format!("{server} asks: {message}\n\n"),
-            (true, Some(problem)) => {
-                format!("Your last answer could not be sent: {problem}.\n{server} asks: {message}\n\n")
-            }
+            (true, None) => format!("{server} asks: {message}\n\n{also_sent}"),
+            (true, Some(problem)) => format!(
+                "Your last answer could not be sent: {problem}.\n{server} asks: {message}\n\n{also_sent}"
+            ),
         };
         for key in order {
             let Some(definition) = schema.properties.get(key) else { continue };
@@ -879,18 +953,7 @@ impl Plan {
             }
             let built: Vec<Value> = options
                 .iter()
-                .map(|(value, title)| {
-                    let label = fit(title, MAX_LABEL_CHARS, false);
-                    let full = fit(title, MAX_DESCRIPTION_CHARS, true);
-                    let mut option = json!({ "label": label });
-                    if full != label {
-                        option["description"] = Value::String(full);
-                    }
-                    if extended && !value.is_empty() && field.defaults.contains(value) {
-                        option["default"] = Value::Bool(true);
-                    }
-                    option
-                })
+                .map(|(value, title)| option(value, title, &field.defaults, extended))
                 .collect();
             let header = unique_header(field.title.unwrap_or(field.key), &mut headers);
             let limits = if field.multi {
@@ -927,7 +990,7 @@ impl Plan {
             });
         }
         let questions = validated(&questions, &slots, profile)?;
-        Ok(Self { request: AskUserRequest::new(questions), slots, text_fields })
+        Ok(Self { request: AskUserRequest::new(questions), slots, text_fields, unasked })
     }
 
     /// The form content for `response`, or what is wrong with it (for the person, when the
@@ -1019,6 +1082,9 @@ impl Plan {
         }
         if !problems.is_empty() {
             return Err(problems.join("; "));
+        }
+        for (key, default) in &self.unasked {
+            content.entry(key.clone()).or_insert_with(|| default.clone());
         }
         Ok(Value::Object(content))
     }
@@ -1116,6 +1182,42 @@ mod tests {
             AskUserAnswer::custom("Backups", "maybe"),
         ]);
         assert!(plan.content(&nowhere).unwrap_err().contains("takes yes or no"));
+    }
+
+    /// SEP-1034, as the conformance suite's `elicitation-sep1034-client-defaults` sends it.
+    #[test]
+    fn the_reference_profile_keeps_the_forms_defaults_and_says_so() {
+        let form = schema(json!({"type": "object", "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "title": "Age", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "nickname": {"type": "string"},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "pending"},
+            "verified": {"type": "boolean", "default": true}}}));
+        let plan = Plan::new("users", "Confirm", &form, None, Profile::Reference).unwrap();
+        let questions = plan.request.questions().as_slice();
+        let labels = |q: &Question| q.options().iter().map(|o| o.label().to_owned()).collect::<Vec<_>>();
+        assert_eq!(labels(&questions[0]), ["active", "inactive", "pending (Recommended)", LEAVE_EMPTY]);
+        assert_eq!(labels(&questions[1]), ["Yes (Recommended)", "No", LEAVE_EMPTY]);
+        assert!(
+            questions[0].question().contains(
+                "Sent with your answers, as users proposes: Age 30, name \"John Doe\", score 95.5."
+            ),
+            "{}",
+            questions[0].question()
+        );
+        // What the person picked wins; the unasked fields take their defaults, `nickname` none.
+        let content = answers(&plan, &[("status", &["inactive"]), ("verified", &["No"])]).unwrap();
+        assert_eq!(
+            content,
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "inactive", "verified": false})
+        );
+        // The extended profile asks those fields instead, and marks defaults with `default`.
+        let extended = Plan::new("users", "Confirm", &form, None, Profile::Extended).unwrap();
+        assert!(extended.unasked.is_empty());
+        let status = &extended.request.questions().as_slice()[4];
+        assert_eq!(labels(status)[2], "pending");
+        assert!(status.options()[2].is_default());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! askuser-mcp's integration tests: one binary, one module per concern.
 
 mod client;
+mod conformance;
 mod extended;
 mod harness;
 mod inbox;

@@ -494,10 +494,7 @@ async fn answer_a_text_question(client: &Client, dir: &Path, url: &str) {
     area.clear().await.unwrap();
     area.send_keys("Release on Friday").await.unwrap();
     click(client, r#"button[value="answer"]"#).await;
-    assert_eq!(
-        text_after_navigation(client, Locator::Css("h1")).await,
-        "Thank you"
-    );
+    assert_eq!(text_after_navigation(client, Locator::Css("h1")).await, "Thank you");
     let (status, stdout, _) = finish(ask, ask_err).await;
     assert_eq!(status, Some(0));
     assert_eq!(

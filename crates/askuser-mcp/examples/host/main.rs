@@ -1,0 +1,160 @@
+//! A small MCP host: connects to an MCP server, lists its tools, calls the tools named with
+//! `--call`, and answers every form the server sends through askuser's [`ElicitationHandler`]
+//! (the terminal menu, or a form's defaults for a server you name). What a command-line agent
+//! does with an MCP server's forms, in about a hundred lines; the MCP conformance suite runs its
+//! client scenarios against it (askuser-mcp's `conformance` test).
+//!
+//! ```text
+//! cargo run -p askuser-mcp --example host -- --call add_numbers='{"a":2,"b":3}' http://127.0.0.1:3000/mcp
+//! cargo run -p askuser-mcp --example host -- --call deploy -- some-mcp-server --stdio
+//! ```
+
+mod http;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use askuser_core::{DefaultsResponder, Profile};
+use askuser_mcp::ElicitationHandler;
+use askuser_terminal::TerminalAnswerer;
+use askuser_tool::cli::{self, Command};
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+const HOST: Command = Command::new(
+    "host",
+    "usage: host [OPTIONS] URL
+       host [OPTIONS] -- COMMAND [ARGS...]
+
+Connects to an MCP server (Streamable HTTP at URL, or COMMAND over stdio), lists its tools on
+stderr, calls each --call in order and prints each result as one JSON line. The server's forms
+are asked in the terminal.
+
+  --call TOOL[=JSON]         call TOOL with this JSON object of arguments (default {})
+  --unattended-from NAME     answer forms with their defaults, unseen, for the server whose
+                             serverInfo.name is NAME; forms from any other server are declined
+  --profile PROFILE          reference (default: choices and yes/no) or extended (text too)
+  --header 'NAME: VALUE'     an HTTP header on every request, e.g. 'Authorization: Bearer …'
+
+Exit status: 0, 1 when a call failed or a tool reported an error, 2 on a usage error.
+",
+);
+
+struct Options {
+    calls: Vec<(String, JsonObject)>,
+    unattended: Option<String>,
+    profile: Profile,
+    headers: HashMap<::http::HeaderName, ::http::HeaderValue>,
+    server: Server,
+}
+
+enum Server {
+    Url(String),
+    Command(Vec<String>),
+}
+
+fn options(mut args: cli::Args) -> Result<Options, String> {
+    let (mut calls, mut unattended, mut profile, mut headers) =
+        (Vec::new(), None, Profile::Reference, HashMap::new());
+    let mut server = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--call" => {
+                let call = args.value(&arg, "TOOL or TOOL=JSON")?;
+                let (tool, arguments) = call.split_once('=').unwrap_or((&call, "{}"));
+                let arguments: JsonObject = serde_json::from_str(arguments)
+                    .map_err(|e| format!("--call {tool}: the arguments are not a JSON object: {e}"))?;
+                calls.push((tool.to_owned(), arguments));
+            }
+            "--unattended-from" => unattended = Some(args.value(&arg, "a server's name")?),
+            "--profile" => profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?,
+            "--header" => {
+                let line = args.value(&arg, "'NAME: VALUE'")?;
+                let (name, value) =
+                    line.split_once(':').ok_or_else(|| format!("--header {line:?}: no ':'"))?;
+                let name = ::http::HeaderName::try_from(name.trim())
+                    .map_err(|e| format!("--header {name:?}: {e}"))?;
+                let value = ::http::HeaderValue::try_from(value.trim())
+                    .map_err(|e| format!("--header {name}: {e}"))?;
+                headers.insert(name, value);
+            }
+            "--" => server = Some(Server::Command(args.by_ref().collect())),
+            url if url.starts_with("http://") || url.starts_with("https://") => {
+                server = Some(Server::Url(url.to_owned()));
+            }
+            other => return Err(cli::unknown(other)),
+        }
+    }
+    let server = match server {
+        Some(Server::Command(command)) if command.is_empty() => return Err("-- needs a command".to_owned()),
+        Some(server) => server,
+        None => return Err("name the server: a URL, or -- and a command".to_owned()),
+    };
+    Ok(Options { calls, unattended, profile, headers, server })
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let options = match HOST.options(&words, options) {
+        Ok(options) => options,
+        Err(status) => return status,
+    };
+    let mut handler = match &options.unattended {
+        Some(server) => ElicitationHandler::new(DefaultsResponder::new()).allow_unattended_from(server),
+        None => ElicitationHandler::new(TerminalAnswerer::new()),
+    };
+    handler = handler.with_profile(options.profile).with_client_info(rmcp::model::Implementation::new(
+        "askuser-example-host",
+        env!("CARGO_PKG_VERSION"),
+    ));
+    match run(handler, options).await {
+        Ok(status) => status,
+        Err(message) => {
+            eprintln!("host: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(handler: ElicitationHandler, options: Options) -> Result<ExitCode, String> {
+    let client: RunningService<RoleClient, ElicitationHandler> = match options.server {
+        Server::Url(url) => {
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(options.headers);
+            let transport = StreamableHttpClientTransport::with_client(http::Reqwest012::default(), config);
+            handler.serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"))?
+        }
+        Server::Command(command) => {
+            let mut child = tokio::process::Command::new(&command[0]);
+            child.args(&command[1..]);
+            let transport = rmcp::transport::TokioChildProcess::new(child)
+                .map_err(|e| format!("cannot start {}: {e}", command[0]))?;
+            handler.serve(transport).await.map_err(|e| format!("cannot connect to {}: {e}", command[0]))?
+        }
+    };
+    let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    eprintln!("host: the server's tools: {}", names.join(", "));
+    let mut status = ExitCode::SUCCESS;
+    for (tool, arguments) in options.calls {
+        let call = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        match client.call_tool(call).await {
+            Ok(result) => {
+                if result.is_error == Some(true) {
+                    status = ExitCode::FAILURE;
+                }
+                println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
+            }
+            Err(e) => {
+                eprintln!("host: {tool} failed: {e}");
+                status = ExitCode::FAILURE;
+            }
+        }
+    }
+    client.cancel().await.map_err(|e| format!("cannot close the connection: {e}"))?;
+    Ok(status)
+}
