@@ -7,9 +7,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askuser_core::{
-    Answerer, AskContext, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp, ask_user_result,
-};
+use askuser_core::{Answerer, AskContext, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp};
 use askuser_store::{AskedBy, NewQuestion, PendingRecord, PendingStore, State};
 use askuser_tool::{Dialect, TOOL_NAME, parameters_for};
 use rmcp::ErrorData;
@@ -321,22 +319,9 @@ impl AskUserServer {
 
     /// What `get_user_answers` returns for `record`: what `ask_user_question` would have.
     fn outcome(&self, ticket: &str, record: &PendingRecord) -> rmcp::model::CallToolResult {
-        match (record.state(), record.response()) {
-            (State::Pending, _) => text_result(&still_waiting(ticket), false),
-            (State::Answered | State::Declined, Some(response)) => {
-                match ask_user_result(record.request(), response) {
-                    Ok(result) => text_result(result.text(), false),
-                    Err(error) => {
-                        text_result(&format!("the answer did not fit the questions: {error}"), true)
-                    }
-                }
-            }
-            (State::TimedOut, _) => match self.inner.on_timeout.result(record.request()) {
-                Ok(result) => text_result(result.text(), false),
-                Err(error) => {
-                    text_result(&format!("the timeout's answer did not fit the questions: {error}"), true)
-                }
-            },
+        match record.state() {
+            State::Pending => text_result(&still_waiting(ticket), false),
+            State::Answered | State::Declined | State::TimedOut => self.settled_result(record),
             _ => text_result(&withdrawn(ticket), false),
         }
     }

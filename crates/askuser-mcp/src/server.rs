@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
-    Profile, QuestionKind, Questions, Validator, ask_user_result,
+    Profile, QuestionKind, Questions, Timestamp, Validator, ask_user_result,
 };
-use askuser_store::PendingStore;
+use askuser_store::{AskedBy, NewQuestion, PendingRecord, PendingStore, State as PendingState, StoreError};
 use askuser_tool::exit::with_causes;
 use askuser_tool::{
     AskUser, CallOutcome, DESCRIPTION, Dialect, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS,
@@ -33,7 +33,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::form::{self, FormStyle};
-use crate::inbox::{Inbox, InboxAnswerer};
+use crate::inbox::{Inbox, InboxAnswerer, commit, is_pending};
 use crate::later::{ANSWERS_TOOL, LATER_TOOL, Later, LaterConfig};
 
 /// A fallback step's answerer, and the note saying why the steps before it could not ask.
@@ -426,8 +426,10 @@ impl AskUserServerBuilder {
     /// from the form settles the store's question). A form the person dismisses (`cancel`)
     /// leaves the question waiting in the store; a decline declines it. Without a form the
     /// store is where the person answers, instead of the [`Fallback`] (which still takes secret
-    /// questions, never put in the store or a form). A 2026-07-28 client is asked through the
-    /// store alone. Questions wait for the [`timeout`](Self::timeout), else an hour. Default:
+    /// questions, never put in the store or a form). A 2026-07-28 client's form cannot be
+    /// retracted: it comes back on the call's retry, and the store decides then (the form's
+    /// answer, or the one given elsewhere first; after a dismissed form the retry waits for the
+    /// other surfaces). Questions wait for the [`timeout`](Self::timeout), else an hour. Default:
     /// none.
     pub fn inbox(mut self, store: Arc<dyn PendingStore>) -> Self {
         self.inbox = Some(Inbox { store });
@@ -530,6 +532,9 @@ struct State {
     nonce: String,
     /// 1 for the first form, 2 for the one asked again after a misfit.
     attempt: u8,
+    /// The question's id in the [inbox](AskUserServerBuilder::inbox), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    record: Option<String>,
 }
 
 impl AskUserServer {
@@ -553,8 +558,8 @@ impl AskUserServer {
     /// Who asks, for a call of this request's client: `NAME VERSION` of its `clientInfo` (its
     /// `title` when it has one), and ` in WORKSPACE`; `None` when neither is known.
     pub(crate) fn asked_by(&self, context: &RequestContext<RoleServer>) -> Option<String> {
-        let client = context.peer.peer_info().map(|info| {
-            let client = &info.client_info;
+        // Per request on 2026-07-28 (its `_meta`), from `initialize` before.
+        let client = context.client_info().map(|client| {
             let name = client.title.as_deref().filter(|t| !t.trim().is_empty()).unwrap_or(&client.name);
             if client.version.trim().is_empty() {
                 name.to_owned()
@@ -681,10 +686,8 @@ impl AskUserServer {
             };
             secret = questions.iter().any(|q| q.kind() == QuestionKind::Secret);
         }
-        // With an inbox, a 2026-07-28 client is asked through the store alone: its form would
-        // come back on a retry of the call, which cannot race the store's answer.
-        if can_form && !secret && !version.has_initialize() && self.inner.inbox.is_none() {
-            return self.ask_by_input_required(&params, &arguments);
+        if can_form && !secret && !version.has_initialize() {
+            return self.ask_by_input_required(&params, &arguments, &context).await;
         }
         let form =
             (can_form && !secret && version.has_initialize()).then(|| self.eliciting(&context, &version));
@@ -806,10 +809,18 @@ impl AskUserServer {
 
     /// The 2026-07-28 delivery: a first call gets an `InputRequiredResult`, the client's retry
     /// (same arguments, the sealed state, the form's result) completes the call.
-    fn ask_by_input_required(
+    ///
+    /// With an [inbox](AskUserServerBuilder::inbox) the first call also puts the questions in
+    /// the store, where the page, notices and channels answer them, and the state names that
+    /// question. That revision cannot retract the client's form, so the store decides at the
+    /// retry: the form's answer (or decline) is committed there, and when another surface
+    /// answered first, the call returns that answer instead. A dismissed form leaves the
+    /// question to the other surfaces: the retry waits for their outcome.
+    async fn ask_by_input_required(
         &self,
         params: &CallToolRequestParams,
         arguments: &Value,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let questions = match self.inner.validator.validate_value(arguments) {
             Ok(questions) => questions,
@@ -817,8 +828,20 @@ impl AskUserServer {
         };
         let request = AskUserRequest::new(questions);
         let bound = bound_to(&request);
+        let inbox = self.inner.inbox.as_ref().map(|inbox| &*inbox.store);
         let Some(sealed) = params.request_state.as_deref() else {
-            return Ok(self.input_required(&request, &bound, 1, None).into());
+            let mut record = None;
+            if let Some(store) = inbox {
+                // No lease: nobody waits between the two rounds; the question lives as long as
+                // the state does.
+                let mut question = NewQuestion::new(request.clone(), self.state_ttl_for(&request));
+                if let Some(asked_by) = self.asked_by(context).as_deref().and_then(AskedBy::lossy) {
+                    question = question.asked_by(asked_by);
+                }
+                store.put(question).await.map_err(|e| store_failed(&e))?;
+                record = Some(request.id().to_owned());
+            }
+            return Ok(self.input_required(&request, &bound, 1, None, record).into());
         };
         let state: State = match self.inner.codec.open_json_with(sealed, &bound) {
             Ok(state) => state,
@@ -857,16 +880,109 @@ impl AskUserServer {
         })?;
         // Redeemed only now, so a malformed retry does not use the state up.
         self.redeem(&state.nonce)?;
-        if result.action != ElicitationAction::Accept {
-            return Ok(rendered(&request, &AskUserResponse::declined()).into());
-        }
-        match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
-            Ok(response) => Ok(rendered(&request, &response).into()),
-            Err(misfit) if state.attempt < FORM_ROUNDS => {
-                Ok(self.input_required(&request, &bound, state.attempt + 1, Some(&misfit.0)).into())
+        let raced = inbox.zip(state.record.as_deref());
+        let response = match result.action {
+            ElicitationAction::Accept => {
+                match form::read_answer(&request, FormStyle::Titled2025, result.content.as_ref()) {
+                    Ok(response) => response,
+                    Err(misfit) if state.attempt < FORM_ROUNDS => {
+                        // Answered elsewhere meanwhile: that answer, not the form again.
+                        if let Some((store, id)) = raced
+                            && let Ok(Some(record)) = store.get(id).await
+                            && !is_pending(&record)
+                        {
+                            return Ok(self.settled_result(&record).into());
+                        }
+                        let record = state.record.clone();
+                        return Ok(self
+                            .input_required(&request, &bound, state.attempt + 1, Some(&misfit.0), record)
+                            .into());
+                    }
+                    Err(misfit) => {
+                        // As on 2025: the model is told, and nobody is left answering a
+                        // question no call waits for.
+                        if let Some((store, id)) = raced {
+                            let _withdrawn = store.cancel(id).await;
+                        }
+                        return Ok(text_result(&misfits(&misfit.0), true).into());
+                    }
+                }
             }
-            Err(misfit) => Ok(text_result(&misfits(&misfit.0), true).into()),
+            // Dismissed: with an inbox the other surfaces go on, and the retry waits for them.
+            ElicitationAction::Cancel if let Some((store, id)) = raced => {
+                return self.await_settled(store, id, context).await.map(Into::into);
+            }
+            _ => AskUserResponse::declined(),
+        };
+        let Some((store, id)) = raced else { return Ok(rendered(&request, &response).into()) };
+        match commit(store, id, &response).await {
+            Ok(None) => match store.get(id).await {
+                // Another surface settled it first: its outcome is the call's.
+                Ok(Some(record)) => Ok(self.settled_result(&record).into()),
+                Ok(None) | Err(_) => Ok(rendered(&request, &response).into()),
+            },
+            // Committed, or the store failed (an outage), not the answer: the person did answer.
+            Ok(Some(_)) | Err(_) => Ok(rendered(&request, &response).into()),
         }
+    }
+
+    /// Waits for the inbox question `id` to settle, until its deadline; the call's result.
+    async fn await_settled(
+        &self,
+        store: &dyn PendingStore,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let record = store.get(id).await.map_err(|e| store_failed(&e))?;
+        let Some(record) = record else {
+            return Err(ErrorData::internal_error(format!("the inbox lost question {id:?}"), None));
+        };
+        let left = Timestamp::now().until(record.expires_at());
+        let settled = tokio::select! {
+            settled = store.watch(id) => settled,
+            () = tokio::time::sleep(left) => store.expire(id).await,
+            () = context.ct.cancelled() => {
+                let _withdrawn = store.cancel(id).await;
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        let record = match settled {
+            Ok(record) => record,
+            Err(StoreError::Closed { record } | StoreError::Conflict { first: record }) => *record,
+            Err(e) => return Err(store_failed(&e)),
+        };
+        Ok(self.settled_result(&record))
+    }
+
+    /// What the call returns for a question settled in the store: what `ask_user_question`
+    /// returns for an answer, a decline or a timeout given anywhere.
+    pub(crate) fn settled_result(&self, record: &PendingRecord) -> CallToolResult {
+        match (record.state(), record.response()) {
+            (PendingState::Answered | PendingState::Declined, Some(response)) => {
+                rendered(record.request(), response)
+            }
+            (PendingState::TimedOut, _) => match self.inner.on_timeout.result(record.request()) {
+                Ok(result) => text_result(result.text(), false),
+                Err(error) => {
+                    text_result(&format!("the timeout's answer did not fit the questions: {error}"), true)
+                }
+            },
+            (state, _) => text_result(
+                &format!(
+                    "The questions were {state} before anyone answered them: nobody will. Continue without the answers, or ask again if you still need them."
+                ),
+                false,
+            ),
+        }
+    }
+
+    /// How long a 2026-07-28 state (and its inbox question) lives: the state's TTL, or the
+    /// model's own `timeout_seconds` (extended profile) when shorter.
+    fn state_ttl_for(&self, request: &AskUserRequest) -> Duration {
+        request
+            .questions()
+            .timeout_seconds()
+            .map_or(self.inner.state_ttl, |s| self.inner.state_ttl.min(Duration::from_secs(u64::from(s))))
     }
 
     fn input_required(
@@ -875,14 +991,10 @@ impl AskUserServer {
         bound: &[u8],
         attempt: u8,
         problem: Option<&str>,
+        record: Option<String>,
     ) -> InputRequiredResult {
-        let state = State { nonce: random_nonce(), attempt };
-        // The model's own `timeout_seconds` (extended profile) shortens the state's life too.
-        let ttl = request
-            .questions()
-            .timeout_seconds()
-            .map_or(self.inner.state_ttl, |s| self.inner.state_ttl.min(Duration::from_secs(u64::from(s))));
-        let options = SealOptions::new().associated_data(bound).ttl(ttl);
+        let state = State { nonce: random_nonce(), attempt, record };
+        let options = SealOptions::new().associated_data(bound).ttl(self.state_ttl_for(request));
         // A struct of a string and a number always serialises.
         let sealed = self.inner.codec.seal_json_with(&state, &options).unwrap_or_default();
         let params = ElicitRequestParams::FormElicitationParams {
@@ -916,6 +1028,10 @@ impl AskUserServer {
         redeemed.order.push_back((now + self.inner.state_ttl, nonce.to_owned()));
         Ok(())
     }
+}
+
+fn store_failed(error: &StoreError) -> ErrorData {
+    ErrorData::internal_error(format!("the pending-question store failed: {error}"), None)
 }
 
 /// The bytes a state is bound to: the tool and its validated arguments, so a state cannot be

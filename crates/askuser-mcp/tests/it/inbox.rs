@@ -1,5 +1,7 @@
 //! The inbox (`AskUserServerBuilder::inbox`): every call also waits in a pending-question store,
-//! racing the host's form; the store decides who won.
+//! racing the host's form; the store decides who won. On 2025-11-25 the form is an
+//! `elicitation/create` the server can retract; on 2026-07-28 it comes back on the call's retry,
+//! and the store settles it then.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +13,9 @@ use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
 use crate::harness::{Reply, TestClient, call, connect, text_of};
+
+/// The revisions whose forms race the store, each delivering them its own way.
+const RACING: [ProtocolVersion; 2] = [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
 fn one() -> Value {
     json!({"questions": [{"header": "Lang", "question": "Which language?",
@@ -39,11 +44,12 @@ async fn answer_in_store(store: MemoryStore, label: &str) {
 /// `person` acts on the store; returns the result text and the client.
 async fn ask_racing(
     store: &MemoryStore,
+    version: &ProtocolVersion,
     elicitation: bool,
     replies: Vec<Reply>,
     person: impl Future<Output = ()>,
 ) -> (String, TestClient) {
-    let client = TestClient::new(ProtocolVersion::V_2025_11_25, elicitation, replies);
+    let client = TestClient::new(version.clone(), elicitation, replies);
     let running = connect(server(store), client.clone()).await;
     let (result, ()) = tokio::join!(running.call_tool(call(&one())), person);
     let (text, is_error) = text_of(&result.unwrap());
@@ -60,21 +66,25 @@ async fn only_record(store: &MemoryStore) -> askuser_store::PendingRecord {
 
 #[tokio::test]
 async fn the_forms_answer_settles_the_question_in_the_store() {
-    let store = MemoryStore::new();
-    let (text, client) = ask_racing(&store, true, vec![Reply::Accept(json!({"q01": "Go"}))], async {}).await;
-    assert_eq!(text, r#"{"Lang":["Go"]}"#);
-    assert_eq!(client.shown().len(), 1);
-    let record = only_record(&store).await;
-    assert_eq!(record.state(), State::Answered);
-    assert_eq!(record.result().unwrap().unwrap().text(), text, "the page shows what the model got");
-    assert!(record.asked_by().is_some(), "the page shows which client asks");
+    for version in &RACING {
+        let store = MemoryStore::new();
+        let (text, client) =
+            ask_racing(&store, version, true, vec![Reply::Accept(json!({"q01": "Go"}))], async {}).await;
+        assert_eq!(text, r#"{"Lang":["Go"]}"#, "{version}");
+        assert_eq!(client.shown().len(), 1);
+        let record = only_record(&store).await;
+        assert_eq!(record.state(), State::Answered, "{version}");
+        assert_eq!(record.result().unwrap().unwrap().text(), text, "the page shows what the model got");
+        assert!(record.asked_by().is_some(), "the page shows which client asks");
+    }
 }
 
 #[tokio::test]
 async fn an_answer_in_the_store_wins_and_closes_the_form() {
     let store = MemoryStore::new();
+    let version = ProtocolVersion::V_2025_11_25;
     let (text, client) =
-        ask_racing(&store, true, vec![Reply::Hang], answer_in_store(store.clone(), "Rust")).await;
+        ask_racing(&store, &version, true, vec![Reply::Hang], answer_in_store(store.clone(), "Rust")).await;
     assert_eq!(text, r#"{"Lang":["Rust"]}"#);
     assert_eq!(client.shown().len(), 1);
     // The open elicitation/create is cancelled on the client (the notification is sent on the
@@ -88,37 +98,66 @@ async fn an_answer_in_the_store_wins_and_closes_the_form() {
     assert_eq!(client.cancelled(), vec![client.shown()[0].id.clone()]);
 }
 
+/// 2026-07-28 cannot retract the form: the person answered on the page first, then in the form,
+/// and the call returns the first answer.
+#[tokio::test]
+async fn on_2026_07_28_the_stores_first_answer_wins_over_the_form_answered_later() {
+    let store = MemoryStore::new();
+    let late = Reply::Late(Duration::from_millis(300), json!({"q01": "Go"}));
+    let version = ProtocolVersion::V_2026_07_28;
+    let (text, client) =
+        ask_racing(&store, &version, true, vec![late], answer_in_store(store.clone(), "Rust")).await;
+    assert_eq!(text, r#"{"Lang":["Rust"]}"#);
+    assert_eq!(client.shown().len(), 1);
+    let record = only_record(&store).await;
+    assert_eq!(record.result().unwrap().unwrap().text(), text, "one answer, the first");
+}
+
 #[tokio::test]
 async fn a_dismissed_form_leaves_the_question_waiting_in_the_store() {
-    let store = MemoryStore::new();
-    let (text, _) =
-        ask_racing(&store, true, vec![Reply::Cancel], answer_in_store(store.clone(), "Rust")).await;
-    assert_eq!(text, r#"{"Lang":["Rust"]}"#, "a dismissal is not a decline here");
+    for version in &RACING {
+        let store = MemoryStore::new();
+        let (text, _) =
+            ask_racing(&store, version, true, vec![Reply::Cancel], answer_in_store(store.clone(), "Rust"))
+                .await;
+        assert_eq!(text, r#"{"Lang":["Rust"]}"#, "{version}: a dismissal is not a decline here");
+    }
 }
 
 #[tokio::test]
 async fn a_declined_form_declines_the_question_in_the_store() {
-    let store = MemoryStore::new();
-    let (text, _) = ask_racing(&store, true, vec![Reply::Decline], async {}).await;
-    assert_eq!(text, askuser_core::DECLINED);
-    assert_eq!(only_record(&store).await.state(), State::Declined);
+    for version in &RACING {
+        let store = MemoryStore::new();
+        let (text, _) = ask_racing(&store, version, true, vec![Reply::Decline], async {}).await;
+        assert_eq!(text, askuser_core::DECLINED, "{version}");
+        assert_eq!(only_record(&store).await.state(), State::Declined);
+    }
 }
 
 #[tokio::test]
 async fn without_a_form_the_store_is_where_the_person_answers() {
-    let store = MemoryStore::new();
-    let (text, client) = ask_racing(&store, false, vec![], answer_in_store(store.clone(), "Go")).await;
-    assert_eq!(text, r#"{"Lang":["Go"]}"#);
-    assert!(client.shown().is_empty());
+    for version in &RACING {
+        let store = MemoryStore::new();
+        let (text, client) =
+            ask_racing(&store, version, false, vec![], answer_in_store(store.clone(), "Go")).await;
+        assert_eq!(text, r#"{"Lang":["Go"]}"#, "{version}");
+        assert!(client.shown().is_empty());
+    }
 }
 
 /// Guards a call left waiting forever: when every round of the form misses the questions, the
 /// model is told so (as without an inbox), and the store's question is withdrawn.
 #[tokio::test]
 async fn a_form_that_never_fits_ends_the_call_and_withdraws_the_question() {
+    for version in &RACING {
+        a_form_that_never_fits(version).await;
+    }
+}
+
+async fn a_form_that_never_fits(version: &ProtocolVersion) {
     let store = MemoryStore::new();
     let misfit = Reply::Accept(json!({"q01": "Klingon"}));
-    let client = TestClient::new(ProtocolVersion::V_2025_11_25, true, vec![misfit; 5]);
+    let client = TestClient::new(version.clone(), true, vec![misfit; 5]);
     let running = connect(server(&store), client.clone()).await;
     let result = tokio::time::timeout(Duration::from_secs(10), running.call_tool(call(&one()))).await;
     let (text, is_error) = text_of(&result.expect("the call ends").unwrap());

@@ -274,18 +274,20 @@ async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
     assert!(!log.contains(&session) && !log.contains(token), "{log}");
 }
 
-/// The 2026-07-28 shape: no session, one stateless `POST` per call (its revision and capabilities
-/// in headers and `_meta`); the question waits in the inbox, answered through the API.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stateless_2026_07_28_call_is_asked_through_the_inbox() {
-    let dir = TempDir::new("mcp-2026");
-    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+/// One stateless 2026-07-28 `tools/call` of `ask_user_question` (its revision and capabilities in
+/// headers and `_meta`), a retry when `retry` carries `requestState` and `inputResponses`; the
+/// JSON-RPC response.
+async fn call_2026(served: &Served, retry: Option<Value>) -> Value {
     let arguments: Value = serde_json::from_str(ARGS).unwrap();
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "ask_user_question", "arguments": arguments,
+    let mut params = json!({"name": "ask_user_question", "arguments": arguments,
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
-    let request = reqwest::Client::new()
+                  "io.modelcontextprotocol/clientInfo": {"name": "remote-agent", "version": "1.0"},
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
+    if let Some(Value::Object(retry)) = retry {
+        params.as_object_mut().unwrap().extend(retry);
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
         .post(format!("{}/mcp", served.url))
         .bearer_auth(&served.token)
         .header("accept", "application/json, text/event-stream")
@@ -293,14 +295,65 @@ async fn a_stateless_2026_07_28_call_is_asked_through_the_inbox() {
         .header("mcp-method", "tools/call")
         .header("mcp-name", "ask_user_question")
         .json(&call)
-        .send();
-    let (response, _) = tokio::join!(request, answer_through_api(&served, "Large"));
-    let body = response.unwrap().text().await.unwrap();
-    let message: Value = body
-        .lines()
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    body.lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .find_map(|data| serde_json::from_str(data.trim()).ok())
-        .unwrap_or_else(|| serde_json::from_str(&body).expect("a JSON-RPC response"));
-    assert_eq!(message["result"]["resultType"], "complete", "{message}");
-    assert_eq!(message["result"]["content"][0]["text"], r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+        .unwrap_or_else(|| {
+            serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON-RPC response: {body}"))
+        })
+}
+
+/// The form of an `input_required` result answered with each field's first choice, as the retry's
+/// parameters.
+fn first_choices_retry(first: &Value) -> Value {
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let schema = &first["result"]["inputRequests"]["ask_user_question"]["params"]["requestedSchema"];
+    let mut content = serde_json::Map::new();
+    for (key, field) in schema["properties"].as_object().unwrap() {
+        if let Some(one) = field["oneOf"][0]["const"].as_str() {
+            content.insert(key.clone(), json!(one));
+        } else if let Some(one) = field["items"]["anyOf"][0]["const"].as_str() {
+            content.insert(key.clone(), json!([one]));
+        }
+    }
+    json!({"requestState": first["result"]["requestState"],
+           "inputResponses": {"ask_user_question": {"action": "accept", "content": content}}})
+}
+
+/// The 2026-07-28 shape: no session, one stateless `POST` per call. The first call returns the
+/// form at once and puts the question in the inbox; the retry brings the form's answer, and the
+/// store decides: the form's answer when it came first, the page's when that did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_2026_07_28_call_races_its_form_with_the_inbox() {
+    let dir = TempDir::new("mcp-2026");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+
+    // The page first, then the form: the page's answer.
+    let first = call_2026(&served, None).await;
+    let retry = first_choices_retry(&first);
+    let id = answer_through_api(&served, "Large").await;
+    let done = call_2026(&served, Some(retry)).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+    let asked = record(&served, &id).await;
+    assert_eq!(asked["state"], "answered", "{asked}");
+    assert_eq!(asked["asked_by"], "remote-agent 1.0", "{asked}");
+
+    // The form alone: its answer, committed to the store, where the page shows it.
+    let first = call_2026(&served, None).await;
+    let done = call_2026(&served, Some(first_choices_retry(&first))).await;
+    assert_eq!(done["result"]["content"][0]["text"], r#"{"Plan":["Small"],"Extras":["Backups"]}"#, "{done}");
+    let list: Value =
+        crate::support::get_json(&format!("{}/v1/questions?state=answered", served.url), &served.token).await;
+    let picked: Vec<&Value> = list["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["response"]["answers"][0]["selected"])
+        .collect();
+    assert!(picked.contains(&&json!(["Small"])), "{list}");
 }
