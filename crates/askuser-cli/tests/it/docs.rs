@@ -227,8 +227,10 @@ fn every_command_in_the_docs_runs_from_a_clone() {
         }
         let dir = package.flatten().map(|(_, dir)| dir);
         for (flag, folder) in [("--bench", "benches"), ("--example", "examples")] {
+            // A target of one file, or of a directory with its `main.rs`.
             if let (Some(name), Some(dir)) = (after(words, flag), dir)
                 && !dir.join(folder).join(format!("{name}.rs")).is_file()
+                && !dir.join(folder).join(name).join("main.rs").is_file()
             {
                 problems.push(format!("{place}: {} has no {flag} {name}", dir.display()));
             }
@@ -254,6 +256,8 @@ fn every_command_in_the_docs_runs_from_a_clone() {
                     problems.push(format!("{place}: no fuzz target {target}"));
                 }
             }
+            // An example's arguments are its own (its target was checked above).
+            ("cargo", Some("run")) if after(words, "--example").is_some() => {}
             ("cargo", Some("run")) => {
                 if after(words, "--bin") != Some("askuser") {
                     problems.push(format!("{place}: `cargo run` of another binary"));
