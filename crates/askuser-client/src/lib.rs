@@ -41,7 +41,8 @@ pub use paths::{default_data_dir, default_token_file, encode_segment, is_clearte
 #[cfg(feature = "http")]
 pub use race::Racing;
 pub use token::{
-    ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource, random_hex, read_private_file,
+    ApiToken, MIN_TOKEN_CHARS, PrivateFileError, TOKEN_ENV, TokenError, TokenSource, random_hex,
+    read_private_file,
 };
 
 /// How long a question waits when the asker does not say: one hour.

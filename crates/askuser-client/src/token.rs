@@ -60,6 +60,42 @@ pub enum TokenError {
     Env(&'static str),
 }
 
+/// Why a private file (a token file, a credentials file) was not read: it could not be, or it is
+/// refused because another user could have read or planted what it holds.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivateFileError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A link, not a regular file, another user's, or open to other users.
+    #[error("{path}: {reason}")]
+    Unsafe {
+        /// The file.
+        path: String,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
+}
+
+/// What to do about a refused token file, beyond the file's own fix.
+const NEW_TOKEN: &str = "to start afresh, delete it and restart `askuser serve`, which makes a new token";
+
+/// The token file at `path` read with [`read_private_file`], its errors in a token file's words.
+fn read_token_file(path: &Path) -> Result<Option<String>, TokenError> {
+    read_private_file(path).map_err(|e| match e {
+        PrivateFileError::Read { path, source } => TokenError::File { path, source },
+        PrivateFileError::Unsafe { path, reason } => {
+            TokenError::Unsafe { path, reason: format!("{reason}; {NEW_TOKEN}") }
+        }
+    })
+}
+
 impl ApiToken {
     /// A token from its text (surrounding whitespace removed).
     ///
@@ -96,7 +132,7 @@ impl ApiToken {
     /// The file cannot be read or created, or is refused; its content is not a usable token.
     pub fn load_or_create(path: &Path) -> Result<(Self, bool), TokenError> {
         let file_error = |source| TokenError::File { path: path.display().to_string(), source };
-        if let Some(text) = read_private_file(path)? {
+        if let Some(text) = read_token_file(path)? {
             return Ok((Self::new(&text)?, false));
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -114,7 +150,7 @@ impl ApiToken {
             }
             // Another process created it first: use theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let text = read_private_file(path)?.ok_or_else(|| file_error(e))?;
+                let text = read_token_file(path)?.ok_or_else(|| file_error(e))?;
                 Ok((Self::new(&text)?, false))
             }
             Err(e) => Err(file_error(e)),
@@ -129,7 +165,7 @@ impl ApiToken {
     /// The file cannot be read, is refused ([`TokenError::Unsafe`]), or its content is not a
     /// usable token.
     pub fn read(path: &Path) -> Result<Self, TokenError> {
-        let text = read_private_file(path)?.ok_or_else(|| TokenError::File {
+        let text = read_token_file(path)?.ok_or_else(|| TokenError::File {
             path: path.display().to_string(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         })?;
@@ -209,17 +245,18 @@ impl std::fmt::Display for TokenSource {
 }
 
 /// The content of the private file at `path` (a token file, or any other file that holds a
-/// secret), `None` when there is none; refused ([`TokenError::Unsafe`]) when it is a link, not a
-/// regular file, another user's, or open to other users (checked on the opened file, so nothing
-/// can be swapped in between).
+/// secret), `None` when there is none; refused ([`PrivateFileError::Unsafe`]) when it is a link,
+/// not a regular file, another user's, or open to other users (checked on the opened file, so
+/// nothing can be swapped in between).
 ///
 /// # Errors
 ///
 /// The file cannot be opened or read, or is refused.
-pub fn read_private_file(path: &Path) -> Result<Option<String>, TokenError> {
+pub fn read_private_file(path: &Path) -> Result<Option<String>, PrivateFileError> {
     use std::io::Read as _;
     let shown = || path.display().to_string();
-    let unsafe_file = |reason: String| TokenError::Unsafe { path: shown(), reason };
+    let unsafe_file = |reason: String| PrivateFileError::Unsafe { path: shown(), reason };
+    let read_error = |source| PrivateFileError::Read { path: shown(), source };
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -233,14 +270,13 @@ pub fn read_private_file(path: &Path) -> Result<Option<String>, TokenError> {
         Err(e) => {
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
                 return Err(unsafe_file(
-                    "is a symbolic link: refused (name the file it points to, or delete it and restart to make a new token)"
-                        .to_owned(),
+                    "is a symbolic link: refused (name the file it points to)".to_owned(),
                 ));
             }
-            return Err(TokenError::File { path: shown(), source: e });
+            return Err(read_error(e));
         }
     };
-    let meta = file.metadata().map_err(|source| TokenError::File { path: shown(), source })?;
+    let meta = file.metadata().map_err(read_error)?;
     if !meta.is_file() {
         return Err(unsafe_file("is not a regular file: refused".to_owned()));
     }
@@ -250,22 +286,22 @@ pub fn read_private_file(path: &Path) -> Result<Option<String>, TokenError> {
         let me = rustix::process::getuid().as_raw();
         if meta.uid() != me {
             return Err(unsafe_file(format!(
-                "is owned by user {} and you are user {me}: refused (a token planted by another user would be the API token); \
-                 delete it and restart to make a new token, or name your own file",
+                "is owned by user {} and you are user {me}: refused (what another user planted there would be \
+                 taken as yours); name a file of your own",
                 meta.uid()
             )));
         }
         let mode = meta.mode() & 0o777;
         if mode & 0o077 != 0 {
             return Err(unsafe_file(format!(
-                "its mode is {mode:04o}: other users could read or change the token; refused \
-                 (run `chmod 600 {}`; if others may have read it, delete it and restart to make a new token)",
+                "its mode is {mode:04o}: other users could read or change what it holds; refused \
+                 (run `chmod 600 {}`, and if others may have read it, replace what it holds)",
                 shown()
             )));
         }
     }
     let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|source| TokenError::File { path: shown(), source })?;
+    file.read_to_string(&mut text).map_err(read_error)?;
     Ok(Some(text))
 }
 
@@ -338,6 +374,7 @@ mod tests {
         let message = refused(&path);
         assert!(message.contains(&path.display().to_string()) && message.contains("0644"), "{message}");
         assert!(message.contains(&format!("chmod 600 {}", path.display())), "{message}");
+        assert!(message.contains("restart `askuser serve`, which makes a new token"), "{message}");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert!(refused(&path).contains("0640"));
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -355,6 +392,29 @@ mod tests {
             rustix::fs::chown(&planted, Some(nobody), None).unwrap();
             assert!(refused(&planted).contains("owned by user 65534"));
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Guards the words of a refusal: any private file (a chat bot's token, a webhook's
+    /// credentials) is refused with its own fix, not told that `askuser serve` makes a new one.
+    #[cfg(unix)]
+    #[test]
+    fn other_private_files_are_refused_in_their_own_words() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("askuser-private-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("telegram-bot");
+        std::fs::write(&path, "123:abc").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let message = read_private_file(&path).unwrap_err().to_string();
+        assert!(message.starts_with(&format!("{}: its mode is 0644", path.display())), "{message}");
+        assert!(
+            message.contains("chmod 600") && !message.contains("token") && !message.contains("askuser serve"),
+            "{message}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_private_file(&path).unwrap().as_deref(), Some("123:abc"));
+        assert!(read_private_file(&dir.join("none")).unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

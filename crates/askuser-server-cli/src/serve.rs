@@ -94,12 +94,7 @@ const NOTIFY_CREDENTIALS_ENV: &str = "ASKUSER_NOTIFY_CREDENTIALS";
 fn notify_credentials(file: Option<&Path>) -> Result<Option<(String, String)>, String> {
     if let Some(path) = file {
         let text = askuser_client::read_private_file(path)
-            .map_err(|e| match e {
-                askuser_client::TokenError::Unsafe { path, reason } => {
-                    format!("--notify-credentials-file {path}: {reason}")
-                }
-                other => format!("--notify-credentials-file: {other}"),
-            })?
+            .map_err(|e| format!("--notify-credentials-file {e}"))?
             .ok_or_else(|| format!("--notify-credentials-file {}: no such file", path.display()))?;
         return Ok(Some((text, format!("--notify-credentials-file {}", path.display()))));
     }
