@@ -27,7 +27,7 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --lease S             a question whose asker stopped waiting (killed, or gone) is withdrawn
                         about S seconds after its last wait ended (default 30)
   --keep-days N         delete a question N days after it was answered, declined, timed out
-                        or withdrawn (default 30; 0 keeps every question); waiting ones never
+                        or withdrawn (default 30; `never` keeps every question); waiting ones never
   --profile NAME        reference (default: multiple choice) or extended (also text and
                         secret questions, declared defaults, timeout_seconds; SPEC §10)
   --notify-url URL      POST a notice to URL when a question is asked, at its reminder time,
@@ -63,7 +63,7 @@ flight are committed. Logs (one line per request, never a question's content) go
 /// How long `serve` keeps a settled question by default.
 const DEFAULT_KEEP: Duration = Duration::from_hours(24 * 30);
 
-/// The longest `--keep-days` (a hundred years; 0 keeps every question).
+/// The longest `--keep-days` (a hundred years; `never` keeps every question).
 const MAX_KEEP_DAYS: u64 = 36_500;
 
 #[derive(Debug)]
@@ -140,11 +140,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--default-timeout" => options.default_timeout = Some(crate::seconds(arg, value("seconds")?)?),
             "--lease" => options.lease = Some(crate::seconds(arg, value("seconds")?)?),
             "--keep-days" => {
-                let text = value("a number of days")?;
-                let days: u64 = text.parse().ok().filter(|&days| days <= MAX_KEEP_DAYS).ok_or_else(|| {
-                    format!("--keep-days takes a whole number of days up to {MAX_KEEP_DAYS}, got {text:?}")
-                })?;
-                options.keep = (days > 0).then(|| Duration::from_hours(24 * days));
+                let text = value("a number of days, or never")?;
+                // 0 would delete an answer within a minute, perhaps before its asker read it (and
+                // `askuser pending purge --keep-days 0` deletes every settled question).
+                if text == "0" {
+                    return Err("--keep-days 0 would delete answers before their askers may have read them: give 1 or more, or `never` to keep every question".to_owned());
+                }
+                options.keep = if text == "never" {
+                    None
+                } else {
+                    let days: u64 = text.parse().ok().filter(|&days| days <= MAX_KEEP_DAYS).ok_or_else(|| {
+                        format!("--keep-days takes a whole number of days up to {MAX_KEEP_DAYS}, or never, got {text:?}")
+                    })?;
+                    Some(Duration::from_hours(24 * days))
+                };
             }
             "--notify-url" => {
                 let url = value("a URL")?;
@@ -475,7 +484,8 @@ mod tests {
         assert_eq!(parse(&args(&["--profile", "extended"])).unwrap().profile, Profile::Extended);
         assert_eq!(parse(&args(&[])).unwrap().keep, Some(Duration::from_hours(24 * 30)));
         assert_eq!(parse(&args(&["--keep-days", "7"])).unwrap().keep, Some(Duration::from_hours(24 * 7)));
-        assert_eq!(parse(&args(&["--keep-days=0"])).unwrap().keep, None);
+        assert_eq!(parse(&args(&["--keep-days=never"])).unwrap().keep, None);
+        assert!(parse(&args(&["--keep-days", "0"])).unwrap_err().contains("`never` to keep every question"));
         assert!(
             parse(&args(&["--keep-days", "-1"])).unwrap_err().contains("--keep-days takes a whole number")
         );

@@ -28,7 +28,7 @@ usage: askuser pending --store URL [--schema NAME] COMMAND   (also: askuser-pend
   result ID                                       → the tool result of a settled record
   list [--session S] [--state STATE] [--limit N] [--after CURSOR] [--newest]
   sweep                                           → the ids expired
-  purge --keep-days N                             deletes questions settled over N days ago
+  purge --keep-days N                             deletes questions settled over N days ago (0: every settled one)
                                                   (never a waiting one) → how many
 ";
 
