@@ -738,17 +738,31 @@ impl AskUserServer {
         if let Some(label) = self.asked_by(&context) {
             ask_context = ask_context.with_asked_by(label);
         }
-        let wait = ask_user.call(call, ask_context);
+        let outcome = self.waiting(ask_user.call(call, ask_context), &context).await?;
+        let mut result = outcome_result(outcome);
+        if let Some(note) = fell_through {
+            // A block of its own: the first stays exactly what the tool returns anywhere else.
+            result.content.push(ContentBlock::text(note));
+        }
+        Ok(result.into())
+    }
+
+    /// `wait`'s output, with a progress notification every [`PROGRESS_EVERY`] meanwhile when
+    /// the call carried a progress token: SDKs that reset their request timeout on progress (the
+    /// TypeScript SDK's `resetTimeoutOnProgress`) then do not give up on a long answer. An error
+    /// when the client cancels the call first.
+    async fn waiting<F: Future>(
+        &self,
+        wait: F,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<F::Output, ErrorData> {
         tokio::pin!(wait);
-        // While the person thinks, tell a client that asked for progress that the call is alive:
-        // SDKs that reset their request timeout on progress (the TypeScript SDK's
-        // `resetTimeoutOnProgress`) then do not give up on a long answer.
         let progress = context.meta.get_progress_token();
         let mut heartbeat = progress.as_ref().map(|_| self.heartbeat());
         let mut beats = 0_u32;
-        let outcome = loop {
+        loop {
             tokio::select! {
-                outcome = &mut wait => break outcome,
+                output = &mut wait => return Ok(output),
                 () = context.ct.cancelled() => {
                     return Err(ErrorData::internal_error("the client cancelled the call", None));
                 }
@@ -769,13 +783,7 @@ impl AskUserServer {
                     }
                 }
             }
-        };
-        let mut result = outcome_result(outcome);
-        if let Some(note) = fell_through {
-            // A block of its own: the first stays exactly what the tool returns anywhere else.
-            result.content.push(ContentBlock::text(note));
         }
-        Ok(result.into())
     }
 
     /// A receiver of the server's progress ticker, started on first use: one timer per server,
@@ -938,12 +946,18 @@ impl AskUserServer {
             return Err(ErrorData::internal_error(format!("the inbox lost question {id:?}"), None));
         };
         let left = Timestamp::now().until(record.expires_at());
-        let settled = tokio::select! {
-            settled = store.watch(id) => settled,
-            () = tokio::time::sleep(left) => store.expire(id).await,
-            () = context.ct.cancelled() => {
+        let settling = async {
+            tokio::select! {
+                settled = store.watch(id) => settled,
+                () = tokio::time::sleep(left) => store.expire(id).await,
+            }
+        };
+        let settled = match self.waiting(settling, context).await {
+            Ok(settled) => settled,
+            Err(cancelled) => {
+                // Nobody will read an answer now: the other surfaces stop asking.
                 let _withdrawn = store.cancel(id).await;
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
+                return Err(cancelled);
             }
         };
         let record = match settled {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use askuser_core::{AskUserAnswer, AskUserResponse};
 use askuser_mcp::AskUserServer;
 use askuser_store::{ListQuery, MemoryStore, PendingStore, State};
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject};
 use serde_json::{Value, json};
 
 use crate::harness::{Reply, TestClient, call, connect, text_of};
@@ -171,4 +171,27 @@ async fn a_form_that_never_fits(version: &ProtocolVersion) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(only_record(&store).await.state(), State::Cancelled);
+}
+
+/// Guards the heartbeat of a 2026-07-28 retry that waits for the other surfaces after a dismissed
+/// form: it carries progress as a 2025 call does, so the host does not give up on it.
+#[tokio::test(start_paused = true)]
+async fn on_2026_07_28_a_dismissed_forms_wait_sends_progress() {
+    let store = MemoryStore::new();
+    let server =
+        AskUserServer::builder().timeout(Duration::from_mins(10)).inbox(Arc::new(store.clone())).build();
+    let client = TestClient::new(ProtocolVersion::V_2026_07_28, true, vec![Reply::Cancel]);
+    let running = connect(server, client.clone()).await;
+    let mut params = call(&one());
+    params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::Number(7))));
+    let person = async {
+        tokio::time::sleep(Duration::from_secs(100)).await;
+        answer_in_store(store.clone(), "Go").await;
+    };
+    let (result, ()) = tokio::join!(running.call_tool(params), person);
+    assert_eq!(text_of(&result.unwrap()).0, r#"{"Lang":["Go"]}"#);
+    tokio::task::yield_now().await;
+    let progress = client.progress();
+    assert!((5..=7).contains(&progress.len()), "{progress:?}");
+    running.cancel().await.unwrap();
 }
