@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::inbox::{commit, is_pending};
-use crate::server::{AskUserServer, nobody_asked, random_nonce, supports_form, text_result};
+use crate::server::{AskUserServer, nobody_asked, random_nonce, store_failed, supports_form, text_result};
 
 /// The background ask: the same arguments as `ask_user_question`, a ticket back at once.
 pub const LATER_TOOL: &str = "ask_user_question_later";
@@ -277,11 +277,8 @@ impl AskUserServer {
             Ok(args) => args,
             Err(problem) => return Ok(text_result(&problem, true).into()),
         };
-        let store_failed = |e: askuser_store::StoreError| {
-            ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
-        };
         let scope = later.scope_of(&context);
-        let mut record = match later.store.get(&args.ticket).await.map_err(store_failed)? {
+        let mut record = match later.store.get(&args.ticket).await.map_err(|e| store_failed(&e))? {
             Some(record) if record.session_id() == Some(scope.as_str()) => record,
             _ => return Ok(text_result(&not_ours(&args.ticket), true).into()),
         };
@@ -292,7 +289,7 @@ impl AskUserServer {
                     askuser_store::StoreError::Closed { record }
                     | askuser_store::StoreError::Conflict { first: record },
                 ) => *record,
-                Err(e) => return Err(store_failed(e)),
+                Err(e) => return Err(store_failed(&e)),
             };
         }
         if is_pending(&record) {
@@ -305,7 +302,7 @@ impl AskUserServer {
                 tokio::select! {
                     settled = tokio::time::timeout(args.wait, later.store.watch(&args.ticket)) => {
                         if let Ok(settled) = settled {
-                            record = settled.map_err(store_failed)?;
+                            record = settled.map_err(|e| store_failed(&e))?;
                         }
                     }
                     () = context.ct.cancelled() => {

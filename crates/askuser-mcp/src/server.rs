@@ -846,8 +846,10 @@ impl AskUserServer {
                 if let Some(asked_by) = self.asked_by(context).as_deref().and_then(AskedBy::lossy) {
                     question = question.asked_by(asked_by);
                 }
-                store.put(question).await.map_err(|e| store_failed(&e))?;
-                record = Some(request.id().to_owned());
+                // A store that cannot take it (an outage) still leaves the client's form.
+                if store.put(question).await.is_ok() {
+                    record = Some(request.id().to_owned());
+                }
             }
             return Ok(self.input_required(&request, &bound, 1, None, record).into());
         };
@@ -1009,7 +1011,7 @@ impl AskUserServer {
     ) -> InputRequiredResult {
         let state = State { nonce: random_nonce(), attempt, record };
         let options = SealOptions::new().associated_data(bound).ttl(self.state_ttl_for(request));
-        // A struct of a string and a number always serialises.
+        // A struct of strings and a number always serialises.
         let sealed = self.inner.codec.seal_json_with(&state, &options).unwrap_or_default();
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -1044,7 +1046,7 @@ impl AskUserServer {
     }
 }
 
-fn store_failed(error: &StoreError) -> ErrorData {
+pub(crate) fn store_failed(error: &StoreError) -> ErrorData {
     ErrorData::internal_error(format!("the pending-question store failed: {error}"), None)
 }
 

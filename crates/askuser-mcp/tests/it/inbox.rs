@@ -195,3 +195,20 @@ async fn on_2026_07_28_a_dismissed_forms_wait_sends_progress() {
     assert!((5..=7).contains(&progress.len()), "{progress:?}");
     running.cancel().await.unwrap();
 }
+
+/// A store that cannot take the question (closed here, as in an outage) still leaves a
+/// 2026-07-28 client its form, whose answer is the call's.
+#[tokio::test]
+async fn on_2026_07_28_a_store_outage_still_leaves_the_form() {
+    let path = std::env::temp_dir().join(format!("askuser-mcp-outage-{}.db", std::process::id()));
+    let store = askuser_store::SqliteStore::open(&path).await.unwrap();
+    store.close().await;
+    let server = AskUserServer::builder().timeout(Duration::from_secs(30)).inbox(Arc::new(store)).build();
+    let version = ProtocolVersion::V_2026_07_28;
+    let (text, is_error, shown) =
+        crate::harness::ask(server, &version, true, vec![Reply::Accept(json!({"q01": "Go"}))], &one()).await;
+    assert_eq!((text.as_str(), is_error, shown.len()), (r#"{"Lang":["Go"]}"#, false, 1));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
