@@ -742,8 +742,6 @@ fn unique_header(title: &str, headers: &mut Vec<String>) -> String {
     header
 }
 
-/// The string fields that take a choice field's own words (`KEY_other`), with their rules: not
-/// asked on their own.
 /// The optional string, number and integer fields with a `default` that the reference profile
 /// does not ask, in the form's order, with their defaults.
 fn unasked_defaults(
@@ -775,7 +773,7 @@ fn option(value: &str, title: &str, defaults: &[String], extended: bool) -> Valu
     }
     if is_default && extended {
         option["default"] = Value::Bool(true);
-    } else if is_default {
+    } else if is_default && !label.to_ascii_lowercase().ends_with(&RECOMMENDED.to_ascii_lowercase()) {
         let room = MAX_LABEL_CHARS - RECOMMENDED.chars().count();
         option["label"] = Value::String(format!("{}{RECOMMENDED}", fit(title, room, false)));
     }
@@ -807,6 +805,8 @@ fn field_title(definition: &PrimitiveSchemaDefinition) -> Option<&str> {
     }
 }
 
+/// The string fields that take a choice field's own words (`KEY_other`), with their rules: not
+/// asked on their own.
 fn other_fields(schema: &ElicitationSchema, required: &[String]) -> BTreeMap<String, TextKind> {
     let mut text_fields = BTreeMap::new();
     for (key, definition) in &schema.properties {
