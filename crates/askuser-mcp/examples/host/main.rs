@@ -1,8 +1,8 @@
 //! A small MCP host: connects to an MCP server, lists its tools, calls the tools named with
 //! `--call`, and answers every form the server sends through askuser's [`ElicitationHandler`]
-//! (the terminal menu, or a form's defaults for a server you name). What a command-line agent
-//! does with an MCP server's forms, in about a hundred lines; the MCP conformance suite runs its
-//! client scenarios against it (askuser-mcp's `conformance` test).
+//! (the terminal menu, or a form's defaults for a server you name): what a command-line agent
+//! does with an MCP server's forms. The MCP conformance suite runs its client scenarios against
+//! it (askuser-mcp's `conformance` test).
 //!
 //! ```text
 //! cargo run -p askuser-mcp --example host -- --call add_numbers='{"a":2,"b":3}' http://127.0.0.1:3000/mcp
