@@ -13,6 +13,7 @@ mod http;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use askuser_core::{DefaultsResponder, Profile};
 use askuser_mcp::ElicitationHandler;
@@ -155,6 +156,12 @@ async fn run(handler: ElicitationHandler, options: Options) -> Result<ExitCode, 
             }
         }
     }
-    client.cancel().await.map_err(|e| format!("cannot close the connection: {e}"))?;
+    // Ending the session (a DELETE over HTTP) is a courtesy: a server that does not answer it
+    // soon does not keep the host from exiting.
+    match tokio::time::timeout(Duration::from_secs(5), client.cancel()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!("host: cannot close the connection: {e}"),
+        Err(_) => eprintln!("host: the server did not close the connection within 5 s"),
+    }
     Ok(status)
 }

@@ -15,7 +15,11 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-server-cli/tests/conformance")
@@ -56,8 +60,8 @@ fn ready() -> bool {
 /// server and runs the command through a shell); its output.
 async fn scenario(name: &str, flags: &str) -> String {
     let command = format!("{} {flags}", host().display());
-    let output = tokio::process::Command::new("node")
-        .current_dir(suite_dir())
+    let mut node = tokio::process::Command::new("node");
+    node.current_dir(suite_dir())
         .args([
             "--import",
             "./shim/register.mjs",
@@ -69,10 +73,31 @@ async fn scenario(name: &str, flags: &str) -> String {
             &command,
         ])
         .env("NO_COLOR", "1")
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_mins(1), output).await.unwrap().unwrap();
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = node.spawn().unwrap();
+    // Read as it comes, so that a scenario that never ends still shows how far it got.
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let copy = |mut from: Box<dyn AsyncRead + Unpin + Send>, seen: Arc<Mutex<Vec<u8>>>| async move {
+        let mut chunk = [0_u8; 4096];
+        while let Ok(n @ 1..) = from.read(&mut chunk).await {
+            seen.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    };
+    let reading = tokio::spawn(copy(Box::new(stdout), Arc::clone(&seen)));
+    let reading_err = tokio::spawn(copy(Box::new(stderr), Arc::clone(&seen)));
+    // The suite gives the client 30 s, then ends it.
+    if tokio::time::timeout(Duration::from_secs(90), child.wait()).await.is_err() {
+        let _ = child.kill().await;
+        let seen = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+        panic!("{name}: the suite did not end within 90 s; its output so far:\n{seen}");
+    }
+    let _ = tokio::join!(reading, reading_err);
+    let seen = seen.lock().unwrap();
+    String::from_utf8_lossy(&seen).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
