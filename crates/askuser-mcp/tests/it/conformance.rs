@@ -79,7 +79,7 @@ async fn scenario(name: &str, flags: &str) -> String {
         .kill_on_drop(true);
     let mut child = node.spawn().unwrap();
     // Read as it comes, so that a scenario that never ends still shows how far it got.
-    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let copy = |mut from: Box<dyn AsyncRead + Unpin + Send>, seen: Arc<Mutex<Vec<u8>>>| async move {
         let mut chunk = [0_u8; 4096];
