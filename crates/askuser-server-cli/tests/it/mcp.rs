@@ -2,7 +2,8 @@
 //! official TypeScript SDK (`@modelcontextprotocol/sdk`, installed by `npm ci` in
 //! `crates/askuser-mcp-cli/tests/node`) and the official Python SDK (pip `mcp`, the venv
 //! `crates/askuser-mcp/tests/data/sdk-forms/setup.sh` makes). Without them the tests say so and
-//! skip, except under `CI=true`.
+//! skip, except under `CI=true`. Also askuser-mcp's example host, the client this project offers
+//! hosts (`the_example_host_answers_the_form_over_http`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -356,4 +357,56 @@ async fn a_stateless_2026_07_28_call_races_its_form_with_the_inbox() {
         .map(|r| &r["response"]["answers"][0]["selected"])
         .collect();
     assert!(picked.contains(&&json!(["Small"])), "{list}");
+}
+
+/// askuser-mcp's example host (`examples/host`: rmcp's client over this project's reqwest), which
+/// `cargo test --workspace` builds beside this test's `deps`; `None` after saying why it skips
+/// (a failure under `CI=true`).
+fn example_host() -> Option<PathBuf> {
+    let exe = std::env::current_exe().unwrap();
+    let host = exe.parent().and_then(Path::parent).unwrap().join("examples/host");
+    if host.is_file() {
+        return Some(host);
+    }
+    let problem = format!(
+        "the example host is not built at {} (cargo build -p askuser-mcp --example host)",
+        host.display()
+    );
+    assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "CI=true but {problem}");
+    let _ = writeln!(std::io::stderr(), "SKIPPED: the example host over HTTP, because {problem}");
+    None
+}
+
+/// The example host, told to send askuser's forms their defaults, answers `/mcp`'s form; the
+/// answer is committed in the store like one from the page. Without the token it is refused
+/// with the server's reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_host_answers_the_form_over_http() {
+    let Some(host) = example_host() else { return };
+    let dir = TempDir::new("mcp-host");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let run = |header: String| {
+        let mut command = tokio::process::Command::new(&host);
+        command
+            .args(["--unattended-from", "askuser-mcp", "--header", &header])
+            .args(["--call", &format!("ask_user_question={ARGS}"), &format!("{}/mcp", served.url)])
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        async move { tokio::time::timeout(Duration::from_mins(1), command.output()).await.unwrap().unwrap() }
+    };
+    let output = run(format!("Authorization: Bearer {}", served.token)).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["content"][0]["text"], r#"{"Plan":["Small"],"Extras":["Backups"]}"#, "{result}");
+    assert!(stderr.contains("the server's tools: ask_user_question"), "{stderr}");
+    let record = only_record(&served).await;
+    assert_eq!(record["state"], "answered", "{record}");
+    // The workspace's one version is the example's too.
+    assert_eq!(record["asked_by"], format!("askuser-example-host {}", env!("CARGO_PKG_VERSION")), "{record}");
+
+    let refused = run("Authorization: Bearer not-the-token".to_owned()).await;
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("401") && stderr.contains("a valid API token is required"), "{stderr}");
 }
