@@ -49,7 +49,20 @@ impl Answerer for InboxAnswerer {
             answered = &mut asking => {
                 match answered {
                     Ok(response) => {
-                        if commit(&*self.store, request.id(), &response).await.is_err() {
+                        // `waiting` may stand inside a store call (its put, a lease renewal)
+                        // holding a connection the commit needs (SQLite's one writer): the
+                        // commit runs beside it, never while it stands still.
+                        let committed = {
+                            let committing = commit(&*self.store, request.id(), &response);
+                            tokio::pin!(committing);
+                            tokio::select! {
+                                committed = &mut committing => committed.is_ok(),
+                                // Settled first: by this commit (its watch woke), or by another
+                                // surface's answer, which the store kept.
+                                settled = &mut waiting => return settled,
+                            }
+                        };
+                        if !committed {
                             // The store failed (an outage), not the answer: the person did answer.
                             return Ok(response);
                         }

@@ -6,9 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_core::Timestamp;
 use askuser_core::{AskUserAnswer, AskUserResponse};
 use askuser_mcp::AskUserServer;
-use askuser_store::{ListQuery, MemoryStore, PendingStore, State};
+use askuser_store::{
+    Changes, ChannelPost, ListQuery, MemoryStore, NewQuestion, Notice, Page, PendingRecord, PendingStore,
+    State, StoreError,
+};
 use rmcp::model::{NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject};
 use serde_json::{Value, json};
 
@@ -211,4 +215,113 @@ async fn on_2026_07_28_a_store_outage_still_leaves_the_form() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
+}
+
+/// A memory store with SQLite's one writer: every write takes `writer`, and the second put of a
+/// question (the waiting answerer's own, after the inbox's) holds it a moment, as a transaction
+/// in flight does.
+#[derive(Debug, Default)]
+struct OneWriter {
+    inner: MemoryStore,
+    writer: tokio::sync::Mutex<()>,
+    puts: std::sync::atomic::AtomicUsize,
+}
+
+#[askuser_core::async_trait]
+impl PendingStore for OneWriter {
+    async fn put(&self, question: NewQuestion) -> Result<PendingRecord, StoreError> {
+        let _writer = self.writer.lock().await;
+        if self.puts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        self.inner.put(question).await
+    }
+    async fn get(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {
+        self.inner.get(id).await
+    }
+    async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
+        self.inner.list(query).await
+    }
+    async fn answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError> {
+        let _writer = self.writer.lock().await;
+        self.inner.answer(id, response).await
+    }
+    async fn cancel(&self, id: &str) -> Result<PendingRecord, StoreError> {
+        let _writer = self.writer.lock().await;
+        self.inner.cancel(id).await
+    }
+    async fn expire(&self, id: &str) -> Result<PendingRecord, StoreError> {
+        let _writer = self.writer.lock().await;
+        self.inner.expire(id).await
+    }
+    async fn expire_due(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        self.inner.expire_due(limit).await
+    }
+    async fn renew(&self, id: &str, lease: Duration) -> Result<bool, StoreError> {
+        let _writer = self.writer.lock().await;
+        self.inner.renew(id, lease).await
+    }
+    async fn withdraw_lapsed(&self, limit: usize) -> Result<Vec<PendingRecord>, StoreError> {
+        self.inner.withdraw_lapsed(limit).await
+    }
+    async fn purge(&self, keep: Duration, limit: usize) -> Result<usize, StoreError> {
+        self.inner.purge(keep, limit).await
+    }
+    async fn watch(&self, id: &str) -> Result<PendingRecord, StoreError> {
+        self.inner.watch(id).await
+    }
+    fn changes(&self) -> Changes {
+        self.inner.changes()
+    }
+    async fn claim_notice(&self, id: &str, notice: Notice) -> Result<bool, StoreError> {
+        self.inner.claim_notice(id, notice).await
+    }
+    async fn revoke_login(&self, session: &str, expires_at: Timestamp) -> Result<(), StoreError> {
+        self.inner.revoke_login(session, expires_at).await
+    }
+    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError> {
+        self.inner.is_login_revoked(session).await
+    }
+    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.inner.hold_channel(channel, holder, ttl).await
+    }
+    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        self.inner.channel_cursor(channel).await
+    }
+    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        self.inner.set_channel_cursor(channel, cursor).await
+    }
+    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
+        self.inner.channel_posts(channel).await
+    }
+    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
+        self.inner.put_channel_post(channel, post).await
+    }
+    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
+        self.inner.delete_channel_post(channel, question_id).await
+    }
+}
+
+/// Guards a deadlock found under load: the form answered while the waiting side stood inside a
+/// write (SQLite's one writer held), and the form's commit waited for that writer while nothing
+/// drove the write to its end; the store's acquire gave up 30 s later, the model got the answer
+/// and the store said the question was withdrawn. The commit now runs beside the waiting side.
+#[tokio::test]
+async fn the_forms_commit_never_waits_on_a_write_the_waiting_side_holds() {
+    let store = Arc::new(OneWriter::default());
+    let server = AskUserServer::builder()
+        .timeout(Duration::from_secs(30))
+        .inbox(Arc::clone(&store) as Arc<dyn PendingStore>)
+        .build();
+    let client =
+        TestClient::new(ProtocolVersion::V_2025_11_25, true, vec![Reply::Accept(json!({"q01": "Go"}))]);
+    let running = connect(server, client).await;
+    let result = tokio::time::timeout(Duration::from_secs(10), running.call_tool(call(&one())))
+        .await
+        .expect("no deadlock: the call ends");
+    assert_eq!(text_of(&result.unwrap()).0, r#"{"Lang":["Go"]}"#);
+    assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 2, "the waiting side's put ran");
+    let page = store.list(&ListQuery::new()).await.unwrap();
+    assert_eq!(page.records[0].state(), State::Answered, "the store has the form's answer");
+    running.cancel().await.unwrap();
 }

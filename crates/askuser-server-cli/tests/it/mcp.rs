@@ -401,7 +401,7 @@ async fn the_example_host_answers_the_form_over_http() {
     assert_eq!(result["content"][0]["text"], r#"{"Plan":["Small"],"Extras":["Backups"]}"#, "{result}");
     assert!(stderr.contains("the server's tools: ask_user_question"), "{stderr}");
     let record = only_record(&served).await;
-    assert_eq!(record["state"], "answered", "{record}");
+    assert_eq!(record["state"], "answered", "{record}\n{stderr}\n{}", served.log.lock().unwrap());
     // The workspace's one version is the example's too.
     assert_eq!(record["asked_by"], format!("askuser-example-host {}", env!("CARGO_PKG_VERSION")), "{record}");
 
