@@ -29,9 +29,23 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 /// How much of an error's body is kept for the message.
 const MAX_ERROR_BODY: usize = 1024;
 
-/// A reqwest 0.12 client as rmcp's Streamable HTTP client.
+/// A reqwest 0.12 client as rmcp's Streamable HTTP client. It also tells when the session's own
+/// stream (the `GET`) is open: a server may send a request outside any call (a form, as the
+/// conformance suite's server does), and sends it nowhere while that stream is not there yet.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Reqwest012(pub(crate) reqwest::Client);
+pub(crate) struct Reqwest012 {
+    client: reqwest::Client,
+    /// Whether a session was given, and whether its stream was opened (or refused).
+    stream: Arc<tokio::sync::watch::Sender<(bool, bool)>>,
+}
+
+impl Reqwest012 {
+    /// Waits (at most `limit`) until the session's stream is open, when the server gave a session.
+    pub(crate) async fn stream_opened(&self, limit: std::time::Duration) {
+        let mut stream = self.stream.subscribe();
+        let _ = tokio::time::timeout(limit, stream.wait_for(|&(session, open)| !session || open)).await;
+    }
+}
 
 type Error = StreamableHttpError<reqwest::Error>;
 
@@ -132,7 +146,7 @@ impl StreamableHttpClient for Reqwest012 {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Error> {
         let request =
-            with_headers(self.0.post(uri.as_ref()), session_id.as_deref(), auth_header, custom_headers);
+            with_headers(self.client.post(uri.as_ref()), session_id.as_deref(), auth_header, custom_headers);
         let response = request.json(&message).send().await.map_err(client_error)?;
         let status = response.status();
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
@@ -158,6 +172,9 @@ impl StreamableHttpClient for Reqwest012 {
         }
         let session =
             response.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        if session.is_some() {
+            self.stream.send_if_modified(|(given, _)| !std::mem::replace(given, true));
+        }
         if is(content_type.as_ref(), EVENT_STREAM_MIME_TYPE) {
             return Ok(StreamableHttpPostResponse::Sse(events(response), session));
         }
@@ -195,7 +212,7 @@ impl StreamableHttpClient for Reqwest012 {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
         let request =
-            with_headers(self.0.delete(uri.as_ref()), Some(&session_id), auth_header, custom_headers);
+            with_headers(self.client.delete(uri.as_ref()), Some(&session_id), auth_header, custom_headers);
         let response = request.send().await.map_err(client_error)?;
         // 405: the server does not let clients end sessions, which is allowed.
         if response.status().is_success() || response.status() == StatusCode::METHOD_NOT_ALLOWED {
@@ -213,11 +230,14 @@ impl StreamableHttpClient for Reqwest012 {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
         let mut request =
-            with_headers(self.0.get(uri.as_ref()), session_id.as_deref(), auth_header, custom_headers);
+            with_headers(self.client.get(uri.as_ref()), session_id.as_deref(), auth_header, custom_headers);
         if let Some(last) = last_event_id {
             request = request.header(HEADER_LAST_EVENT_ID, last);
         }
-        let response = request.send().await.map_err(client_error)?;
+        let response = request.send().await;
+        // Open, or refused: either way nothing more is coming to wait for.
+        self.stream.send_modify(|(_, open)| *open = true);
+        let response = response.map_err(client_error)?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }

@@ -126,8 +126,14 @@ async fn run(handler: ElicitationHandler, options: Options) -> Result<ExitCode, 
         Server::Url(url) => {
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(options.headers);
-            let transport = StreamableHttpClientTransport::with_client(http::Reqwest012::default(), config);
-            handler.serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"))?
+            let http = http::Reqwest012::default();
+            let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
+            let client =
+                handler.serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            // rmcp opens the session's stream beside the first calls: a form the server sends
+            // on it (outside any call) before it is open would be lost.
+            http.stream_opened(Duration::from_secs(5)).await;
+            client
         }
         Server::Command(command) => {
             let mut child = tokio::process::Command::new(&command[0]);
