@@ -92,17 +92,17 @@ pub(crate) fn new_question(request: &AskUserRequest, context: &AskContext, timeo
     question
 }
 
-/// Commits an answer from the form. A question already settled (answered on another surface,
-/// timed out, withdrawn) keeps its outcome: that is not a failure.
+/// Commits an answer from the form; the record as it then stands. A question already settled
+/// (answered on another surface, timed out, withdrawn) keeps its outcome, returned as it is:
+/// that is not a failure.
 pub(crate) async fn commit(
     store: &dyn PendingStore,
     id: &str,
     response: &AskUserResponse,
-) -> Result<Option<PendingRecord>, StoreError> {
+) -> Result<PendingRecord, StoreError> {
     match store.answer(id, response).await {
-        Ok(record) => Ok(Some(record)),
-        Err(StoreError::Conflict { .. } | StoreError::Closed { .. }) => Ok(None),
-        Err(error) => Err(error),
+        Err(StoreError::Conflict { first: record } | StoreError::Closed { record }) => Ok(*record),
+        answered => answered,
     }
 }
 

@@ -926,13 +926,10 @@ impl AskUserServer {
         };
         let Some((store, id)) = raced else { return Ok(rendered(&request, &response).into()) };
         match commit(store, id, &response).await {
-            Ok(None) => match store.get(id).await {
-                // Another surface settled it first: its outcome is the call's.
-                Ok(Some(record)) => Ok(self.settled_result(&record).into()),
-                Ok(None) | Err(_) => Ok(rendered(&request, &response).into()),
-            },
-            // Committed, or the store failed (an outage), not the answer: the person did answer.
-            Ok(Some(_)) | Err(_) => Ok(rendered(&request, &response).into()),
+            // Committed, or settled first by another surface, whose outcome is the call's.
+            Ok(record) => Ok(self.settled_result(&record).into()),
+            // The store failed (an outage), not the answer: the person did answer.
+            Err(_) => Ok(rendered(&request, &response).into()),
         }
     }
 

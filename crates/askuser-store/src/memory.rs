@@ -182,15 +182,15 @@ impl Backend for MemoryStore {
         Ok(())
     }
 
-    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError> {
+    async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
         let mut records = self.records();
-        if let Some(stored) = records.get(record.id()) {
-            return Ok((stored.clone(), false));
+        if records.contains_key(record.id()) {
+            return Ok(false);
         }
         records.insert(record.id().to_owned(), record.clone());
         // Told under the lock, so that subscribers see the changes in the order they were made.
         self.inner.feed.send(Change::of(record));
-        Ok((record.clone(), true))
+        Ok(true)
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {

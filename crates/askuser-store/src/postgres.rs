@@ -508,7 +508,7 @@ impl Backend for PostgresStore {
         Ok(found.is_some())
     }
 
-    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError> {
+    async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
@@ -522,14 +522,7 @@ impl Backend for PostgresStore {
             .bind(record.asked_by().map(AskedBy::as_str))
             .fetch_optional(&self.inner.pool)
             .await?;
-        if inserted.is_some() {
-            return Ok((record.clone(), true));
-        }
-        let stored = self
-            .fetch(record.id())
-            .await?
-            .ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })?;
-        Ok((stored, false))
+        Ok(inserted.is_some())
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {

@@ -513,7 +513,7 @@ impl Backend for SqliteStore {
         Ok(found.is_some())
     }
 
-    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError> {
+    async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
@@ -530,14 +530,7 @@ impl Backend for SqliteStore {
             .await?;
         tx.commit().await?;
         self.inner.feed.kick();
-        if inserted.is_some() {
-            return Ok((record.clone(), true));
-        }
-        let stored = self
-            .fetch(record.id())
-            .await?
-            .ok_or_else(|| StoreError::NotFound { id: record.id().to_owned() })?;
-        Ok((stored, false))
+        Ok(inserted.is_some())
     }
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError> {

@@ -277,9 +277,8 @@ pub(crate) trait Backend: Send + Sync {
         None
     }
 
-    /// Inserts the record unless its id exists; returns what is stored under the id, and whether
-    /// this call inserted it.
-    async fn insert(&self, record: &PendingRecord) -> Result<(PendingRecord, bool), StoreError>;
+    /// Inserts the record unless its id exists; whether this call inserted it.
+    async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError>;
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError>;
 
@@ -359,18 +358,29 @@ pub(crate) trait Backend: Send + Sync {
     async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
 }
 
+/// The record under `id`, which must exist: [`StoreError::NotFound`] when it does not.
+async fn fetch_known(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
+    backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })
+}
+
 pub(crate) async fn put(
     backend: &impl Backend,
     question: NewQuestion,
 ) -> Result<(PendingRecord, bool), StoreError> {
     let record = question.into_record(backend.clock());
-    let (stored, inserted) = backend.insert(&record).await?;
-    if stored.request != record.request
-        || stored.session_id != record.session_id
-        || stored.tool_name != record.tool_name
-    {
-        return Err(StoreError::IdTaken { id: record.id().to_owned() });
-    }
+    let inserted = backend.insert(&record).await?;
+    let stored = if inserted {
+        record
+    } else {
+        let stored = fetch_known(backend, record.id()).await?;
+        if stored.request != record.request
+            || stored.session_id != record.session_id
+            || stored.tool_name != record.tool_name
+        {
+            return Err(StoreError::IdTaken { id: record.id().to_owned() });
+        }
+        stored
+    };
     if let Some(recent) = backend.recent() {
         recent.remember(&stored);
     }
@@ -427,11 +437,9 @@ pub(crate) async fn answer(
     id: &str,
     response: &AskUserResponse,
 ) -> Result<PendingRecord, StoreError> {
-    let fetch =
-        || async { backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() }) };
     let (mut record, mut remembered) = match backend.recent().and_then(|recent| recent.take(id)) {
         Some(record) => (record, true),
-        None => (fetch().await?, false),
+        None => (fetch_known(backend, id).await?, false),
     };
     loop {
         if record.state() != State::Pending {
@@ -444,7 +452,7 @@ pub(crate) async fn answer(
             // A remembered record may have settled since (a settled question's refusal says
             // so, not that the answer does not fit), or be another question's: read it.
             if remembered {
-                (record, remembered) = (fetch().await?, false);
+                (record, remembered) = (fetch_known(backend, id).await?, false);
                 continue;
             }
             return Err(StoreError::InvalidResponse { id: id.to_owned(), source });
@@ -461,7 +469,7 @@ pub(crate) async fn answer(
             backend.wakers().wake(id);
             return Err(settled(expired));
         }
-        let current = fetch().await?;
+        let current = fetch_known(backend, id).await?;
         // A remembered record that went stale (purged, and asked again under its id): answer
         // the question as it now stands, once.
         if remembered && current.state() == State::Pending {
@@ -482,8 +490,7 @@ pub(crate) async fn close_now(
         backend.wakers().wake(id);
         return Ok((closed, true));
     }
-    let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
-    Ok((record, false))
+    Ok((fetch_known(backend, id).await?, false))
 }
 
 /// Which pending records a sweep closes.
@@ -526,7 +533,7 @@ pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRec
         tokio::pin!(notified);
         // Enabled before the read: a change committed after the read still wakes this wait.
         notified.as_mut().enable();
-        let record = backend.fetch(id).await?.ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+        let record = fetch_known(backend, id).await?;
         if record.state() != State::Pending {
             return Ok(record);
         }

@@ -80,12 +80,28 @@ fn with_headers(
     request
 }
 
-/// The body of a failed response, cut to [`MAX_ERROR_BODY`], in an error naming the status.
+/// A failed response's `body`, cut to [`MAX_ERROR_BODY`], in an error naming the status.
+fn unexpected(status: StatusCode, body: &[u8]) -> Error {
+    let cut = String::from_utf8_lossy(&body[..body.len().min(MAX_ERROR_BODY)]);
+    StreamableHttpError::UnexpectedServerResponse(format!("HTTP {status}: {cut}").into())
+}
+
+/// [`unexpected`] for a failed response, read whole.
 async fn status_error(response: reqwest::Response) -> Error {
     let status = response.status();
-    let body = response.text().await.unwrap_or_default();
-    let cut: String = body.chars().take(MAX_ERROR_BODY).collect();
-    StreamableHttpError::UnexpectedServerResponse(format!("HTTP {status}: {cut}").into())
+    unexpected(status, &response.bytes().await.unwrap_or_default())
+}
+
+/// A JSON body, refused past [`MAX_BODY`] bytes.
+async fn json_body(response: reqwest::Response) -> Result<impl std::ops::Deref<Target = [u8]>, Error> {
+    if response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: MAX_BODY });
+    }
+    let body = response.bytes().await.map_err(client_error)?;
+    if body.len() > MAX_BODY {
+        return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: MAX_BODY });
+    }
+    Ok(body)
 }
 
 /// The SSE events of `response`; an event of more than [`MAX_BODY`] bytes ends the stream with
@@ -159,14 +175,11 @@ impl StreamableHttpClient for Reqwest012 {
         if !status.is_success() {
             // A JSON-RPC error in the body is the server's answer to the request.
             if is(content_type.as_ref(), JSON_MIME_TYPE) {
-                let body = response.bytes().await.map_err(client_error)?;
+                let body = json_body(response).await?;
                 if let Ok(message @ ServerJsonRpcMessage::Error(_)) = serde_json::from_slice(&body) {
                     return Ok(StreamableHttpPostResponse::Json(message, None));
                 }
-                let cut = String::from_utf8_lossy(&body[..body.len().min(MAX_ERROR_BODY)]).into_owned();
-                return Err(StreamableHttpError::UnexpectedServerResponse(
-                    format!("HTTP {status}: {cut}").into(),
-                ));
+                return Err(unexpected(status, &body));
             }
             return Err(status_error(response).await);
         }
@@ -179,13 +192,7 @@ impl StreamableHttpClient for Reqwest012 {
             return Ok(StreamableHttpPostResponse::Sse(events(response), session));
         }
         if is(content_type.as_ref(), JSON_MIME_TYPE) {
-            if response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-                return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: MAX_BODY });
-            }
-            let body = response.bytes().await.map_err(client_error)?;
-            if body.len() > MAX_BODY {
-                return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: MAX_BODY });
-            }
+            let body = json_body(response).await?;
             return match serde_json::from_slice(&body) {
                 Ok(reply) => Ok(StreamableHttpPostResponse::Json(reply, session)),
                 // A notification or a response awaits no reply: whatever came back is moot.
