@@ -14,7 +14,7 @@ const USAGE: &str = "\
 usage: cargo xtask dist [--target TRIPLE] [--profile NAME] [--binary PATH] [--out DIR]
 
   --target TRIPLE   the target to build for and to name the archive after (default: this host)
-  --profile NAME    the cargo profile to build with (default: release)
+  --profile NAME    the cargo profile to build with (default: dist, fat LTO as published)
   --binary PATH     package this already built askuser instead of building one
   --out DIR         where the archive and its .sha256 go (default: target/dist)
 ";
@@ -24,7 +24,7 @@ const FILES: [&str; 4] = ["README.md", "CHANGELOG.md", "LICENSE-MIT", "LICENSE-A
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut target = None;
-    let mut profile = "release".to_owned();
+    let mut profile = "dist".to_owned();
     let mut binary = None;
     let mut out = root().join("target/dist");
     let mut args = args.iter();
@@ -96,7 +96,7 @@ fn build(target: &str, profile: &str) -> Result<PathBuf, String> {
     }
     let dir = if profile == "dev" { "debug" } else { profile };
     let exe = if target.contains("windows") { "askuser.exe" } else { "askuser" };
-    Ok(root().join("target").join(target).join(dir).join(exe))
+    Ok(crate::target_dir()?.join(target).join(dir).join(exe))
 }
 
 /// Writes `out/askuser-VERSION-TARGET.tar.gz` holding `binary` and [`FILES`], and its `.sha256`.

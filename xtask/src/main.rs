@@ -52,6 +52,26 @@ fn main() -> ExitCode {
 }
 
 /// The workspace root: the parent of this crate's directory.
+/// Cargo's build directory for this workspace, wherever it is (`target/` in the clone, or a
+/// `CARGO_TARGET_DIR` or `build.target-dir` elsewhere), as `cargo metadata` reports it.
+fn target_dir() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(&cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1", "--locked"])
+        .current_dir(workspace_root())
+        .output()
+        .map_err(|e| format!("could not run {cargo} metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr)));
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata's output: {e}"))?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata names no target_directory".to_owned())
+}
+
 fn workspace_root() -> PathBuf {
     let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest_dir.parent().map_or(manifest_dir.clone(), PathBuf::from)

@@ -59,7 +59,7 @@ pub(crate) fn run_all() -> Result<(), String> {
         return Ok(());
     }
     let tools = python.parent().ok_or("ASKUSER_CI_PYTHON has no directory")?;
-    let wheels = root().join("target/wheels");
+    let wheels = crate::target_dir()?.join("wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     run(
         &tools.join("maturin"),
@@ -127,7 +127,7 @@ pub(crate) fn run_all() -> Result<(), String> {
     expect("the Python SDK's round trip through uvx --from WHEEL askuser mcp", &through_uvx, answer)?;
     std::fs::remove_dir_all(&venv).map_err(|e| format!("removing {}: {e}", venv.display()))?;
     eprintln!("xtask: the wheel {} installs and runs", wheel.display());
-    npm(&root().join("target/debug/askuser"))
+    npm(&crate::target_dir()?.join("debug/askuser"))
 }
 
 /// The npm packages from the binary maturin just built: packed, installed into an empty folder

@@ -10,27 +10,47 @@ use serde_json::Value;
 
 const USAGE: &str = "\
 usage: askuser mcp install HOST [options]
+       askuser mcp install --check HOST [--name NAME] [--file PATH]
 
 Adds askuser (`askuser mcp`) to an MCP host's configuration. Other servers, comments and the
-file's layout are kept; a changed file is backed up first (FILE.askuser-bak-SECONDS) and the
-command that undoes the change is printed. Running it again changes nothing.
+file's layout are kept; a changed file is backed up first (FILE.askuser-bak-SECONDS-RANDOM) and
+the command that undoes the change is printed. Running it again changes nothing. Each host gets
+the setup its limits call for (docs/mcp.md's host table): a timeout under the host's own cut, the
+background tools where calls are cut short, and a warning when the host shows no forms and no
+answer server is given (every question would be declined).
 
-hosts (file written):
-  claude-code      .mcp.json in this directory (the project's servers), key mcpServers
-  claude-desktop   Claude Desktop's claude_desktop_config.json, key mcpServers
-  vscode           .vscode/mcp.json in this directory, key servers
+hosts (file written; forms; what the host lets a call run):
+  claude-code      .mcp.json in this directory (project scope; Claude Code asks to approve it at
+                   its next start), key mcpServers; forms; long calls
+  claude-desktop   Claude Desktop's claude_desktop_config.json, key mcpServers; no forms; ~60 s
+  vscode           .vscode/mcp.json in this directory, key servers; forms; 5 minutes
   vscode-user      VS Code's user mcp.json (Code/User/mcp.json in the configuration directory)
-  cursor           ~/.cursor/mcp.json, key mcpServers
-  windsurf         ~/.codeium/windsurf/mcp_config.json, key mcpServers
-  codex            ~/.codex/config.toml (CODEX_HOME), table [mcp_servers.NAME]
+  cursor           ~/.cursor/mcp.json, key mcpServers; forms; 5 minutes
+  windsurf         ~/.codeium/windsurf/mcp_config.json, key mcpServers; forms not documented
+  codex            ~/.codex/config.toml (CODEX_HOME), table [mcp_servers.NAME]; no form fields
 
 options:
+  --server URL     where the person answers from anywhere: a running `askuser serve` at URL.
+                   A host without forms puts its questions there (--fallback server URL); a
+                   host with forms shows them in its form and on the server at once (--also)
+  --token-file PATH  with --server: the answer server's API token file
+  --fallback SPEC  written as askuser mcp's --fallback (decline, defaults, terminal,
+                   server URL, or a chain: askuser mcp --help)
+  --background     also offer ask_user_question_later and get_user_answers (the default for
+                   claude-desktop and codex, whose calls are cut short); --no-background: not
+  --timeout DURATION  how long askuser waits for an answer (seconds, or 90s, 5m, 2h); the
+                   default stays under the host's own cut: 50 s for claude-desktop, 290 s for
+                   vscode and cursor, else 600 s. Codex's tool_timeout_sec is set 60 s longer
   --print          print the file as it would be written; write nothing
   --name NAME      the server's name in the file (default: askuser)
   --command CMD    the command the host runs (default: askuser when that is this program on
                    PATH, else this program's full path)
-  --timeout SECS   how long askuser waits for an answer (default 600); Codex's
-                   tool_timeout_sec is set 60 s longer, so askuser answers first
+  --file PATH      write this file instead of the host's usual one. A host's file that is a
+                   symbolic link is refused unless named here (then the file it points to is
+                   written)
+  --check          write nothing: say what the host will get from the entry it has (whether it
+                   can ask at all, where its questions go, whether the answer server answers
+                   now); exit 0 when it can ask, 1 when it cannot
 ";
 
 /// The file format of a host's configuration, and where askuser's entry goes in it.
@@ -43,12 +63,43 @@ enum Format {
     CodexToml,
 }
 
-/// An MCP host askuser can be added to.
+/// Whether a host shows askuser's questions as a form (MCP elicitation), per docs/mcp.md's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Forms {
+    Yes,
+    No,
+    /// Not in the host's documentation.
+    Unknown,
+}
+
+/// An MCP host askuser can be added to, with what its documentation says of it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Host {
     pub(crate) id: &'static str,
     title: &'static str,
     format: Format,
+    forms: Forms,
+    /// How long the host lets a tool call run before it cuts it, when it cuts calls short.
+    call_limit_secs: Option<u64>,
+}
+
+impl Host {
+    /// The default `--timeout`: 10 s under the host's cut (so the model hears "nobody answered in
+    /// time" instead of a cancelled call), else 600 s.
+    fn default_timeout_secs(&self) -> u64 {
+        self.call_limit_secs.map_or(600, |limit| limit.saturating_sub(10).max(1))
+    }
+
+    /// Whether the background tools are written by default: where calls are cut short or no form
+    /// can ask, a ticket the person answers later is the way to get an answer at all.
+    fn background_by_default(&self) -> bool {
+        self.forms == Forms::No
+    }
+
+    /// Whether the file lives in the current directory (a project's configuration).
+    fn in_project(&self) -> bool {
+        matches!(self.id, "claude-code" | "vscode")
+    }
 }
 
 pub(crate) const HOSTS: [Host; 7] = [
@@ -56,25 +107,47 @@ pub(crate) const HOSTS: [Host; 7] = [
         id: "claude-code",
         title: "Claude Code",
         format: Format::Json { servers_key: "mcpServers", typed: true },
+        forms: Forms::Yes,
+        call_limit_secs: None,
     },
     Host {
         id: "claude-desktop",
         title: "Claude Desktop",
         format: Format::Json { servers_key: "mcpServers", typed: false },
+        forms: Forms::No,
+        call_limit_secs: Some(60),
     },
-    Host { id: "vscode", title: "VS Code", format: Format::Json { servers_key: "servers", typed: true } },
+    Host {
+        id: "vscode",
+        title: "VS Code",
+        format: Format::Json { servers_key: "servers", typed: true },
+        forms: Forms::Yes,
+        call_limit_secs: Some(300),
+    },
     Host {
         id: "vscode-user",
         title: "VS Code",
         format: Format::Json { servers_key: "servers", typed: true },
+        forms: Forms::Yes,
+        call_limit_secs: Some(300),
     },
-    Host { id: "cursor", title: "Cursor", format: Format::Json { servers_key: "mcpServers", typed: false } },
+    Host {
+        id: "cursor",
+        title: "Cursor",
+        format: Format::Json { servers_key: "mcpServers", typed: false },
+        forms: Forms::Yes,
+        call_limit_secs: Some(300),
+    },
     Host {
         id: "windsurf",
         title: "Windsurf",
         format: Format::Json { servers_key: "mcpServers", typed: false },
+        forms: Forms::Unknown,
+        call_limit_secs: None,
     },
-    Host { id: "codex", title: "Codex", format: Format::CodexToml },
+    // Codex shows an elicitation's message with accept/decline only, no fields; `tool_timeout_sec`
+    // is written 60 s above the timeout, so its cut never comes first.
+    Host { id: "codex", title: "Codex", format: Format::CodexToml, forms: Forms::No, call_limit_secs: None },
 ];
 
 /// The directories a host's file is found from.
@@ -119,17 +192,50 @@ impl Host {
     }
 }
 
-/// What to write: the server's name, the command, its arguments, and the answer timeout.
+/// What to write: the server's name, the command, and `askuser mcp`'s options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub(crate) name: String,
     pub(crate) command: String,
     pub(crate) timeout_secs: u64,
+    /// `--background`.
+    pub(crate) background: bool,
+    /// `--fallback SPEC`, when not the default.
+    pub(crate) fallback: Option<String>,
+    /// `--also server URL`.
+    pub(crate) also: Option<String>,
+    /// `--token-file PATH`.
+    pub(crate) token_file: Option<String>,
 }
 
 impl Entry {
+    /// The plain entry: `askuser mcp --timeout SECS`.
+    #[cfg(test)]
+    pub(crate) fn plain(name: &str, command: &str, timeout_secs: u64) -> Self {
+        Self {
+            name: name.to_owned(),
+            command: command.to_owned(),
+            timeout_secs,
+            background: false,
+            fallback: None,
+            also: None,
+            token_file: None,
+        }
+    }
+
     fn args(&self) -> Vec<String> {
-        vec!["mcp".to_owned(), "--timeout".to_owned(), self.timeout_secs.to_string()]
+        let mut args = vec!["mcp".to_owned(), "--timeout".to_owned(), self.timeout_secs.to_string()];
+        if self.background {
+            args.push("--background".to_owned());
+        }
+        for (flag, value) in
+            [("--fallback", &self.fallback), ("--also", &self.also), ("--token-file", &self.token_file)]
+        {
+            if let Some(value) = value {
+                args.extend([flag.to_owned(), value.clone()]);
+            }
+        }
+        args
     }
 
     /// The entry's JSON members, in the order they are written.
@@ -419,6 +525,47 @@ mod jsonc {
         out
     }
 
+    /// `text` (JSON with comments and trailing commas) as a plain JSON value.
+    pub(super) fn to_value(text: &str) -> Result<Value, String> {
+        let mut parser = Parser { text, at: 0 };
+        parser.value(0)?;
+        parser.skip()?;
+        if parser.at != text.len() {
+            return Err(parser.error("text after the top-level value"));
+        }
+        // Valid now: drop comments and trailing commas, keeping strings as they are.
+        let mut plain = String::with_capacity(text.len());
+        let mut parser = Parser { text, at: 0 };
+        while parser.at < text.len() {
+            let before = parser.at;
+            parser.skip()?;
+            if parser.at > before {
+                plain.push(' ');
+                continue;
+            }
+            match parser.peek() {
+                Some(b'"') => {
+                    let start = parser.at;
+                    parser.string()?;
+                    plain.push_str(&text[start..parser.at]);
+                }
+                Some(b',') => {
+                    parser.at += 1;
+                    parser.skip()?;
+                    if !matches!(parser.peek(), Some(b'}' | b']')) {
+                        plain.push(',');
+                    }
+                }
+                _ => {
+                    let c = text[parser.at..].chars().next().unwrap_or(' ');
+                    plain.push(c);
+                    parser.at += c.len_utf8();
+                }
+            }
+        }
+        serde_json::from_str(&plain).map_err(|e| format!("not valid JSON: {e}"))
+    }
+
     /// Sets `servers_key.name` to the object `members` in the JSON-with-comments `text`.
     pub(super) fn upsert(
         text: &str,
@@ -512,18 +659,26 @@ fn base64(bytes: &[u8]) -> String {
 struct Options {
     host: Host,
     print: bool,
+    check: bool,
+    /// `--file PATH`: the file named explicitly.
+    file: Option<PathBuf>,
     entry: Entry,
+    /// Whether the person chose the timeout, the background tools or the fallback themselves.
+    chosen_timeout: bool,
 }
 
 fn parse(mut args: Args) -> Result<Options, String> {
     let mut host = None;
-    let mut print = false;
+    let (mut print, mut check) = (false, false);
     let mut name = "askuser".to_owned();
     let mut command = None;
-    let mut timeout_secs = 600;
+    let mut timeout_secs = None;
+    let mut background = None;
+    let (mut server, mut fallback, mut token_file, mut file) = (None, None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--print" => print = true,
+            "--check" => check = true,
             "--name" => {
                 name = args.value(&arg, "a name")?;
                 if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)) {
@@ -532,13 +687,37 @@ fn parse(mut args: Args) -> Result<Options, String> {
             }
             "--command" => command = Some(args.value(&arg, "a command")?),
             "--timeout" => {
-                let text = args.value(&arg, "a number of seconds")?;
-                timeout_secs = text
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|s| (1..=31_536_000).contains(s))
-                    .ok_or(format!("--timeout takes whole seconds from 1 to 31536000, got {text:?}"))?;
+                let text = args.value(&arg, "a duration")?;
+                let secs = cli::seconds(&arg, &text)?.as_secs_f64().ceil();
+                if secs > 31_536_000.0 {
+                    return Err(format!("--timeout takes at most a year (31536000 s), got {text:?}"));
+                }
+                #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "1..=31536000")]
+                let secs = secs as u64;
+                timeout_secs = Some(secs);
             }
+            "--background" => background = Some(true),
+            "--no-background" => background = Some(false),
+            "--server" => {
+                let url = args.value(&arg, "the answer server's URL")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "--server takes a URL starting with http:// or https://, got {url:?}"
+                    ));
+                }
+                server = Some(url);
+            }
+            "--fallback" => {
+                let mut spec = args.value(&arg, "decline, defaults, terminal or server URL")?;
+                // `--fallback server URL` as two words, as askuser mcp takes it.
+                if spec.rsplit(',').next().is_some_and(|last| last.trim() == "server") {
+                    let url = args.next().ok_or("--fallback server needs the answer server's URL")?;
+                    spec = format!("{spec} {url}");
+                }
+                fallback = Some(spec);
+            }
+            "--token-file" => token_file = Some(args.value(&arg, "a path")?),
+            "--file" => file = Some(PathBuf::from(args.value(&arg, "a path")?)),
             other if other.starts_with('-') => return Err(cli::unknown(other)),
             other if host.is_none() => {
                 host = Some(*HOSTS.iter().find(|h| h.id == other).ok_or_else(|| {
@@ -549,12 +728,39 @@ fn parse(mut args: Args) -> Result<Options, String> {
             other => return Err(cli::unknown(other)),
         }
     }
-    let host = host.ok_or("which host? (askuser mcp install --help lists them)")?;
+    let host: Host = host.ok_or("which host? (askuser mcp install --help lists them)")?;
+    if server.is_some() && fallback.as_deref().is_some_and(|f| f.contains("server")) {
+        return Err("--server and --fallback server name the answer server twice; give one".to_owned());
+    }
+    let (mut also, mut fallback) = (None, fallback);
+    if let Some(url) = server {
+        if host.forms == Forms::Yes {
+            also = Some(format!("server {url}"));
+        } else if let Some(chain) = fallback {
+            fallback = Some(format!("{chain},server {url}"));
+        } else {
+            fallback = Some(format!("server {url}"));
+        }
+    }
+    let reaches_server = also.is_some() || fallback.as_deref().is_some_and(|f| f.contains("server"));
+    if token_file.is_some() && !reaches_server {
+        return Err("--token-file goes with --server URL (or --fallback server URL)".to_owned());
+    }
     let command = match command {
         Some(command) => command,
+        None if check => String::new(),
         None => default_command()?,
     };
-    Ok(Options { host, print, entry: Entry { name, command, timeout_secs } })
+    let entry = Entry {
+        name,
+        command,
+        timeout_secs: timeout_secs.unwrap_or_else(|| host.default_timeout_secs()),
+        background: background.unwrap_or_else(|| host.background_by_default()),
+        fallback,
+        also,
+        token_file,
+    };
+    Ok(Options { host, print, check, file, entry, chosen_timeout: timeout_secs.is_some() })
 }
 
 /// `askuser` when the `askuser` on PATH is this program, else this program's full path.
@@ -574,19 +780,6 @@ fn default_command() -> Result<String, String> {
     }
 }
 
-/// A path for the backup of `file` that does not exist yet.
-fn backup_path(file: &Path) -> PathBuf {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let name = file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    (0..1000)
-        .map(|n| {
-            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
-            file.with_file_name(format!("{name}.askuser-bak-{secs}{suffix}"))
-        })
-        .find(|p| !p.exists())
-        .unwrap_or_else(|| file.with_file_name(format!("{name}.askuser-bak")))
-}
-
 fn quoted(path: &Path) -> String {
     let text = path.to_string_lossy();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c)) {
@@ -596,24 +789,131 @@ fn quoted(path: &Path) -> String {
     }
 }
 
-/// Writes `text` to `file` through a temporary file beside it and a rename, so that a host
-/// never reads half a file.
-fn write(file: &Path, text: &str) -> std::io::Result<()> {
+/// A random suffix for a file name nobody can guess ahead (the standard library's hasher keys come
+/// from the operating system's random source).
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:016x}", hasher.finish())
+}
+
+/// Creates a new file beside `file` named `NAME.KIND-…` with `text`, never following or
+/// replacing anything already there: `create_new` is `O_CREAT | O_EXCL`, which refuses an
+/// existing name, a symbolic link included (dangling or not). The mode is set on the open
+/// descriptor: `mode` when given (the file it stands in for), else the process's default.
+pub(crate) fn create_beside(
+    file: &Path,
+    kind: &str,
+    text: &[u8],
+    mode: Option<&std::fs::Permissions>,
+) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
+    let name = file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut tries = 0;
+    loop {
+        let path = file.with_file_name(format!("{name}.{kind}-{}", random_suffix()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            // Private until the mode is set below.
+            options.mode(0o600);
+        }
+        match options.open(&path) {
+            Ok(mut created) => {
+                let written = (|| {
+                    match mode {
+                        Some(mode) => created.set_permissions(mode.clone())?,
+                        None => set_default_mode(&created)?,
+                    }
+                    created.write_all(text)?;
+                    created.sync_all()
+                })();
+                return match written {
+                    Ok(()) => Ok(path),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&path);
+                        Err(e)
+                    }
+                };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Gives a new file the mode a plain create would have (0666 less the umask), on its descriptor.
+#[cfg(unix)]
+fn set_default_mode(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    // The umask can only be read by setting it; a file made with mode 0666 in a scratch place
+    // would cost a write. 0644 is what every host's own installer leaves (umask 022); a config
+    // file holds no secret (the token stays in its own file).
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_default_mode(_: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Writes `text` to `file` through a new temporary file beside it and a rename, so that a host
+/// never reads half a file; the file keeps its mode. A name prepared by someone else (a link at
+/// the temporary's name) cannot redirect the write: see [`create_beside`].
+pub(crate) fn write(file: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let temporary = file.with_file_name(format!(
-        "{}.askuser-tmp-{}",
-        file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        std::process::id()
-    ));
-    std::fs::write(&temporary, text)?;
-    if let Ok(metadata) = std::fs::metadata(file) {
-        std::fs::set_permissions(&temporary, metadata.permissions())?;
-    }
+    let mode =
+        std::fs::symlink_metadata(file).ok().filter(std::fs::Metadata::is_file).map(|m| m.permissions());
+    let temporary = create_beside(file, "askuser-tmp", text.as_bytes(), mode.as_ref())?;
     std::fs::rename(&temporary, file).inspect_err(|_| {
         let _ = std::fs::remove_file(&temporary);
     })
+}
+
+/// Backs `file` (whose text is `original`) up beside it as `FILE.askuser-bak-SECONDS-RANDOM`, a
+/// new file with the original's mode; returns the backup's path.
+pub(crate) fn back_up(file: &Path, original: &str) -> std::io::Result<PathBuf> {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mode = std::fs::symlink_metadata(file)?.permissions();
+    create_beside(file, &format!("askuser-bak-{secs}"), original.as_bytes(), Some(&mode))
+}
+
+/// The file to write for `host`: `named` (a link there is followed to the file it points to), or
+/// the host's own file, refused when it, or a folder between the project and it, is a symbolic
+/// link: a directory someone else prepared (a cloned repository) must not redirect the write.
+pub(crate) fn target(host_file: PathBuf, base: &Path, named: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(named) = named {
+        return match std::fs::canonicalize(named) {
+            Ok(real) => Ok(real),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(named.to_owned()),
+            Err(e) => Err(format!("cannot resolve {}: {e}", quoted(named))),
+        };
+    }
+    let mut checked = base.to_owned();
+    let below = host_file.strip_prefix(base).map_or_else(|_| host_file.clone(), Path::to_owned);
+    let components: Vec<_> = below.components().collect();
+    for component in components {
+        checked.push(component);
+        if let Ok(metadata) = std::fs::symlink_metadata(&checked)
+            && metadata.file_type().is_symlink()
+        {
+            let to = std::fs::read_link(&checked).map_or_else(|_| "?".to_owned(), |t| quoted(&t));
+            return Err(format!(
+                "{} is a symbolic link (to {to}); refusing to write through it. If that is what you \
+                 want, name the file: --file {}",
+                quoted(&checked),
+                quoted(&host_file)
+            ));
+        }
+    }
+    Ok(host_file)
 }
 
 /// Runs `askuser mcp install ARGS`.
@@ -624,7 +924,8 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         Ok(options) => options,
         Err(status) => return status,
     };
-    match run(options) {
+    let result = if options.check { check::run(&options) } else { run(options) };
+    match result {
         Ok(code) => code,
         Err(message) => {
             eprintln!("askuser mcp install: {message}");
@@ -633,10 +934,66 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(options: Options) -> Result<ExitCode, String> {
-    let Options { host, print, entry } = options;
-    let file = host.file(&Places::here()?);
+/// The host's file for `options`, and how to show it.
+fn file_of(options: &Options) -> Result<(PathBuf, String), String> {
+    let places = Places::here()?;
+    let base = if options.host.in_project() { places.cwd.clone() } else { places.home.clone() };
+    let file = target(options.host.file(&places), &base, options.file.as_deref())?;
     let shown = quoted(&file);
+    Ok((file, shown))
+}
+
+/// What the person should know about `entry` in `host` before relying on it: a host that can
+/// never ask, a timeout past the host's cut, where a project's file needs approving.
+fn warnings(host: &Host, entry: &Entry, chosen_timeout: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    let asks_elsewhere = entry.fallback.as_deref().is_some_and(|f| f != "decline") || entry.also.is_some();
+    match host.forms {
+        Forms::No if !asks_elsewhere => notes.push(format!(
+            "warning: {} shows no forms, so with this setup every question is declined at once. \
+             Run the answer server (`askuser serve`) and install again with its URL, so the person \
+             answers on its page or phone:\n  askuser mcp install {} --server http://127.0.0.1:8765",
+            host.title, host.id
+        )),
+        Forms::Unknown if !asks_elsewhere => notes.push(format!(
+            "note: {}'s documentation does not say it shows forms; if it does not, every question \
+             is declined. To be sure the person can answer, run `askuser serve` and install again \
+             with --server URL",
+            host.title
+        )),
+        _ => {}
+    }
+    if let Some(limit) = host.call_limit_secs
+        && chosen_timeout
+        && entry.timeout_secs >= limit
+    {
+        notes.push(format!(
+            "warning: {} cuts a tool call at about {limit} s, before --timeout {} s runs out: the \
+             model then gets a cancelled call, not \"nobody answered in time\"{}",
+            host.title,
+            entry.timeout_secs,
+            if entry.background { "" } else { "; --background gives it tools for longer waits" }
+        ));
+    }
+    if host.id == "claude-code" {
+        notes.push(
+            "note: Claude Code lists a project's .mcp.json servers as pending until you approve them \
+             at its next start (/mcp shows them). For every project without approval: \
+             claude mcp add --scope user askuser -- askuser mcp"
+                .to_owned(),
+        );
+    }
+    if host.id == "codex" && !entry.background {
+        notes.push(
+            "note: Codex cuts tool calls short; --background gives it ask_user_question_later".to_owned(),
+        );
+    }
+    notes
+}
+
+fn run(options: Options) -> Result<ExitCode, String> {
+    let (file, shown) = file_of(&options)?;
+    let Options { host, print, entry, chosen_timeout, .. } = options;
     let existing = match std::fs::read_to_string(&file) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -671,12 +1028,13 @@ fn run(options: Options) -> Result<ExitCode, String> {
             }
         }
         Merge::Changed { text, replaced } => {
-            let undo = if existing.is_some() {
-                let backup = backup_path(&file);
-                std::fs::copy(&file, &backup).map_err(|e| format!("cannot back up {shown}: {e}"))?;
-                format!("mv {} {shown}", quoted(&backup))
-            } else {
-                format!("rm {shown}")
+            let undo = match &existing {
+                Some(original) => {
+                    let backup =
+                        back_up(&file, original).map_err(|e| format!("cannot back up {shown}: {e}"))?;
+                    format!("mv {} {shown}", quoted(&backup))
+                }
+                None => format!("rm {shown}"),
             };
             write(&file, &text).map_err(|e| format!("cannot write {shown}: {e}"))?;
             let did = if replaced { "replaced the entry" } else { "added" };
@@ -687,7 +1045,182 @@ fn run(options: Options) -> Result<ExitCode, String> {
             );
         }
     }
+    for note in warnings(&host, &entry, chosen_timeout) {
+        eprintln!("askuser mcp install: {note}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `askuser mcp install --check HOST`: what the host will get from the entry it has.
+mod check {
+    use std::path::Path;
+    use std::process::ExitCode;
+    use std::time::Duration;
+
+    use serde_json::Value;
+
+    use super::{Forms, Options, file_of, jsonc};
+
+    /// The entry's command and arguments, as the host's file has them.
+    fn read_entry(options: &Options, text: &str) -> Result<Option<(String, Vec<String>)>, String> {
+        let name = &options.entry.name;
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        };
+        match options.host.format {
+            super::Format::Json { servers_key, .. } => {
+                let value = jsonc::to_value(text)?;
+                Ok(value.get(servers_key).and_then(|s| s.get(name)).map(|entry| {
+                    let command = entry.get("command").and_then(Value::as_str).unwrap_or("").to_owned();
+                    (command, strings(entry.get("args")))
+                }))
+            }
+            super::Format::CodexToml => {
+                let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("not valid TOML: {e}"))?;
+                Ok(doc.get("mcp_servers").and_then(|s| s.get(name)).map(|entry| {
+                    let command = entry.get("command").and_then(|c| c.as_str()).unwrap_or("").to_owned();
+                    let args = entry
+                        .get("args")
+                        .and_then(|a| a.as_array())
+                        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                        .unwrap_or_default();
+                    (command, args)
+                }))
+            }
+        }
+    }
+
+    /// Whether `command` names a program that exists (a path, or a name on PATH).
+    fn program_exists(command: &str) -> bool {
+        if command.contains(std::path::MAIN_SEPARATOR) || command.contains('/') {
+            return Path::new(command).is_file();
+        }
+        std::env::var_os("PATH").is_some_and(|paths| {
+            std::env::split_paths(&paths)
+                .any(|dir| dir.join(format!("{command}{}", std::env::consts::EXE_SUFFIX)).is_file())
+        })
+    }
+
+    /// Whether something accepts connections at `url`'s host and port (within 2 s).
+    fn answers(url: &str) -> bool {
+        use std::net::ToSocketAddrs as _;
+        let (rest, port) = if let Some(rest) = url.strip_prefix("https://") {
+            (rest, 443)
+        } else if let Some(rest) = url.strip_prefix("http://") {
+            (rest, 80)
+        } else {
+            return false;
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let authority = authority.rsplit('@').next().unwrap_or(authority);
+        let address = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+            && !authority.ends_with(']')
+        {
+            authority.to_owned()
+        } else {
+            format!("{authority}:{port}")
+        };
+        address
+            .to_socket_addrs()
+            .ok()
+            .into_iter()
+            .flatten()
+            .any(|addr| std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok())
+    }
+
+    pub(super) fn run(options: &Options) -> Result<ExitCode, String> {
+        let (file, shown) = file_of(options)?;
+        let host = &options.host;
+        let say = |line: &str| println!("{line}");
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                say(&format!("{}: {shown} does not exist, so askuser is not set up there.", host.title));
+                say(&format!("To set it up: askuser mcp install {}", host.id));
+                return Ok(ExitCode::FAILURE);
+            }
+            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        };
+        let Some((command, args)) = read_entry(options, &text).map_err(|e| format!("{shown}: {e}"))? else {
+            say(&format!("{}: {shown} has no server named {}.", host.title, options.entry.name));
+            say(&format!("To set it up: askuser mcp install {}", host.id));
+            return Ok(ExitCode::FAILURE);
+        };
+        say(&format!("{}: {shown}, server {}:", host.title, options.entry.name));
+        say(&format!("  runs: {command} {}", args.join(" ")));
+        let mut can_ask = true;
+        if !program_exists(&command) {
+            say(&format!(
+                "  ✖ {command:?} is not a program this user can find (PATH or a path): the host cannot start it"
+            ));
+            can_ask = false;
+        }
+        let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+        let fallback = value("--fallback").unwrap_or_else(|| "decline".to_owned());
+        let also = value("--also");
+        let server = also
+            .as_deref()
+            .and_then(|a| a.strip_prefix("server "))
+            .or_else(|| fallback.split(',').find_map(|step| step.trim().strip_prefix("server ")))
+            .map(str::trim);
+        match (host.forms, &also) {
+            (Forms::Yes, Some(_)) => say(
+                "  forms: shown in the host's form and on the answer server at once; the first answer wins",
+            ),
+            (Forms::Yes, None) => say("  forms: the host shows the questions as a form"),
+            (Forms::No, _) => say(&format!(
+                "  forms: {} shows none; every question goes to the fallback ({fallback})",
+                host.title
+            )),
+            (Forms::Unknown, _) => say(&format!(
+                "  forms: not documented for {}; without them the fallback asks ({fallback})",
+                host.title
+            )),
+        }
+        if host.forms != Forms::Yes && fallback.split(',').all(|s| s.trim() == "decline") {
+            say("  ✖ without a form every question is declined at once: nobody is asked");
+            say(&format!(
+                "    fix: run `askuser serve`, then: askuser mcp install {} --server http://127.0.0.1:8765",
+                host.id
+            ));
+            if host.forms == Forms::No {
+                can_ask = false;
+            }
+        }
+        if let Some(url) = server {
+            if answers(url) {
+                say(&format!("  answer server {url}: answering now"));
+            } else {
+                say(&format!(
+                    "  ✖ answer server {url}: nothing answers there now; start it with `askuser serve`"
+                ));
+                if host.forms != Forms::Yes {
+                    can_ask = false;
+                }
+            }
+        }
+        let timeout = value("--timeout").and_then(|t| super::cli::seconds("--timeout", &t).ok());
+        match (timeout, host.call_limit_secs) {
+            (Some(t), Some(limit)) if t >= Duration::from_secs(limit) => say(&format!(
+                "  ⚠ --timeout {} s is past {}'s cut of about {limit} s: the model gets a cancelled call",
+                t.as_secs(),
+                host.title
+            )),
+            (Some(t), _) => say(&format!("  waits up to {} s for an answer", t.as_secs())),
+            (None, _) => say("  waits as long as the host lets the call run"),
+        }
+        if args.iter().any(|a| a == "--background") {
+            say("  background tools: ask_user_question_later and get_user_answers for long waits");
+        }
+        say(if can_ask {
+            "verdict: the host can ask the person"
+        } else {
+            "verdict: the host cannot ask the person"
+        });
+        Ok(if can_ask { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    }
 }
 
 #[cfg(test)]
@@ -698,8 +1231,40 @@ mod tests {
     fn the_readmes_cursor_link_is_the_default_entry() {
         let readme =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-        let entry = Entry { name: "askuser".to_owned(), command: "askuser".to_owned(), timeout_secs: 600 };
+        let entry = Entry::plain("askuser", "askuser", HOSTS[4].default_timeout_secs());
         assert!(readme.contains(&format!("[Add to Cursor]({})", cursor_link(&entry))));
+    }
+
+    /// The temporary's name was `FILE.askuser-tmp-PID`, written with a plain write and chmod-ed
+    /// through whatever stood there: a link prepared at that name sent the text and the mode to
+    /// the file it pointed to.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_old_temporary_name_is_not_followed() {
+        use std::os::unix::fs::{PermissionsExt as _, symlink};
+        let dir = std::env::temp_dir().join(format!("askuser-install-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (victim, file) = (dir.join("victim"), dir.join("mcp.json"));
+        std::fs::write(&victim, "private\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&file, "{}\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        symlink(&victim, dir.join(format!("mcp.json.askuser-tmp-{}", std::process::id()))).unwrap();
+        write(&file, "{\"a\": 1}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "private\n");
+        assert_eq!(std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{\"a\": 1}\n");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644);
+        let backup = back_up(&file, "{\"a\": 1}\n").unwrap();
+        assert_eq!(std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777, 0o644);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn jsonc_reads_as_plain_json() {
+        let text = "{\n  // a comment\n  \"a\": [1, 2,], /* b */ \"b\": \"// not a comment\",\n}\n";
+        assert_eq!(jsonc::to_value(text).unwrap(), serde_json::json!({"a": [1, 2], "b": "// not a comment"}));
     }
 
     #[test]

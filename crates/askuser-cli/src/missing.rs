@@ -9,7 +9,8 @@ pub(crate) struct Origin {
     /// The workspace it was built from, when its sources are still there (a clone, not a
     /// downloaded crate).
     pub(crate) workspace: Option<PathBuf>,
-    /// Whether it runs from that workspace's `target` directory (`cargo run`).
+    /// Whether it runs from a Cargo build directory (`cargo run`), wherever that is: `target/` in
+    /// the clone, or a `CARGO_TARGET_DIR` elsewhere.
     pub(crate) from_target: bool,
     /// Whether the current directory is inside that workspace.
     pub(crate) inside: bool,
@@ -25,10 +26,19 @@ impl Origin {
             .filter(|root| root.join("Cargo.toml").is_file());
         let exe = std::env::current_exe().and_then(std::fs::canonicalize).ok();
         let cwd = std::env::current_dir().and_then(std::fs::canonicalize).ok();
-        let under = |path: Option<&PathBuf>, dir: &Path| path.is_some_and(|p| p.starts_with(dir));
+        Self::of(workspace, exe.as_deref(), cwd.as_deref())
+    }
+
+    fn of(workspace: Option<PathBuf>, exe: Option<&Path>, cwd: Option<&Path>) -> Self {
         Self {
-            from_target: workspace.as_ref().is_some_and(|w| under(exe.as_ref(), &w.join("target"))),
-            inside: workspace.as_ref().is_some_and(|w| under(cwd.as_ref(), w)),
+            // Cargo keeps its fingerprints in the profile directory it builds into
+            // (`target/debug/.fingerprint`, tests one level down in `deps/`), wherever that is:
+            // `target/` in the clone or a `CARGO_TARGET_DIR` elsewhere. An installed copy
+            // (`~/.cargo/bin`, a package) has none beside it.
+            from_target: workspace.is_some()
+                && exe
+                    .is_some_and(|e| e.ancestors().skip(1).take(2).any(|d| d.join(".fingerprint").is_dir())),
+            inside: workspace.as_ref().is_some_and(|w| cwd.is_some_and(|c| c.starts_with(w))),
             workspace,
         }
     }
@@ -142,6 +152,23 @@ mod tests {
         let text = message("mcp", "mcp", &[], &origin);
         assert!(text.contains("\n  cargo install --locked askuser\n"), "{text}");
         assert!(text.contains("`npx askuser mcp`"), "{text}");
+    }
+
+    /// Wherever the build lands (`CARGO_TARGET_DIR` outside the clone, as a shared target directory
+    /// puts it), a test binary runs from a Cargo build directory inside or outside the clone.
+    #[test]
+    fn a_build_directory_outside_the_clone_is_still_cargo_run() {
+        let outside = std::env::temp_dir().join(format!("askuser-missing-{}", std::process::id()));
+        std::fs::create_dir_all(outside.join("debug/.fingerprint")).unwrap();
+        std::fs::create_dir_all(outside.join("installed")).unwrap();
+        let clone = PathBuf::from("/src/askuser");
+        let origin = Origin::of(Some(clone.clone()), Some(&outside.join("debug/askuser")), Some(&clone));
+        assert!(origin.from_target && origin.inside, "{origin:?}");
+        let origin = Origin::of(Some(clone.clone()), Some(&outside.join("debug/deps/it-0123")), None);
+        assert!(origin.from_target && !origin.inside, "{origin:?}");
+        let origin = Origin::of(Some(clone), Some(&outside.join("installed/askuser")), None);
+        assert!(!origin.from_target, "{origin:?}");
+        std::fs::remove_dir_all(&outside).unwrap();
     }
 
     #[test]

@@ -195,18 +195,33 @@ pub fn unknown(word: &str) -> String {
     }
 }
 
-/// A positive number of seconds (`2`, `0.5`, `1e3`): anything else, zero, or a number too large
-/// for a [`Duration`] (`1e300`) is an error naming `flag`, never a panic.
+/// A positive duration: a number of seconds (`2`, `0.5`, `1e3`), or a number with the unit `s`,
+/// `m`, `h` or `d` (`90s`, `5m`, `1.5h`, `2d`). Anything else, zero, or a duration too large for a
+/// [`Duration`] (`1e300`) is an error naming `flag`, never a panic.
 ///
 /// # Errors
 ///
-/// `value` is not such a number.
+/// `value` is not such a duration.
 pub fn seconds(flag: &str, value: &str) -> Result<Duration, String> {
-    let secs: f64 = value.parse().map_err(|_| format!("{flag}: not a number of seconds: {value:?}"))?;
-    Duration::try_from_secs_f64(secs)
+    let (number, unit) = match value.trim_end().char_indices().last() {
+        Some((at, 's')) => (&value[..at], 1.0),
+        Some((at, 'm')) => (&value[..at], 60.0),
+        Some((at, 'h')) => (&value[..at], 3600.0),
+        Some((at, 'd')) => (&value[..at], 86_400.0),
+        _ => (value, 1.0),
+    };
+    let not_a_duration = || {
+        format!("{flag}: not a duration: {value:?} (seconds, or a number with s, m, h or d: 90, 90s, 5m, 2h)")
+    };
+    // `f64` parses "inf" and "NaN", and "5e" + "m" must not read as seconds.
+    if !number.trim().starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '+') {
+        return Err(not_a_duration());
+    }
+    let number: f64 = number.trim().parse().map_err(|_| not_a_duration())?;
+    Duration::try_from_secs_f64(number * unit)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{flag} must be a number of seconds above 0, got {value}"))
+        .ok_or_else(|| format!("{flag} must be a duration above 0, got {value}"))
 }
 
 /// A profile name: `reference` (`standard`, what earlier builds called it) or `extended`.
@@ -417,6 +432,18 @@ mod tests {
             assert!(error.starts_with("--timeout"), "{bad}: {error}");
         }
         assert_eq!(seconds("--timeout", "2.5"), Ok(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn durations_take_a_unit() {
+        for (text, secs) in [("90s", 90), ("5m", 300), ("1.5h", 5400), ("2d", 172_800), ("1e2s", 100)] {
+            assert_eq!(seconds("--timeout", text), Ok(Duration::from_secs(secs)), "{text}");
+        }
+        for bad in ["5 minutes", "m", "5x", "infm", "NaNs", "0m", "-1h", "5mm"] {
+            let error = seconds("--timeout", bad).expect_err(bad);
+            assert!(error.starts_with("--timeout"), "{bad}: {error}");
+        }
+        assert!(seconds("--timeout", "5y").unwrap_err().contains("90s, 5m, 2h"));
     }
 
     #[test]

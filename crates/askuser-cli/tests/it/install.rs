@@ -126,7 +126,7 @@ fn creates_a_missing_file_and_says_to_remove_it() {
     assert_eq!(codex.status.code(), Some(0), "{}", stderr(&codex));
     assert_eq!(
         std::fs::read_to_string(home.0.join(".codex/config.toml")).unwrap(),
-        "[mcp_servers.ask-me]\ncommand = \"askuser\"\nargs = [\"mcp\", \"--timeout\", \"600\"]\ntool_timeout_sec = 660\n"
+        "[mcp_servers.ask-me]\ncommand = \"askuser\"\nargs = [\"mcp\", \"--timeout\", \"600\", \"--background\"]\ntool_timeout_sec = 660\n"
     );
 }
 
@@ -139,7 +139,7 @@ fn a_different_entry_of_the_same_name_is_replaced_and_the_rest_kept() {
     let output = home.install(&["vscode", "--command", "askuser", "--timeout", "1200"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("replaced the entry askuser"), "{}", stderr(&output));
-    let expected = data("vscode.expected.json").replace(r#""--timeout", "600""#, r#""--timeout", "1200""#);
+    let expected = data("vscode.expected.json").replace(r#""--timeout", "290""#, r#""--timeout", "1200""#);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
 }
 
@@ -161,11 +161,188 @@ fn a_broken_file_is_left_alone_naming_where() {
     for (args, says) in [
         (&["mcp-host"][..], "unknown host \"mcp-host\"; one of claude-code, claude-desktop"),
         (&[][..], "which host?"),
-        (&["cursor", "--timeout", "0"], "--timeout takes whole seconds"),
+        (&["cursor", "--timeout", "0"], "--timeout must be a duration above 0"),
+        (&["cursor", "--timeout", "400d"], "--timeout takes at most a year"),
+        (&["cursor", "--token-file", "t"], "--token-file goes with --server URL"),
+        (&["cursor", "--server", "127.0.0.1:8765"], "--server takes a URL starting with http://"),
         (&["cursor", "--name", "a b"], "--name takes letters"),
     ] {
         let output = home.install(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(stderr(&output).contains(says), "{args:?}: {}", stderr(&output));
     }
+}
+
+#[test]
+fn a_host_without_forms_warns_and_gets_the_answer_server() {
+    let home = Home::new("no-forms");
+    let file = home.0.join(".config/Claude/claude_desktop_config.json");
+    let args = |output: &Output| -> serde_json::Value {
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(output));
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        written["mcpServers"]["askuser"]["args"].clone()
+    };
+    // Without a server, every question would be declined: said at install time, with what to run.
+    let plain = home.install(&["claude-desktop", "--command", "askuser"]);
+    assert_eq!(args(&plain), serde_json::json!(["mcp", "--timeout", "50", "--background"]));
+    assert!(stderr(&plain).contains("warning: Claude Desktop shows no forms"), "{}", stderr(&plain));
+    assert!(
+        stderr(&plain).contains("askuser mcp install claude-desktop --server http://127.0.0.1:8765"),
+        "{}",
+        stderr(&plain)
+    );
+    for given in
+        [&["--fallback", "server", "http://127.0.0.1:8765"][..], &["--server", "http://127.0.0.1:8765"]]
+    {
+        let output = home.install(&[&["claude-desktop", "--command", "askuser"][..], given].concat());
+        assert_eq!(
+            args(&output),
+            serde_json::json!([
+                "mcp",
+                "--timeout",
+                "50",
+                "--background",
+                "--fallback",
+                "server http://127.0.0.1:8765"
+            ]),
+            "{given:?}"
+        );
+        assert!(!stderr(&output).contains("warning"), "{given:?}: {}", stderr(&output));
+    }
+    // A host with forms shows them and the server at once.
+    let cursor = home.install(&[
+        "cursor",
+        "--command",
+        "askuser",
+        "--server",
+        "http://127.0.0.1:8765",
+        "--token-file",
+        "/t",
+    ]);
+    assert_eq!(cursor.status.code(), Some(0), "{}", stderr(&cursor));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(home.0.join(".cursor/mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        written["mcpServers"]["askuser"]["args"],
+        serde_json::json!([
+            "mcp",
+            "--timeout",
+            "290",
+            "--also",
+            "server http://127.0.0.1:8765",
+            "--token-file",
+            "/t"
+        ])
+    );
+    // A timeout past the host's cut is written as asked, and said.
+    let long = home.install(&["cursor", "--command", "askuser", "--timeout", "10m"]);
+    assert!(
+        stderr(&long).contains("cuts a tool call at about 300 s, before --timeout 600 s"),
+        "{}",
+        stderr(&long)
+    );
+    let claude = home.install(&["claude-code", "--command", "askuser"]);
+    assert!(stderr(&claude).contains("pending until you approve them"), "{}", stderr(&claude));
+}
+
+#[test]
+fn check_says_whether_the_host_can_ask() {
+    let home = Home::new("check");
+    let askuser = env!("CARGO_BIN_EXE_askuser");
+    let check = |args: &[&str]| {
+        let output = home.install(&[&["--check"][..], args].concat());
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let (code, said) = check(&["claude-desktop"]);
+    assert_eq!(code, Some(1));
+    assert!(said.contains("does not exist"), "{said}");
+
+    assert_eq!(home.install(&["claude-desktop", "--command", askuser]).status.code(), Some(0));
+    let (code, said) = check(&["claude-desktop"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("every question is declined at once"), "{said}");
+    assert!(said.contains("verdict: the host cannot ask the person"), "{said}");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    assert_eq!(
+        home.install(&["claude-desktop", "--command", askuser, "--server", &url]).status.code(),
+        Some(0)
+    );
+    let (code, said) = check(&["claude-desktop"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(&format!("answer server {url}: answering now")), "{said}");
+    drop(listener);
+    let (code, said) = check(&["claude-desktop"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("nothing answers there now"), "{said}");
+
+    assert_eq!(home.install(&["cursor", "--command", "/nowhere/askuser"]).status.code(), Some(0));
+    let (code, said) = check(&["cursor"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("\"/nowhere/askuser\" is not a program"), "{said}");
+    assert_eq!(home.install(&["cursor", "--command", askuser]).status.code(), Some(0));
+    let (code, said) = check(&["cursor"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("the host shows the questions as a form"), "{said}");
+}
+
+/// A directory someone else prepared (a cloned repository) must not redirect the write: a link
+/// at the host's file, at the backup's name or at the temporary's.
+#[cfg(unix)]
+#[test]
+fn links_in_a_prepared_directory_are_never_followed() {
+    use std::os::unix::fs::{PermissionsExt as _, symlink};
+    let home = Home::new("links");
+    let project = home.0.join("project");
+    let private = home.0.join("private.txt");
+    std::fs::write(&private, "mine\n").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    // The host's file is a link: refused, naming --file; the private file is untouched.
+    symlink(&private, project.join(".mcp.json")).unwrap();
+    let output = home.install(&["claude-code", "--command", "askuser"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("is a symbolic link"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--file"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&private).unwrap(), "mine\n");
+    std::fs::remove_file(project.join(".mcp.json")).unwrap();
+
+    // A folder on the way is a link (`.vscode` pointing at another host's folder): refused too.
+    let elsewhere = home.0.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    symlink(&elsewhere, project.join(".vscode")).unwrap();
+    let output = home.install(&["vscode", "--command", "askuser"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none(), "written through the link");
+
+    // Dangling links at every backup name of the next seconds: none is followed.
+    let file = project.join(".mcp.json");
+    std::fs::write(&file, "{\n}\n").unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    for secs in now..now + 30 {
+        symlink(home.0.join(format!("made-{secs}")), project.join(format!(".mcp.json.askuser-bak-{secs}")))
+            .unwrap();
+    }
+    let output = home.install(&["claude-code", "--command", "askuser"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let made: Vec<_> = std::fs::read_dir(&home.0)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with("made-"))
+        .collect();
+    assert!(made.is_empty(), "the backup was written through a link: {made:?}");
+    assert_eq!(std::fs::read_to_string(&private).unwrap(), "mine\n");
+    assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // Named explicitly, a link is followed: the file it points to is written, keeping its mode.
+    std::fs::remove_file(&file).unwrap();
+    symlink(&private, &file).unwrap();
+    std::fs::write(&private, "{}\n").unwrap();
+    let output = home.install(&["claude-code", "--command", "askuser", "--file", ".mcp.json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&private).unwrap().contains("\"askuser\""));
+    assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink(), "the link itself is kept");
 }
