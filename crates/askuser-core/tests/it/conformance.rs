@@ -1,5 +1,5 @@
 //! Conformance corpora against the reference's verdicts: every case of the public corpus
-//! (`tests/data/public.jsonl`, copied from `shared/conformance/`), and a differential corpus of
+//! (`tests/data/public.jsonl`, the reference's public corpus with its verdicts), and a differential corpus of
 //! random cases near every rule (`tests/data/differential.jsonl`, made by
 //! `tests/data/gen_differential.py` and judged by the oracle; see `docs/conformance.md`).
 
