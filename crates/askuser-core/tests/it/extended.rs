@@ -1,4 +1,4 @@
-//! The extended profile (SPEC §10) through the public API: what validation keeps, generated ids,
+//! The extended profile (docs/contract.md §10) through the public API: what validation keeps, generated ids,
 //! serialisation, answer checking, the result the model reads, defaults, deadlines and secrets.
 //! The rule-by-rule verdicts are in the extended corpus (`conformance.rs`).
 

@@ -1,4 +1,4 @@
-//! One line per rule of SPEC §2–§3 beyond the corpora. Verdicts were confirmed with the oracle
+//! One line per rule of docs/contract.md §2–§3 beyond the corpora. Verdicts were confirmed with the oracle
 //! (`tests/oracle/oracle.py`) where the spec leaves room.
 
 use askuser_core::{
