@@ -19,7 +19,7 @@ pub(crate) const HELP: &str = "\
 usage: askuser check [--profile reference|extended] < cases.jsonl > verdicts.jsonl
 
 --profile  the rules the cases are judged by (default: reference, the reference implementation's;
-           extended: SPEC section 10, where an answer may also carry \"id\" and \"secret_ref\")
+           extended: docs/contract.md §10, where an answer may also carry \"id\" and \"secret_ref\")
 
 Reads one JSON object per line (split on LF; blank lines, ASCII white space and VT only, skipped):
   {\"kind\":\"request\",  \"args\": {...} | \"args_json\": \"...\"}

@@ -1,4 +1,4 @@
-//! `check_response` (SPEC §3.1) and the tool result the model receives (SPEC §3.2).
+//! `check_response` (docs/contract.md §3.1) and the tool result the model receives (contract §3.2).
 
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -19,8 +19,8 @@ pub const TIMED_OUT: &str = "Nobody answered these questions in time. Continue w
 /// guess, since the person may simply have been away.
 pub const TIMED_OUT_STOP: &str = "Nobody answered these questions in time. Do not guess the answers: finish only the work that does not depend on them, then stop and say what you need to know to go on.";
 
-/// Checks that `response` fits `request`; the first failure wins, in the order of SPEC §3.1, with
-/// the extended profile's kind rules (SPEC §10) for an extended request.
+/// Checks that `response` fits `request`; the first failure wins, in the order of contract §3.1, with
+/// the extended profile's kind rules (contract §10) for an extended request.
 ///
 /// Extended profile, per answer after its header is matched: an `id`, when given, must be the
 /// question's; a secret question takes exactly `secret_ref` = `session:NAME` and nothing else; a
@@ -71,7 +71,7 @@ pub fn check_response(request: &AskUserRequest, response: &AskUserResponse) -> R
     Err(ResponseError::Unanswered { headers: missing })
 }
 
-/// SPEC §3.1 step 2.2: a custom answer is non-blank and free of forbidden characters.
+/// contract §3.1 step 2.2: a custom answer is non-blank and free of forbidden characters.
 fn custom_answer(answer: &AskUserAnswer, custom: &str) -> Result<(), ResponseError> {
     let header = || answer.header.clone();
     if custom.trim_matches(text::is_python_space).is_empty() {
@@ -83,7 +83,7 @@ fn custom_answer(answer: &AskUserAnswer, custom: &str) -> Result<(), ResponseErr
     Ok(())
 }
 
-/// SPEC §3.1 steps 2.2–2.3 for the answer to a choice question.
+/// contract §3.1 steps 2.2–2.3 for the answer to a choice question.
 fn choice_answer(question: &Question, answer: &AskUserAnswer) -> Result<(), ResponseError> {
     let header = || answer.header.clone();
     if let Some(custom) = &answer.custom_answer {
@@ -111,7 +111,7 @@ fn choice_answer(question: &Question, answer: &AskUserAnswer) -> Result<(), Resp
     Ok(())
 }
 
-/// The extended profile's rules for one answer (SPEC §10), after its header matched `question`.
+/// The extended profile's rules for one answer (contract §10), after its header matched `question`.
 fn extended_answer(question: &Question, answer: &AskUserAnswer) -> Result<(), ResponseError> {
     let header = || answer.header.clone();
     if let Some(given) = &answer.id
@@ -217,8 +217,8 @@ impl AskUserResult {
 
     /// The same result worded `sentence` when it is [declined](Outcome::Declined) or
     /// [timed out](Outcome::TimedOut): for a host that words those its own way. Any other result
-    /// is returned unchanged: answers are always rendered as SPEC §3.2 says, and an extended-profile
-    /// result is data in every case (SPEC §10), never a sentence.
+    /// is returned unchanged: answers are always rendered as contract §3.2 says, and an extended-profile
+    /// result is data in every case (contract §10), never a sentence.
     #[must_use]
     pub fn with_sentence(self, sentence: &str) -> Self {
         match self.outcome {
@@ -246,7 +246,7 @@ impl AskUserResult {
     }
 }
 
-/// Checks `response` against `request` and renders the tool result (SPEC §3.2).
+/// Checks `response` against `request` and renders the tool result (contract §3.2).
 ///
 /// A person's answers become compact JSON, keys in the order answered, each value the labels in the
 /// order picked or a one-item list with the custom answer — byte-identical to the reference.
@@ -302,7 +302,7 @@ struct Provenance<'a> {
     answers: AnswerMap<'a>,
 }
 
-/// Renders a response already checked against its extended request (SPEC §10):
+/// Renders a response already checked against its extended request (contract §10):
 /// `{"status","answered_by","answers":[{"id","header","selected","other_text","secret_ref"?}]}`.
 fn render_extended(request: &AskUserRequest, response: &AskUserResponse) -> AskUserResult {
     let by = response.answered_by;

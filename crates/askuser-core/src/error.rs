@@ -452,7 +452,7 @@ impl Problems {
     }
 }
 
-/// Tool-call arguments that break the schema or a rule of SPEC §2: the problems found, in order
+/// Tool-call arguments that break the schema or a rule of docs/contract.md §2: the problems found, in order
 /// (the first [`MAX_LISTED_PROBLEMS`] of them).
 ///
 /// Its [`retry_payload`](Self::retry_payload) is what the model gets back; its `Display` is the
@@ -570,7 +570,7 @@ impl fmt::Display for ValidationError {
 
 impl std::error::Error for ValidationError {}
 
-/// An answer that does not fit its request (SPEC §3.1): a bug in the answerer, which fails the call.
+/// An answer that does not fit its request (contract §3.1): a bug in the answerer, which fails the call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResponseError {

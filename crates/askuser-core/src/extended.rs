@@ -1,4 +1,4 @@
-//! The extended profile's own rules (SPEC §10): one function per extended key, which the walk
+//! The extended profile's own rules (docs/contract.md §10): one function per extended key, which the walk
 //! (`walk.rs`) calls in the order of `keys.rs`'s tables, and the rules across questions. Every
 //! rule the two profiles share is in `rules.rs`. The per-key rules are `#[inline]`: called out of
 //! line, the typical extended call ran 2 % slower.
@@ -262,7 +262,7 @@ pub(crate) fn call_rules(
     }
 }
 
-/// A string field checked by the rules of SPEC §2.1, then by a pattern over its characters.
+/// A string field checked by the rules of contract §2.1, then by a pattern over its characters.
 fn pattern(
     arena: &str,
     span: Span,

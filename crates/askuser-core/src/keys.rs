@@ -5,7 +5,7 @@
 //! and for the keys an unknown-key problem lists. A new key is one line here, the slot the
 //! compiler then asks the mirror for, and its rule.
 //!
-//! Each table is in the order the object's problems are reported (SPEC §2.2, §10), which is also
+//! Each table is in the order the object's problems are reported (docs/contract.md §2.2, §10), which is also
 //! the order the allowed keys are listed in.
 
 /// The keys of one object.

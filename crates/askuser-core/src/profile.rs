@@ -1,4 +1,4 @@
-//! The leaves every other floor reads: the limits of SPEC §2 and §10, the profiles, and what a
+//! The leaves every other floor reads: the limits of docs/contract.md §2 and §10, the profiles, and what a
 //! question asks for. Plain values, no imports from the crate.
 
 use std::fmt;
@@ -20,7 +20,7 @@ pub const MAX_LABEL_CHARS: usize = 50;
 /// Most code points in an option description, after trimming.
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
 /// Most code points a person may type as a custom answer ("Other…", or a text question's answer),
-/// on every surface that asks (SPEC §6 and §10: the answerer's cap).
+/// on every surface that asks (contract §6 and §10: the answerer's cap).
 pub const MAX_CUSTOM_CHARS: usize = 2_000;
 
 /// Most characters in an `id` or a `secret_name`.
@@ -28,10 +28,10 @@ pub const MAX_ID_CHARS: usize = 64;
 /// Most code points in a secret question's `purpose`, after trimming.
 pub const MAX_PURPOSE_CHARS: usize = MAX_DESCRIPTION_CHARS;
 
-/// Which rules a call is validated, checked and rendered by (SPEC §10).
+/// Which rules a call is validated, checked and rendered by (contract §10).
 ///
 /// [`Reference`](Self::Reference), the default, is the reference implementation's contract to the
-/// letter: multiple-choice questions only, results as in SPEC §3.2. [`Extended`](Self::Extended)
+/// letter: multiple-choice questions only, results as in contract §3.2. [`Extended`](Self::Extended)
 /// is the opt-in second-seed contract: text and secret questions, ids, declared defaults,
 /// `allow_other`, `timeout_seconds`, and a result the model reads as data.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,7 +41,7 @@ pub enum Profile {
     /// The reference profile (pydantic-ai-harness 0.62.0). The default.
     #[default]
     Reference,
-    /// The extended profile of SPEC §10.
+    /// The extended profile of contract §10.
     Extended,
 }
 

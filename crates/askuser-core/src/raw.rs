@@ -265,7 +265,7 @@ impl<'de, T: Raw> Visitor<'de> for SlotVisitor<'_, '_, T> {
 
 impl Raw for Span {
     fn from_str(s: &str, text: &mut String) -> Option<Self> {
-        // Only the trimmed text is ever needed (SPEC §2.1 step 2), so only it is kept.
+        // Only the trimmed text is ever needed (docs/contract.md §2.1 step 2), so only it is kept.
         let start = text.len();
         text.push_str(trim(s));
         Some(start..text.len())
@@ -307,7 +307,7 @@ impl<T: Raw> Raw for Vec<Slot<T>> {
     }
 }
 
-/// `multi_select` after the lax coercion of SPEC §2.4: `Ok(value)` or `Err(the JSON sent)`.
+/// `multi_select` after the lax coercion of contract §2.4: `Ok(value)` or `Err(the JSON sent)`.
 #[derive(Debug)]
 pub(crate) struct LaxBool(pub(crate) Result<bool, String>);
 

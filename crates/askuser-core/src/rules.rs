@@ -1,5 +1,5 @@
 //! The rules the reference and extended walks share: where a problem is (`Path`), how it is
-//! recorded, the rules of one string field (SPEC §2.1) and the checks that compare values.
+//! recorded, the rules of one string field (docs/contract.md §2.1) and the checks that compare values.
 
 use crate::error::{JsonType, Location, Problem, ProblemKind, Problems};
 use crate::model::{Question, QuestionOption};
@@ -66,7 +66,7 @@ pub(crate) const QUESTION: TextRule = TextRule { min: 1, max: MAX_QUESTION_CHARS
 pub(crate) const LABEL: TextRule = TextRule { min: 1, max: MAX_LABEL_CHARS, multiline: false };
 pub(crate) const DESCRIPTION: TextRule = TextRule { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true };
 
-/// Steps 3–5 of SPEC §2.1 on an already trimmed string: length, then characters; one problem at most.
+/// Steps 3–5 of contract §2.1 on an already trimmed string: length, then characters; one problem at most.
 #[inline]
 pub(crate) fn text(
     arena: &str,

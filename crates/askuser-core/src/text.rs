@@ -1,4 +1,4 @@
-//! The per-string rules of SPEC §2.1 and the uniqueness fold of §2.3.
+//! The per-string rules of docs/contract.md §2.1 and the uniqueness fold of §2.3.
 
 use std::borrow::Cow;
 use std::ops::Range;

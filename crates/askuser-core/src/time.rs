@@ -203,7 +203,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 }
 
 /// When a request was asked, and (with a timeout) when its asker should be reminded and when it
-/// expires: SPEC §10's deadline stamps, carried by [`AskUserRequest`](crate::AskUserRequest) and
+/// expires: docs/contract.md §10's deadline stamps, carried by [`AskUserRequest`](crate::AskUserRequest) and
 /// by a pending question.
 ///
 /// `expires_at` is `asked_at + timeout`; `nudge_at` is `expires_at − min(60 s, ⌈timeout / 5⌉)`

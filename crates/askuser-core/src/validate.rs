@@ -57,7 +57,7 @@ impl Validator {
         }
     }
 
-    /// The rules to validate by (SPEC §10). Default: [`Profile::Reference`], which is the
+    /// The rules to validate by (docs/contract.md §10). Default: [`Profile::Reference`], which is the
     /// reference implementation's contract to the letter; [`Profile::Extended`] adds text and
     /// secret questions, ids, defaults, `allow_other` and `timeout_seconds`.
     ///
@@ -221,7 +221,7 @@ impl Questions {
     ///
     /// # Errors
     ///
-    /// Every problem found (SPEC §2), or a single one for text that is too large or not strict JSON.
+    /// Every problem found (contract §2), or a single one for text that is too large or not strict JSON.
     pub fn from_json(text: &str) -> Result<Self, ValidationError> {
         Validator::new().validate_json(text)
     }
@@ -231,7 +231,7 @@ impl Questions {
     ///
     /// # Errors
     ///
-    /// Every problem found (SPEC §2).
+    /// Every problem found (contract §2).
     pub fn from_value(value: &serde_json::Value) -> Result<Self, ValidationError> {
         Validator::new().validate_value(value)
     }

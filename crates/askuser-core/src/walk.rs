@@ -35,7 +35,7 @@ impl Walk for Reference {
     const EXTENDED: bool = false;
 }
 
-/// The extended profile (SPEC §10).
+/// The extended profile (docs/contract.md §10).
 pub(crate) struct Extended;
 
 impl Walk for Extended {

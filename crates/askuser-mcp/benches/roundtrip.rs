@@ -1,4 +1,4 @@
-//! SPEC §15: an in-process MCP `tools/call` of `ask_user_question` answered through the client's
+//! docs/contract.md §15: an in-process MCP `tools/call` of `ask_user_question` answered through the client's
 //! form, next to the bare `AskUser` capability call and next to a plain rmcp tool (no askuser)
 //! that makes the same protocol round trips, on the typical 4 × 4 request (askuser-core's
 //! `tests/data/typical-4x4.*.json` fixtures). The client answers every form at once, so the
@@ -16,7 +16,7 @@
 //! | plain rmcp tool, no form, bare capability call | the same tool making the bare capability call on its arguments |
 //!
 //! askuser's own overhead on an elicitation call is (askuser's call − the plain tool's call with
-//! the same form); SPEC §15's "≤ 2× plus the transport" compares it with the bare call. The bare
+//! the same form); contract §15's "≤ 2× plus the transport" compares it with the bare call. The bare
 //! call is timed two ways: alone in a loop, where its code and data stay in the CPU's caches, and
 //! inside an rmcp tool (the last two rows, paired), where rmcp's round trip runs about half a
 //! megabyte of other code between two calls and the bare call, like askuser's work on an

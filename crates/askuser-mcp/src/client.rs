@@ -122,7 +122,7 @@ impl ElicitationHandler {
         self
     }
 
-    /// The profile of the questions the answerer is asked (SPEC §10). Default:
+    /// The profile of the questions the answerer is asked (docs/contract.md §10). Default:
     /// [`Profile::Reference`]: choice and yes/no fields only, for an answerer that knows
     /// multiple choice alone. [`Profile::Extended`] also asks string, number and integer fields
     /// as text questions, and passes the schema's defaults on; give it an answerer that answers

@@ -7,7 +7,7 @@
 //! either by its choice or by its own words; [`read_answer`] enforces exactly one of the two, and
 //! `check_response` the rest. A text question (extended profile) is one required string field; a
 //! choice question without "Other" (`allow_other: false`) has its choice field required.
-//! Secret questions never enter a form (SPEC §13).
+//! Secret questions never enter a form (docs/contract.md §13).
 
 use askuser_core::{
     AskUserAnswer, AskUserRequest, AskUserResponse, MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionKind,
@@ -23,7 +23,7 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 /// How long an "Other" answer or a text answer may be, in characters (the cap of every surface,
-/// [`askuser_core::MAX_CUSTOM_CHARS`], SPEC §6 and §10).
+/// [`askuser_core::MAX_CUSTOM_CHARS`], contract §6 and §10).
 #[expect(
     clippy::cast_possible_truncation,
     reason = "2,000 fits in a u32, which the form schema's maxLength takes"
@@ -57,7 +57,7 @@ impl FormStyle {
     }
 }
 
-/// The form's message: says plainly that the model wrote the questions (SPEC §4, §13), and, on a
+/// The form's message: says plainly that the model wrote the questions (contract §4, §13), and, on a
 /// second attempt, why the first answer could not be used.
 #[must_use]
 pub fn message(server: &str, problem: Option<&str>) -> String {

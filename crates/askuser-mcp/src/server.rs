@@ -224,7 +224,7 @@ impl Fallback {
     }
 
     /// Lets this answerer be asked secret questions (extended profile), which are never put in
-    /// the MCP client's form (SPEC §13): a batch with a secret question goes to it even when the
+    /// the MCP client's form (docs/contract.md §13): a batch with a secret question goes to it even when the
     /// client can show forms. Only for an answerer that reads the value safely (the terminal on
     /// `/dev/tty` with echo off) and hands it to a [`SecretSink`](askuser_core::SecretSink),
     /// answering with `secret_ref` alone. Default: false, and such a batch is declined at once.
@@ -390,7 +390,7 @@ impl AskUserServerBuilder {
         self
     }
 
-    /// The question profile (SPEC §10). Default: [`Profile::Reference`], multiple choice only.
+    /// The question profile (contract §10). Default: [`Profile::Reference`], multiple choice only.
     /// [`Profile::Extended`] adds text questions (string fields in the form), declared defaults
     /// (the fields' `default`), `allow_other: false` (no "Other" field), ids and the extended
     /// result (`{"status",…,"answers":[…]}`); a secret question is never put in the form: it goes
@@ -676,7 +676,7 @@ impl AskUserServer {
         let arguments = Value::Object(params.arguments.take().unwrap_or_default());
         let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
         let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
-        // Secrets never go into a form (SPEC §13): only the extended profile has them, so only
+        // Secrets never go into a form (contract §13): only the extended profile has them, so only
         // its calls are looked at before they are asked.
         let mut secret = false;
         if self.profile() == Profile::Extended {

@@ -1,4 +1,4 @@
-//! The answer server as real `askuser-server serve` processes, for docs/performance.md (SPEC §15):
+//! The answer server as real `askuser-server serve` processes, for docs/performance.md (docs/contract.md §15):
 //!
 //! - memory: one server process (memory store), 10,000 pending questions asked over its API, then
 //!   1,000 concurrent long-polls from this process; the server's own RSS (`/proc/PID/status`);

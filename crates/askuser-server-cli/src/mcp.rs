@@ -33,7 +33,7 @@ pub(crate) fn router(settings: Settings<'_>) -> axum::Router {
     let mut server = AskUserServer::builder()
         .profile(settings.profile)
         .timeout(settings.timeout)
-        // SPEC §16: the MCP server's timeout policy is `stop`.
+        // docs/contract.md §16: the MCP server's timeout policy is `stop`.
         .on_timeout(OnTimeout::Stop)
         .inbox(Arc::clone(&settings.store));
     if settings.background {

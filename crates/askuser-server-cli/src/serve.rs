@@ -29,7 +29,7 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --keep-days N         delete a question N days after it was answered, declined, timed out
                         or withdrawn (default 30; `never` keeps every question); waiting ones never
   --profile NAME        reference (default: multiple choice) or extended (also text and
-                        secret questions, declared defaults, timeout_seconds; SPEC §10)
+                        secret questions, declared defaults, timeout_seconds; docs/contract.md §10)
   --notify-url URL      POST a notice to URL when a question is asked, at its reminder time,
                         and when it is answered, declined, expired or withdrawn (id, session,
                         who asks, headers, page link; retried, never holding up an ask)

@@ -220,7 +220,7 @@ pub struct AnswerServerBuilder {
 }
 
 impl AnswerServerBuilder {
-    /// The question profile (SPEC §10): [`Profile::Reference`] (the default) takes multiple-choice
+    /// The question profile (docs/contract.md §10): [`Profile::Reference`] (the default) takes multiple-choice
     /// questions only; [`Profile::Extended`] also takes text and secret questions, declared
     /// defaults, `allow_other` and `timeout_seconds`. An ask may choose the reference profile on an
     /// extended server (`"profile": "reference"`), never the other way round.

@@ -1,4 +1,4 @@
-//! Store benchmarks (SPEC §15), all in one run so the figures sit side by side:
+//! Store benchmarks (docs/contract.md §15), all in one run so the figures sit side by side:
 //!
 //! - answer → waiting `StoreAnswerer` wakes, one process, SQLite: 1,000 questions, percentiles;
 //! - answer in this process → `watch` in another process wakes: PostgreSQL (`LISTEN`/`NOTIFY`),

@@ -29,7 +29,7 @@ pub enum StoreError {
         /// The record as it stands.
         record: Box<PendingRecord>,
     },
-    /// The response does not fit the request (SPEC §3.1); nothing was written.
+    /// The response does not fit the request (docs/contract.md §3.1); nothing was written.
     #[error("the response does not fit question {id:?}")]
     InvalidResponse {
         /// The question's id.

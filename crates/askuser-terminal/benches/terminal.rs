@@ -1,4 +1,4 @@
-//! The terminal menu's costs (SPEC §8): first frame after `ask()`, one redraw per key on a
+//! The terminal menu's costs (docs/contract.md §8): first frame after `ask()`, one redraw per key on a
 //! 10-question × 6-option batch, and bytes written per key. Hand-written timing loop.
 //!
 //! `cargo bench -p askuser-terminal --bench terminal`

@@ -15,7 +15,7 @@
 //! - **accessible**: the same line protocol on the terminal (`ACCESSIBLE=1` or
 //!   [`TerminalAnswererBuilder::accessible`]), for screen readers.
 //!
-//! Extended questions (SPEC §10) work in every mode: a text question is typed in the same editor
+//! Extended questions (docs/contract.md §10) work in every mode: a text question is typed in the same editor
 //! as "Other…", the cursor starts on the first declared default, `allow_other: false` hides
 //! "Other…", and a secret question is typed behind a mask (the menu) or with echo off on
 //! `/dev/tty` (the line protocol; never from stdin). Its value goes to the host's

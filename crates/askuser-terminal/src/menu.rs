@@ -25,7 +25,7 @@ pub(crate) enum MenuOutcome {
     /// Declined without asking anyone: a secret question with no terminal to type it on (the
     /// line protocol only). The model is told nobody was asked (`answered_by: unattended`).
     Unasked,
-    /// A secret question (alone in its call, SPEC §10) answered: the answer carries only
+    /// A secret question (alone in its call, docs/contract.md §10) answered: the answer carries only
     /// `session:NAME`; the value goes to the host's secret sink before the call returns.
     Secret(AskUserAnswer, SecretValue),
 }

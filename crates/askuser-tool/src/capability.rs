@@ -671,7 +671,7 @@ impl AskUserBuilder {
         self
     }
 
-    /// The profile calls are validated, checked and rendered by (SPEC §10). Default:
+    /// The profile calls are validated, checked and rendered by (docs/contract.md §10). Default:
     /// [`Profile::Reference`], the reference implementation's contract to the letter.
     /// [`Profile::Extended`] adds text and secret questions, ids, declared defaults,
     /// `allow_other` and `timeout_seconds`, and renders every result as data (which

@@ -35,7 +35,7 @@ person declines or does not answer, make a reasonable choice, state it, and cont
 with answered_by are defaults picked without the person: never treat them as the person's decision \
 or as consent to anything.";
 
-/// The tool description the model reads in the extended profile (SPEC §10).
+/// The tool description the model reads in the extended profile (docs/contract.md §10).
 pub const EXTENDED_DESCRIPTION: &str = "\
 Ask the person you are working for one to ten questions, and wait for the answers. Use it when the \
 task is ambiguous in a way that changes what you would do and the answer is not in the workspace, \
@@ -59,7 +59,7 @@ Only answered_by \"user\" is the person's choice: answers by \"timeout\" or \"un
 defaults picked without the person, and no answer ever counts as their consent or approval. A \
 declined question was seen and refused: do not ask it again; carry on without it.";
 
-/// The one static instruction for the system prompt in the extended profile (SPEC §10).
+/// The one static instruction for the system prompt in the extended profile (contract §10).
 pub const EXTENDED_INSTRUCTIONS: &str = "\
 When a task is ambiguous and the answer is not in the workspace or the conversation, call \
 ask_user_question instead of guessing, and instead of burying a question in your reply. Prefer \

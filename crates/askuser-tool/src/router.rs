@@ -1,5 +1,5 @@
 //! A reference answerer that hands each request to the host, which answers from whichever client
-//! owns the session (SPEC §4).
+//! owns the session (docs/contract.md §4).
 
 use std::fmt;
 

@@ -62,7 +62,7 @@ struct QuestionOption {
     description: Option<String>,
 }
 
-// The extended profile's arguments (SPEC §10). Validation in askuser-core is authoritative: a
+// The extended profile's arguments (docs/contract.md §10). Validation in askuser-core is authoritative: a
 // schema cannot say that options belong to choice questions only, that a secret question is alone,
 // or that a single-select question has at most one default.
 #[derive(JsonSchema)]

@@ -1,5 +1,5 @@
 //! [`SecretFile`]: a [`SecretSink`] writing each secret as a `NAME=value` line of a file only its
-//! owner can read (SPEC §10) — what `askuser ask --secret-file` and `askuser ask --server
+//! owner can read (docs/contract.md §10) — what `askuser ask --secret-file` and `askuser ask --server
 //! --secret-file` use, and a ready-made sink for any host that hands secrets on through a file.
 
 use std::io::{self, Read as _, Write as _};

@@ -328,7 +328,7 @@ fn ask_with_the_extended_profile() {
     );
 }
 
-/// Guards SPEC §10's rule for `askuser ask`: without `--secret-file` a secret question is
+/// Guards docs/contract.md §10's rule for `askuser ask`: without `--secret-file` a secret question is
 /// declined, with a message on stderr, before anything is read; with it but no terminal, it is
 /// declined too (a secret is never read from piped stdin), and the piped line goes nowhere.
 #[cfg(unix)]

@@ -115,7 +115,7 @@ const VALUE: &str = "sk-live-LEAKCANARY-93f1c0de";
 const SECRET_CALL: &str = r#"{"questions":[{"kind":"secret","header":"Token","question":"Your deploy token?",
     "secret_name":"DEPLOY_TOKEN","purpose":"To push the release."}]}"#;
 
-/// The leak test of `askuser ask` (SPEC §10): a secret typed on a real terminal, in the menu and
+/// The leak test of `askuser ask` (docs/contract.md §10): a secret typed on a real terminal, in the menu and
 /// on the accessible line protocol (read from `/dev/tty`, echo off); the arguments from a file
 /// with stderr on the terminal, and from stdin with stderr piped apart (everything is then drawn
 /// on `/dev/tty`). The value must reach the secret file, as `DEPLOY_TOKEN=value` in a file of

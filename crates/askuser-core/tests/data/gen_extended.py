@@ -1,6 +1,6 @@
 """Usage: python3 gen_extended.py   (writes extended.jsonl and extended.expected.jsonl beside it)
 
-The extended profile's corpus (SPEC §10). Every case states its expected verdict here, by hand,
+The extended profile's corpus (docs/contract.md §10). Every case states its expected verdict here, by hand,
 from the rules of §10 as docs/wire.md lists them: nothing is computed by running askuser. Loops
 only repeat one stated expectation over several inputs of the same kind.
 

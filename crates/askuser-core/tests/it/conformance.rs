@@ -1,5 +1,5 @@
 //! Conformance corpora against the reference's verdicts: every case of the public corpus
-//! (`tests/data/public.jsonl`, copied from `shared/conformance/`), and a differential corpus of
+//! (`tests/data/public.jsonl`, the reference's public corpus with its verdicts), and a differential corpus of
 //! random cases near every rule (`tests/data/differential.jsonl`, made by
 //! `tests/data/gen_differential.py` and judged by the oracle; see `docs/conformance.md`).
 
@@ -14,7 +14,7 @@ const PUBLIC_EXPECTED: &str = include_str!("../data/public.expected.jsonl");
 const DIFFERENTIAL: &str = include_str!("../data/differential.jsonl");
 const DIFFERENTIAL_EXPECTED: &str = include_str!("../data/differential.expected.jsonl");
 
-/// Cases whose verdict depends on the reference's Unicode 14.0 tables (SPEC §2.1).
+/// Cases whose verdict depends on the reference's Unicode 14.0 tables (docs/contract.md §2.1).
 fn unicode_sensitive(case: &Value) -> bool {
     case["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "unicode-version-sensitive"))
 }
@@ -25,7 +25,7 @@ fn validate(case: &Value) -> Result<Questions, ValidationError> {
         let text = text.as_str().expect("args_json is a string");
         let verdict = Questions::from_json(text);
         if let Ok(value) = serde_json::from_str::<Value>(text) {
-            // Both input paths give the same verdict (SPEC §2.2); unparsable text has no value path.
+            // Both input paths give the same verdict (contract §2.2); unparsable text has no value path.
             assert_eq!(Questions::from_value(&value).is_ok(), verdict.is_ok(), "{}: value path", case["id"]);
         }
         return verdict;
@@ -175,7 +175,7 @@ const EXTENDED: &str = include_str!("../data/extended.jsonl");
 const EXTENDED_EXPECTED: &str = include_str!("../data/extended.expected.jsonl");
 
 /// The extended profile's corpus (`tests/data/extended.jsonl`): verdicts written by hand from the
-/// rules of SPEC §10 in `tests/data/gen_extended.py`, not taken from this implementation.
+/// rules of contract §10 in `tests/data/gen_extended.py`, not taken from this implementation.
 #[test]
 fn extended_corpus_follows_the_rules() {
     use askuser_core::{Profile, Validator};

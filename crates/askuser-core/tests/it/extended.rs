@@ -1,4 +1,4 @@
-//! The extended profile (SPEC §10) through the public API: what validation keeps, generated ids,
+//! The extended profile (docs/contract.md §10) through the public API: what validation keeps, generated ids,
 //! serialisation, answer checking, the result the model reads, defaults, deadlines and secrets.
 //! The rule-by-rule verdicts are in the extended corpus (`conformance.rs`).
 
@@ -270,6 +270,61 @@ fn answer_rules_by_kind() {
         check(vec![AskUserAnswer::picked("Deploy", ["Staging"]), AskUserAnswer::custom("Branch", " \n")]),
         Err(ResponseError::BlankCustomAnswer { .. })
     ));
+}
+
+/// Guards the exact messages the contract quotes for the extended answer rules (§10): a host logs
+/// them, and the answer server and `askuser check` send them on.
+#[test]
+fn the_extended_answer_messages_are_the_ones_the_contract_quotes() {
+    let message = |request: &AskUserRequest, answers: Vec<AskUserAnswer>| {
+        check_response(request, &AskUserResponse::answered(answers)).unwrap_err().to_string()
+    };
+    let reference = AskUserRequest::new(
+        Questions::from_value(&json!({"questions": [
+        {"header": "H", "question": "Q", "options": [{"label": "A"}, {"label": "B"}]}]}))
+        .unwrap(),
+    );
+    assert_eq!(
+        message(&reference, vec![AskUserAnswer::picked("H", ["A"]).with_id("q1")]),
+        r#"answer for "H" has id, which the reference profile does not have"#
+    );
+    let mixed = request(&mixed());
+    let rest = || vec![AskUserAnswer::picked("Checks", ["Lint"]), AskUserAnswer::custom("Branch", "main")];
+    let first = |answer: AskUserAnswer| {
+        let mut answers = vec![answer];
+        answers.extend(rest());
+        answers
+    };
+    assert_eq!(
+        message(&mixed, first(AskUserAnswer::picked("Deploy", ["Staging"]).with_id("q2"))),
+        r#"answer for "Deploy" gives id "q2", but that question's id is "q1""#
+    );
+    assert_eq!(
+        message(&mixed, first(AskUserAnswer::secret("Deploy", "X"))),
+        r#"answer for "Deploy" has a secret_ref but is not a secret question"#
+    );
+    assert_eq!(
+        message(
+            &mixed,
+            vec![
+                AskUserAnswer::picked("Deploy", ["Staging"]),
+                AskUserAnswer::custom("Checks", "All"),
+                AskUserAnswer::custom("Branch", "x"),
+            ]
+        ),
+        r#"answer for "Checks" has a custom answer, but the question does not allow one (allow_other is false)"#
+    );
+    assert_eq!(
+        message(
+            &mixed,
+            vec![AskUserAnswer::picked("Deploy", ["Staging"]), AskUserAnswer::picked("Branch", ["main"])]
+        ),
+        r#"answer for "Branch" to a text question needs custom_answer and no selected options"#
+    );
+    assert_eq!(
+        message(&request(&secret()), vec![AskUserAnswer::custom("Token", "hunter2")]),
+        r#"answer for "Token" must be exactly secret_ref "session:DEPLOY_TOKEN", with nothing selected and no custom_answer"#
+    );
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! One line per rule of SPEC §2–§3 beyond the corpora. Verdicts were confirmed with the oracle
+//! One line per rule of docs/contract.md §2–§3 beyond the corpora. Verdicts were confirmed with the oracle
 //! (`tests/oracle/oracle.py`) where the spec leaves room.
 
 use askuser_core::{
@@ -555,6 +555,7 @@ fn check_response_rules_in_order() {
     let mut cancelled = AskUserResponse::answered(vec![pick("Approach", &["Patch"])]);
     cancelled.cancelled = true;
     assert_eq!(check_response(&request, &cancelled), Err(ResponseError::CancelledWithAnswers));
+    assert_eq!(ResponseError::CancelledWithAnswers.to_string(), "a cancelled response carries no answers");
     assert_eq!(check_response(&request, &AskUserResponse::declined()), Ok(()));
 
     response_err(vec![pick("approach", &["Patch"])], r#"answer for unknown or repeated question "approach""#);
@@ -583,6 +584,10 @@ fn check_response_rules_in_order() {
         .unwrap_err();
         assert!(matches!(err, ResponseError::ForbiddenCharacter { .. }), "{bad:?}: {err}");
     }
+    response_err(
+        vec![AskUserAnswer::custom("Approach", "a\u{200b}b")],
+        r#"custom answer for "Approach" must not contain control characters or invisible formatting: U+200B at character 1"#,
+    );
     response_err(
         vec![pick("Approach", &["Patch", "Patch", "Nope", "x\u{200b}y"])],
         r#"answer for "Approach" picked options it does not offer: ["Nope","x\u200by"]"#,

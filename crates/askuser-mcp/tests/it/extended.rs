@@ -1,4 +1,4 @@
-//! The server in the extended profile (SPEC §10, §13), against a real rmcp client, for each of
+//! The server in the extended profile (docs/contract.md §10, §13), against a real rmcp client, for each of
 //! the three revisions: text questions as string fields, declared defaults, `allow_other: false`,
 //! ids in the result, and secrets that never reach a form.
 

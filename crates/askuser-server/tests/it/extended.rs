@@ -1,4 +1,4 @@
-//! The extended profile (SPEC §10) in process: text and secret questions on the pages and in the
+//! The extended profile (docs/contract.md §10) in process: text and secret questions on the pages and in the
 //! API, `allow_other: false`, declared defaults, and secrets that reach the asker once and are
 //! stored nowhere.
 

@@ -350,7 +350,7 @@ fn extended(json: &str) -> Menu {
     Menu::new(AskUserRequest::new(questions), 10)
 }
 
-/// Guards the defaults cursor (SPEC §10): the cursor starts on the first declared default, so
+/// Guards the defaults cursor (docs/contract.md §10): the cursor starts on the first declared default, so
 /// Enter on an untouched single-select takes it; on a multi-select Enter takes every declared
 /// default; without declared defaults the old behaviour holds.
 #[test]

@@ -1,4 +1,4 @@
-//! One secret through every path a value could leak by (SPEC §10): an inline call with listeners
+//! One secret through every path a value could leak by (docs/contract.md §10): an inline call with listeners
 //! and `include_content(true)` under a tracing subscriber that captures everything, the `Debug` of
 //! every public value involved, a deferred call's `PendingQuestion` serialised and resumed, and
 //! the errors and retries of answerers that get it wrong. The value's bytes must appear nowhere
