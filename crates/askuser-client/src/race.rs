@@ -47,17 +47,36 @@ use crate::wire::ErrorCode;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Racing<L> {
     server: HttpAnswerer,
     local: L,
+    settled_elsewhere: Option<std::sync::Arc<dyn Fn(&AskUserResponse) + Send + Sync>>,
+}
+
+impl<L: std::fmt::Debug> std::fmt::Debug for Racing<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Racing")
+            .field("server", &self.server)
+            .field("local", &self.local)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<L: Answerer> Racing<L> {
     /// Races `local` against the server `server` asks.
     #[must_use]
     pub fn new(server: HttpAnswerer, local: L) -> Self {
-        Self { server, local }
+        Self { server, local, settled_elsewhere: None }
+    }
+
+    /// Called with the server's answer (or decline) when it wins, before the local answerer's
+    /// future is dropped: tell the local surface what happened (a terminal menu's
+    /// `askuser_terminal::Closing`), so it does not say "withdrawn" above an answer.
+    #[must_use]
+    pub fn on_settled_elsewhere(mut self, f: impl Fn(&AskUserResponse) + Send + Sync + 'static) -> Self {
+        self.settled_elsewhere = Some(std::sync::Arc::new(f));
+        self
     }
 }
 
@@ -85,7 +104,12 @@ impl<L: Answerer> Answerer for Racing<L> {
         tokio::pin!(remote, local);
         tokio::select! {
             answered = &mut remote => match answered {
-                Ok(response) => Ok(response),
+                Ok(response) => {
+                    if let Some(tell) = &self.settled_elsewhere {
+                        tell(&response);
+                    }
+                    Ok(response)
+                }
                 Err(error) if error.kind() == AnswerErrorKind::Failed => {
                     tracing::warn!(error = %askuser_tool::exit::with_causes(&error), "the answer server failed; the local answer decides");
                     asked.notify_one();

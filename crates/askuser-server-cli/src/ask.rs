@@ -178,9 +178,15 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
         None => {}
     }
     // A batch declined for its secret is asked nowhere: no menu either.
-    let terminal = if secret_declined { None } else { terminal(options) };
+    let closing = askuser_terminal::Closing::new();
+    closing.deadline(std::time::Instant::now() + options.timeout);
+    let terminal = if secret_declined { None } else { terminal(options, closing.clone()) };
     let builder = match terminal {
-        Some(terminal) => AskUser::builder().answerer(Racing::new(answerer, terminal)),
+        Some(terminal) => AskUser::builder().answerer(Racing::new(answerer, terminal).on_settled_elsewhere(
+            move |response| {
+                closing.settled_elsewhere("on the answer server (its page, a chat or the API)", response)
+            },
+        )),
         None => AskUser::builder().answerer(answerer),
     };
     let ask_user = match builder
@@ -201,16 +207,15 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
         outcome = call => Ok(outcome),
         signal = askuser_tool::cli::first_signal() => Err(signal),
     };
+    // However the call ended (an answer, Ctrl-C read as a key by the menu, an error, a signal),
+    // a question it dropped on the server was withdrawn then: wait until the server has that, so
+    // the person is not left answering on the phone a question nobody waits for.
+    if tokio::time::timeout(WITHDRAW_WAIT, withdrawing.withdrawn()).await.is_err() {
+        eprintln!("askuser: the server did not confirm the withdrawal; the question expires at its deadline");
+    }
     match ended {
         Ok(outcome) => exit_status(&outcome, &options.server, &source),
         Err(signal) => {
-            // The call is dropped by now, which withdrew its question: wait until the server has
-            // that, so the person is not left answering a question nobody waits for.
-            if tokio::time::timeout(WITHDRAW_WAIT, withdrawing.withdrawn()).await.is_err() {
-                eprintln!(
-                    "askuser: the server did not confirm the withdrawal; the question expires at its deadline"
-                );
-            }
             eprintln!("askuser: ended by {}", signal.name);
             ExitCode::from(signal.exit_status())
         }
@@ -220,7 +225,10 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
 /// The terminal menu that races the server's surfaces: when a person is at this terminal
 /// (stderr is one and `/dev/tty` opens) and `--no-menu` was not given. Secret questions are never
 /// raced ([`Racing`] asks them at the terminal alone), so the menu gets the same secret file.
-fn terminal(options: &Options) -> Option<askuser_terminal::TerminalAnswerer> {
+fn terminal(
+    options: &Options,
+    closing: askuser_terminal::Closing,
+) -> Option<askuser_terminal::TerminalAnswerer> {
     use std::io::IsTerminal as _;
     let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok();
     if !options.menu || !tty || !std::io::stderr().is_terminal() {
@@ -228,7 +236,8 @@ fn terminal(options: &Options) -> Option<askuser_terminal::TerminalAnswerer> {
     }
     askuser_terminal::install_panic_hook();
     // The menu reads keys from /dev/tty: stdin may carry the call.
-    let terminal = askuser_terminal::TerminalAnswerer::builder().mode(askuser_terminal::Mode::Tty);
+    let terminal =
+        askuser_terminal::TerminalAnswerer::builder().mode(askuser_terminal::Mode::Tty).closing(closing);
     Some(match &options.secret_file {
         Some(path) => terminal.secret_sink(askuser_tool::SecretFile::new(path)).build(),
         None => terminal.build(),

@@ -91,6 +91,8 @@ static TERMINAL: Mutex<()> = Mutex::const_new(());
 
 struct Inner {
     config: Config,
+    /// Told why a menu is closed from outside, when the code that races it knows.
+    closing: Option<Closing>,
     /// Where a secret answer's value goes; without one, secret questions are declined.
     secrets: Option<Arc<dyn SecretSink>>,
     /// Held for the whole of one `ask()`. tokio's mutex is fair, so calls are served in order,
@@ -179,9 +181,15 @@ impl TerminalAnswerer {
         // answerer: every answerer that uses any of them waits its turn in one queue.
         let fully_injected = io.output.is_some() && (io.input.is_some() || io.lines.is_some());
         let _turn = if fully_injected { None } else { Some(TERMINAL.lock().await) };
-        let outcome = run(&self.inner.config, &mut io, request, context.asked_by.as_deref())
-            .await
-            .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
+        let outcome = run(
+            &self.inner.config,
+            self.inner.closing.as_ref(),
+            &mut io,
+            request,
+            context.asked_by.as_deref(),
+        )
+        .await
+        .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
         response(request, outcome, self.inner.secrets.as_deref(), context)
     }
 }
@@ -233,12 +241,72 @@ impl Answerer for TerminalAnswerer {
     }
 }
 
+/// Why a menu is closed from outside, told by the code that races it (a shared handle: clone it
+/// into the racing code, give it to [`TerminalAnswererBuilder::closing`]). A menu whose `ask()`
+/// is dropped leaves one line in the scrollback: the answers given elsewhere, "Nobody answered in
+/// time" once the deadline set here has passed, or else "The assistant's question was withdrawn".
+///
+/// ```
+/// use askuser_terminal::{AskUserAnswer, AskUserResponse, Closing, TerminalAnswerer};
+///
+/// let closing = Closing::new();
+/// let menu = TerminalAnswerer::builder().closing(closing.clone()).build();
+/// // ... the other surface answered first; then the menu's ask() is dropped:
+/// closing.settled_elsewhere("on the answer server", &AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]));
+/// # drop(menu);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Closing(Arc<std::sync::Mutex<ClosingState>>);
+
+#[derive(Debug, Default)]
+struct ClosingState {
+    elsewhere: Option<crate::render::Closed>,
+    deadline: Option<std::time::Instant>,
+}
+
+impl Closing {
+    /// Nothing known yet: a menu closed now says its question was withdrawn.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The question was settled on another surface (`place`, as it reads after "Answered" or
+    /// "Declined": `"on the answer server"`) with `response`.
+    pub fn settled_elsewhere(&self, place: impl Into<String>, response: &AskUserResponse) {
+        let answers = (!response.cancelled).then(|| response.answers.clone());
+        self.state().elsewhere = Some(crate::render::Closed::Elsewhere { place: place.into(), answers });
+    }
+
+    /// The question's deadline: a menu closed at or after it says nobody answered in time.
+    pub fn deadline(&self, deadline: std::time::Instant) {
+        self.state().deadline = Some(deadline);
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ClosingState> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Why a menu closed now was closed.
+    fn why(&self) -> crate::render::Closed {
+        let state = self.state();
+        match (&state.elsewhere, state.deadline) {
+            (Some(elsewhere), _) => elsewhere.clone(),
+            (None, Some(deadline)) if std::time::Instant::now() >= deadline => {
+                crate::render::Closed::TimedOut
+            }
+            (None, _) => crate::render::Closed::Withdrawn,
+        }
+    }
+}
+
 /// Builds a [`TerminalAnswerer`].
 #[must_use]
 pub struct TerminalAnswererBuilder {
     config: Config,
     io: Io,
     secrets: Option<Arc<dyn SecretSink>>,
+    closing: Option<Closing>,
 }
 
 impl fmt::Debug for TerminalAnswererBuilder {
@@ -270,6 +338,7 @@ impl TerminalAnswererBuilder {
             },
             io: Io { input: None, lines: None, output: None },
             secrets: None,
+            closing: None,
         }
     }
 
@@ -279,6 +348,14 @@ impl TerminalAnswererBuilder {
     /// and never drawn afterwards. Default: none, and a secret question is declined unasked.
     pub fn secret_sink(mut self, sink: impl SecretSink + 'static) -> Self {
         self.secrets = Some(Arc::new(sink));
+        self
+    }
+
+    /// Where the code that races this answerer against other surfaces says why a menu was closed
+    /// from outside, so the line left in the scrollback says what happened (answered elsewhere,
+    /// nobody answered in time) instead of "withdrawn". See [`Closing`].
+    pub fn closing(mut self, closing: Closing) -> Self {
+        self.closing = Some(closing);
         self
     }
 
@@ -356,7 +433,12 @@ impl TerminalAnswererBuilder {
     #[must_use]
     pub fn build(self) -> TerminalAnswerer {
         TerminalAnswerer {
-            inner: Arc::new(Inner { config: self.config, secrets: self.secrets, io: Mutex::new(self.io) }),
+            inner: Arc::new(Inner {
+                config: self.config,
+                closing: self.closing,
+                secrets: self.secrets,
+                io: Mutex::new(self.io),
+            }),
         }
     }
 }
@@ -419,6 +501,7 @@ fn route(config: &Config, io: &Io) -> Route {
 
 async fn run(
     config: &Config,
+    closing: Option<&Closing>,
     io: &mut Io,
     request: &AskUserRequest,
     asked_by: Option<&str>,
@@ -451,6 +534,7 @@ async fn run(
             let Some(source) = io.input.as_mut() else { return Ok(MenuOutcome::Declined) };
             let screen = Screen::open(
                 out,
+                closing.cloned(),
                 Menu::new(request.clone(), config.max_custom_chars).asked_by(asked_by),
                 look,
                 terminal_size(config),
@@ -462,6 +546,7 @@ async fn run(
         Route::Terminal => {
             let screen = Screen::open(
                 out,
+                closing.cloned(),
                 Menu::new(request.clone(), config.max_custom_chars).asked_by(asked_by),
                 look,
                 terminal_size(config),
@@ -549,6 +634,7 @@ impl Drop for TerminalInput {
 /// and restores what it changed.
 struct Screen<'a> {
     out: &'a mut (dyn Write + Send),
+    closing: Option<Closing>,
     menu: Menu,
     painter: Painter,
     look: Look,
@@ -562,6 +648,7 @@ struct Screen<'a> {
 impl<'a> Screen<'a> {
     fn open(
         out: &'a mut (dyn Write + Send),
+        closing: Option<Closing>,
         menu: Menu,
         look: Look,
         size: (u16, u16),
@@ -569,6 +656,7 @@ impl<'a> Screen<'a> {
     ) -> io::Result<Self> {
         let mut screen = Self {
             out,
+            closing,
             menu,
             painter: Painter::default(),
             look,
@@ -663,7 +751,8 @@ impl<'a> Screen<'a> {
 impl Drop for Screen<'_> {
     fn drop(&mut self) {
         if !self.finished && self.painter.is_drawn() {
-            let frame = summary(&self.menu, None, self.size.0, self.look);
+            let why = self.closing.as_ref().map_or(crate::render::Closed::Withdrawn, Closing::why);
+            let frame = crate::render::closed(&why, self.size.0, self.look);
             let _ = self.painter.finish(&frame, self.look, self.out);
         }
         if self.owns_terminal {

@@ -79,7 +79,7 @@ mod secret;
 mod text;
 
 pub use answerer::{
-    DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
+    Closing, DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
 };
 /// The core types a caller of this crate touches, so that one import line serves.
 pub use askuser_core::{

@@ -753,10 +753,58 @@ pub(crate) fn summary(menu: &Menu, outcome: Option<&MenuOutcome>, cols: u16, loo
             vec![line(format!("{} Declined the assistant's questions", sym.cross), DIM)]
         }
         Some(MenuOutcome::Interrupted) => vec![line(format!("{} Interrupted", sym.cross), DIM)],
-        // The menu never ends with `NoInput` or `Unasked` (only the line protocol does); withdrawn
-        // is the truth.
+        // The menu never ends with `NoInput` or `Unasked` (only the line protocol does).
         Some(MenuOutcome::NoInput | MenuOutcome::Unasked) | None => {
-            vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)]
+            return closed(&Closed::Withdrawn, cols, look);
+        }
+    };
+    Frame { lines, cursor: (0, 0) }
+}
+
+/// Why a menu was closed from outside (its `ask()` dropped), as far as the answerer was told.
+#[derive(Debug, Clone)]
+pub(crate) enum Closed {
+    /// Nothing said why: the assistant stopped waiting.
+    Withdrawn,
+    /// The question's deadline had passed.
+    TimedOut,
+    /// Settled on another surface (`place`): its answers, or `None` for a decline.
+    Elsewhere { place: String, answers: Option<Vec<askuser_core::AskUserAnswer>> },
+}
+
+/// What stays in the scrollback when a menu was closed from outside: what happened, never a
+/// withdrawal above an answer given elsewhere.
+pub(crate) fn closed(why: &Closed, cols: u16, look: Look) -> Frame {
+    let sym = symbols(look);
+    let w = usize::from(cols).saturating_sub(1).max(4);
+    let line = |text: String, style: Style| Line::of(truncate(&text, w).into_owned(), style);
+    let lines = match why {
+        Closed::Withdrawn => vec![line(format!("{} The assistant's question was withdrawn", sym.cross), DIM)],
+        Closed::TimedOut => vec![line(format!("{} Nobody answered in time", sym.cross), DIM)],
+        Closed::Elsewhere { place, answers: None } => {
+            vec![line(format!("{} Declined {}", sym.cross, sanitize(place, false)), DIM)]
+        }
+        Closed::Elsewhere { place, answers: Some(answers) } => {
+            let mut lines = vec![line(format!("{} Answered {}", sym.done, sanitize(place, false)), DIM)];
+            lines.extend(answers.iter().map(|a| {
+                let answer = a.secret_ref.clone().map_or_else(
+                    || match &a.custom_answer {
+                        Some(custom) => format!("\"{}\"", sanitize(custom, false)),
+                        None => a
+                            .selected
+                            .iter()
+                            .map(|l| sanitize(l, false).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    |reference| format!("saved as {reference}"),
+                );
+                line(
+                    format!("{} {} {} {answer}", sym.done, sanitize(&a.header, false), sym.arrow),
+                    Style { fg: Some(GOOD), ..PLAIN },
+                )
+            }));
+            lines
         }
     };
     Frame { lines, cursor: (0, 0) }

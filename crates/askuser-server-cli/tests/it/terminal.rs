@@ -156,6 +156,11 @@ async fn the_terminal_menu_races_the_page() {
     assert_eq!(done.status(), 200);
     let (stdout, status) = finished(ask).await;
     assert_eq!((stdout.as_str(), status), ("{\"Plan\":[\"Small\"]}\n", Some(0)), "{}", terminal.text());
+    // The menu's last line says what happened: answered there, with the answer; not "withdrawn".
+    let shown = terminal.text();
+    assert!(shown.contains("Answered on the answer server"), "{shown:?}");
+    assert!(shown.contains("Plan") && shown.contains("Small"), "{shown:?}");
+    assert!(!shown.contains("withdrawn"), "{shown:?}");
     drop(user);
 
     // 3. --no-menu: the server alone, as before.
@@ -171,4 +176,76 @@ async fn the_terminal_menu_races_the_page() {
     let (_, status) = finished(ask.spawn().unwrap()).await;
     assert_eq!(status, Some(124), "timed out: nobody answered on the page");
     assert!(!terminal.text().contains("Which plan fits?"), "no menu: {:?}", terminal.text());
+}
+
+/// The state of the only question `url`'s server has, by its list.
+async fn only_state(url: &str, token: &str) -> String {
+    let listed: serde_json::Value = crate::support::get_json(&format!("{url}/v1/questions"), token).await;
+    let records = listed["records"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{listed}");
+    records[0]["state"].as_str().unwrap().to_owned()
+}
+
+/// Every way out of `ask --server`'s menu withdraws the question on the server at once (not
+/// after the lease): Ctrl-C read as a key by the menu in raw mode, and SIGTERM. The time ran
+/// out: the menu says nobody answered in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_way_out_of_the_menu_withdraws_at_once() {
+    for way in ["ctrl-c", "sigterm", "timeout"] {
+        let dir = TempDir::new(&format!("terminal-out-{way}"));
+        let mut server = serve(&dir.0, &[]);
+        let mut server_err = BufReader::new(server.stderr.take().unwrap());
+        let url = line_after(&mut server_err, "askuser serve: listening on ").await;
+        line_after(&mut server_err, "askuser serve: API token in ").await;
+        let token_file = dir.0.join("token");
+        let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+        let call = dir.0.join("call.json");
+        std::fs::write(&call, CALL).unwrap();
+
+        let (mut terminal, user) = Terminal::open();
+        let mut command = Command::new("setsid");
+        command.args(["--ctty", BIN, "ask", "--server", &url, "--token-file"]).arg(&token_file);
+        if way == "timeout" {
+            command.args(["--timeout", "3s"]);
+        }
+        let ask = command
+            .arg(&call)
+            .stdin(Stdio::from(user.try_clone().unwrap()))
+            .stderr(Stdio::from(user.try_clone().unwrap()))
+            .stdout(Stdio::piped())
+            .env("TERM", "xterm-256color")
+            .env_remove("ASKUSER_TOKEN")
+            .spawn()
+            .unwrap();
+        terminal.wait_for("Which plan fits?").await;
+        assert_eq!(only_state(&url, &token).await, "pending");
+        match way {
+            "ctrl-c" => {
+                terminal.controller.write_all(b"\x03").unwrap();
+                terminal.controller.flush().unwrap();
+            }
+            "sigterm" => {
+                Command::new("kill").args(["-TERM", &ask.id().to_string()]).status().unwrap();
+            }
+            _ => {}
+        }
+        let ended = Instant::now();
+        let (_, status) = finished(ask).await;
+        let expected = match way {
+            "ctrl-c" => 130,
+            "sigterm" => 143,
+            _ => 124,
+        };
+        assert_eq!(status, Some(expected), "{way}: {}", terminal.text());
+        let state = only_state(&url, &token).await;
+        if way == "timeout" {
+            // The server's own sweeper closes it at its deadline.
+            assert!(terminal.text().contains("Nobody answered in time"), "{:?}", terminal.text());
+            assert!(!terminal.text().contains("withdrawn"), "{:?}", terminal.text());
+        } else {
+            assert_eq!(state, "cancelled", "{way}: withdrawn when the command ended");
+            assert!(ended.elapsed() < Duration::from_secs(5), "{way}: {:?}", ended.elapsed());
+        }
+        drop(user);
+    }
 }
