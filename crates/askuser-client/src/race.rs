@@ -51,8 +51,11 @@ use crate::wire::ErrorCode;
 pub struct Racing<L> {
     server: HttpAnswerer,
     local: L,
-    settled_elsewhere: Option<std::sync::Arc<dyn Fn(&AskUserResponse) + Send + Sync>>,
+    settled_elsewhere: Option<Tell>,
 }
+
+/// Told the server's answer when it wins.
+type Tell = std::sync::Arc<dyn Fn(&AskUserResponse) + Send + Sync>;
 
 impl<L: std::fmt::Debug> std::fmt::Debug for Racing<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
