@@ -184,7 +184,7 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
     let builder = match terminal {
         Some(terminal) => AskUser::builder().answerer(Racing::new(answerer, terminal).on_settled_elsewhere(
             move |response| {
-                closing.settled_elsewhere("on the answer server (its page, a chat or the API)", response)
+                closing.settled_elsewhere("on the answer server (its page, a chat or the API)", response);
             },
         )),
         None => AskUser::builder().answerer(answerer),
