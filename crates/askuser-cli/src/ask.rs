@@ -18,7 +18,7 @@ usage: askuser ask [FILE|-] [options]     ask the questions of a tool call (JSON
        askuser demo [options]             ask a built-in batch of three questions
 
   FILE|-              the tool-call arguments; stdin when absent or -
-  --timeout SECS      give up after SECS seconds
+  --timeout DURATION  give up after DURATION (seconds, or 90s, 5m, 2h)
   --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
                       choice and say which), defaults (the defaults, marked timeout) or stop
                       (not to guess: to finish what does not depend on the answers and stop)

@@ -49,6 +49,23 @@ pub enum TokenError {
         /// What is wrong, and what to do.
         reason: String,
     },
+    /// The token in a file is weak (see [`TokenError::Weak`]); the file is named.
+    #[error(
+        "token file {path}: the API token in it must be at least {MIN_TOKEN_CHARS} printable characters without spaces"
+    )]
+    WeakFile {
+        /// The file.
+        path: String,
+    },
+    /// The token file named does not exist.
+    #[error(
+        "token file {path}: no such file (askuser serve makes its token file when it first starts and prints \
+         where: \"API token in …\"; pass that path)"
+    )]
+    NoFile {
+        /// The file.
+        path: String,
+    },
     /// The operating system's random source failed.
     #[error("no randomness available for a new token")]
     Random,
@@ -90,6 +107,10 @@ const NEW_TOKEN: &str = "to start afresh, delete it and restart `askuser serve`,
 fn read_token_file(path: &Path) -> Result<Option<String>, TokenError> {
     read_private_file(path).map_err(|e| match e {
         PrivateFileError::Read { path, source } => TokenError::File { path, source },
+        // A folder named instead of the file is a slip, not a file to replace.
+        PrivateFileError::Unsafe { path, reason } if reason.starts_with("is a directory") => {
+            TokenError::Unsafe { path, reason }
+        }
         PrivateFileError::Unsafe { path, reason } => {
             TokenError::Unsafe { path, reason: format!("{reason}; {NEW_TOKEN}") }
         }
@@ -132,8 +153,9 @@ impl ApiToken {
     /// The file cannot be read or created, or is refused; its content is not a usable token.
     pub fn load_or_create(path: &Path) -> Result<(Self, bool), TokenError> {
         let file_error = |source| TokenError::File { path: path.display().to_string(), source };
+        let weak = |_| TokenError::WeakFile { path: path.display().to_string() };
         if let Some(text) = read_token_file(path)? {
-            return Ok((Self::new(&text)?, false));
+            return Ok((Self::new(&text).map_err(weak)?, false));
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(file_error)?;
@@ -151,7 +173,7 @@ impl ApiToken {
             // Another process created it first: use theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let text = read_token_file(path)?.ok_or_else(|| file_error(e))?;
-                Ok((Self::new(&text)?, false))
+                Ok((Self::new(&text).map_err(weak)?, false))
             }
             Err(e) => Err(file_error(e)),
         }
@@ -165,11 +187,9 @@ impl ApiToken {
     /// The file cannot be read, is refused ([`TokenError::Unsafe`]), or its content is not a
     /// usable token.
     pub fn read(path: &Path) -> Result<Self, TokenError> {
-        let text = read_token_file(path)?.ok_or_else(|| TokenError::File {
-            path: path.display().to_string(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        })?;
-        Self::new(&text)
+        let text =
+            read_token_file(path)?.ok_or_else(|| TokenError::NoFile { path: path.display().to_string() })?;
+        Self::new(&text).map_err(|_| TokenError::WeakFile { path: path.display().to_string() })
     }
 
     /// The token a client uses: `token_file` when given, else [`TOKEN_ENV`], else the token file
@@ -277,6 +297,9 @@ pub fn read_private_file(path: &Path) -> Result<Option<String>, PrivateFileError
         }
     };
     let meta = file.metadata().map_err(read_error)?;
+    if meta.is_dir() {
+        return Err(unsafe_file("is a directory: name the file in it".to_owned()));
+    }
     if !meta.is_file() {
         return Err(unsafe_file("is not a regular file: refused".to_owned()));
     }
@@ -324,6 +347,30 @@ pub fn random_hex<const N: usize>() -> Result<String, TokenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token file's mistakes name the file and say what to do: a missing file, a folder named
+    /// instead of the file (not "delete it"), a short token in it.
+    #[test]
+    fn token_file_mistakes_name_the_file() {
+        let dir = std::env::temp_dir().join(format!("askuser-token-errors-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = ApiToken::read(&dir.join("nope")).unwrap_err().to_string();
+        assert!(missing.contains("nope: no such file") && missing.contains("API token in"), "{missing}");
+        let folder = ApiToken::read(&dir).unwrap_err().to_string();
+        assert!(
+            folder.contains("is a directory: name the file in it") && !folder.contains("delete"),
+            "{folder}"
+        );
+        let short = dir.join("short");
+        std::fs::write(&short, "abc\n").unwrap();
+        #[cfg(unix)]
+        std::fs::set_permissions(&short, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        let weak = ApiToken::read(&short).unwrap_err().to_string();
+        assert!(weak.starts_with(&format!("token file {}: ", short.display())), "{weak}");
+        assert!(weak.contains("at least 16"), "{weak}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn weak_tokens_are_refused() {

@@ -45,7 +45,8 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
   --secret-file PATH     (extended) where a secret answer's value goes: a NAME=value line in
                          PATH, created mode 0600 (an existing file others can read is refused);
                          the model gets only session:NAME. Without it a secret is declined
-  --timeout SECS         stop waiting after SECS seconds; the model is told nobody answered
+  --timeout DURATION     stop waiting after DURATION (seconds, or 90s, 5m, 2h); the model is
+                         told nobody answered
   --on-timeout MODE      what the model is told then: stop (default: not to guess, to finish
                          only what does not depend on the answers, then stop and say what it
                          needs), decline (to make a reasonable choice and say which) or

@@ -23,7 +23,7 @@ the model receives on stdout.
   --session ID        the session (conversation) the questions belong to
   --label TEXT        who asks, shown beside the questions on the page, in lists and notices
                       (an agent, a project; at most 200 characters; default: the session)
-  --timeout SECS      give up after SECS seconds (default 3600)
+  --timeout DURATION  give up after DURATION (seconds, or 90s, 5m, 2h; default 1h)
   --on-timeout MODE   what the model is told on timeout: decline (default; to make a reasonable
                       choice and say which), defaults (the defaults, marked timeout) or stop
                       (not to guess: to finish what does not depend on the answers and stop)

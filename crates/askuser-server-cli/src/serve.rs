@@ -101,6 +101,40 @@ fn notify_credentials(file: Option<&Path>) -> Result<Option<(String, String)>, S
     Ok(std::env::var(NOTIFY_CREDENTIALS_ENV).ok().map(|text| (text, NOTIFY_CREDENTIALS_ENV.to_owned())))
 }
 
+/// `--bind`'s value: `IP:PORT`, or `HOST:PORT` with a name that resolves (`localhost:8765`; its
+/// first address, IPv4 first).
+fn bind_address(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs as _;
+    if let Ok(address) = text.parse() {
+        return Ok(address);
+    }
+    let addresses: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| {
+            format!("--bind: not an address (IP:PORT or HOST:PORT, e.g. 127.0.0.1:8765): {text:?}: {e}")
+        })?
+        .collect();
+    addresses
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addresses.first())
+        .copied()
+        .ok_or_else(|| format!("--bind: {text:?} resolves to no address"))
+}
+
+/// Whether what listens at `address` is an askuser serve: its `/openapi.json` names askuser.
+async fn is_askuser_serve(address: SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(address).await.ok()?;
+        stream.write_all(b"GET /openapi.json HTTP/1.0\r\nHost: localhost\r\n\r\n").await.ok()?;
+        let mut head = Vec::new();
+        stream.take(64 * 1024).read_to_end(&mut head).await.ok()?;
+        Some(String::from_utf8_lossy(&head).contains("\"askuser"))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(2), probe).await.ok().flatten().unwrap_or(false)
+}
+
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
         store: None,
@@ -127,7 +161,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--store" => options.store = Some(value("a store URL")?.to_owned()),
             "--bind" => {
                 let text = value("an address such as 127.0.0.1:8765")?;
-                options.bind = text.parse().map_err(|_| format!("--bind: not an address: {text:?}"))?;
+                options.bind = bind_address(text)?;
             }
             "--public-url" => {
                 let url = value("a URL")?;
@@ -336,9 +370,19 @@ async fn run(options: Options) -> Result<(), String> {
         }
         askuser_store::open(&store_url).await.map_err(|e| open_failed(&store_url, &e))?
     };
-    let listener = tokio::net::TcpListener::bind(options.bind)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
+    let listener = match tokio::net::TcpListener::bind(options.bind).await {
+        Ok(listener) => listener,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            let who = if is_askuser_serve(options.bind).await {
+                "an askuser serve is already running there (stop it, or give another --bind)".to_owned()
+            } else {
+                "another program listens there; give another --bind, e.g. 127.0.0.1:0 for any free port"
+                    .to_owned()
+            };
+            return Err(format!("cannot listen on {}: the address is in use: {who}", options.bind));
+        }
+        Err(e) => return Err(format!("cannot listen on {}: {e}", options.bind)),
+    };
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
     let mut builder = AnswerServer::builder(std::sync::Arc::clone(&store), token)
@@ -464,6 +508,15 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bind_takes_a_host_name() {
+        assert_eq!(bind_address("localhost:8770").unwrap().port(), 8770);
+        assert!(bind_address("localhost:8770").unwrap().ip().is_loopback());
+        assert_eq!(bind_address("[::1]:1").unwrap(), "[::1]:1".parse().unwrap());
+        assert!(bind_address("nowhere.invalid:1").unwrap_err().starts_with("--bind: not an address"));
+        assert!(bind_address("8770").is_err());
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

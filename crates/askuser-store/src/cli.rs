@@ -21,8 +21,8 @@ use askuser_tool::{AskUser, ToolCall};
 /// Printed on a usage error.
 const USAGE: &str = "\
 usage: askuser pending --store URL [--schema NAME] COMMAND   (also: askuser-pending …)
-  put [--id ID] [--session S] [--timeout SECS]   tool-call arguments on stdin → the record
-  ask [--session S] [--timeout SECS]              ask through a StoreAnswerer; → the tool result
+  put [--id ID] [--session S] [--timeout DUR]    tool-call arguments on stdin → the record
+  ask [--session S] [--timeout DUR]               ask through a StoreAnswerer; → the tool result
   get ID | wait ID | cancel ID | expire ID        → the record (wait: once settled)
   answer ID [--hold]                              an AskUserResponse on stdin → the record
   result ID                                       → the tool result of a settled record

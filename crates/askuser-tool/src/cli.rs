@@ -319,7 +319,9 @@ pub fn read_call(
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         let read = match file {
-            Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+            Some(path) => std::fs::File::open(&path)
+                .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+                .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}"))),
             None => io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
         };
         let _ = tx.send(read.map(|_| bytes));

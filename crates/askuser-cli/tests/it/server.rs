@@ -22,7 +22,7 @@ fn serve_ask_server_and_pending_are_built_in() {
     assert_eq!((list.status.code(), list.stdout.as_slice()), (Some(0), &b""[..]));
     let bad = askuser(&["pending", "--store", "memory:", "ask", "--timeout", "1e300"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--timeout must be a number of seconds above 0"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--timeout must be a duration above 0"));
 }
 
 #[cfg(not(feature = "server"))]

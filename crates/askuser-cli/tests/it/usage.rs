@@ -15,7 +15,7 @@ fn every_usage_error_is_one_line_and_how_to_get_help() {
         (&["ask", "--frobnicate"], "askuser ask: unknown option \"--frobnicate\"", "askuser ask"),
         (
             &["ask", "--timeout", "1e300"],
-            "askuser ask: --timeout must be a number of seconds above 0",
+            "askuser ask: --timeout must be a duration above 0",
             "askuser ask",
         ),
         (&["demo", "extra"], "askuser demo: unexpected argument \"extra\"", "askuser demo"),
@@ -29,7 +29,7 @@ fn every_usage_error_is_one_line_and_how_to_get_help() {
     if cfg!(feature = "mcp") {
         cases.push((
             &["mcp", "--timeout", "0"],
-            "askuser mcp: --timeout must be a number of seconds above 0",
+            "askuser mcp: --timeout must be a duration above 0",
             "askuser mcp",
         ));
     }
@@ -37,7 +37,7 @@ fn every_usage_error_is_one_line_and_how_to_get_help() {
         cases.extend([
             (
                 &["serve", "--bind", "nowhere"][..],
-                "askuser serve: --bind: not an address: \"nowhere\"",
+                "askuser serve: --bind: not an address (IP:PORT or HOST:PORT",
                 "askuser serve",
             ),
             (
@@ -104,4 +104,16 @@ fn ask_help_names_the_server_options() {
     for flag in ["--server URL", "--token-file PATH", "--session ID", "--label TEXT"] {
         assert!(stdout.contains(flag), "{flag} missing from askuser ask --help:\n{stdout}");
     }
+}
+
+/// A file of arguments that is not there is named; a duration takes a unit.
+#[test]
+fn a_missing_arguments_file_is_named_and_durations_take_units() {
+    let output = askuser(&["ask", "no-such-call.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("cannot read the arguments: no-such-call.json: No such file"), "{said}");
+    let output = askuser(&["ask", "--timeout", "5m", "no-such-call.json"]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("--timeout"), "5m is a duration: {said}");
 }

@@ -650,3 +650,17 @@ async fn ntfy_notices_with_credentials_and_a_one_tap_answer() {
     assert_eq!(cleared.header("authorization"), "Basic cGhpbDpwdw==");
     drop(server);
 }
+
+/// A port taken by another askuser serve is named as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_in_use_says_whether_askuser_serve_holds_it() {
+    let dir = TempDir::new("in-use");
+    let mut first = serve(&dir.0, &[]);
+    let mut first_err = BufReader::new(first.stderr.take().unwrap());
+    let url = line_after(&mut first_err, "askuser serve: listening on ").await;
+    let address = url.trim_start_matches("http://").to_owned();
+    let second = support::serve_command("memory:", &["--bind", &address]).output().await.unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_ne!(second.status.code(), Some(0), "{said}");
+    assert!(said.contains("the address is in use: an askuser serve is already running there"), "{said}");
+}

@@ -291,7 +291,7 @@ fn names_its_version_and_reports_usage_errors_in_one_line() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(output.stderr).unwrap(),
-        "askuser pending: --timeout must be a number of seconds above 0, got 1e300\n\
+        "askuser pending: --timeout must be a duration above 0, got 1e300\n\
          Run 'askuser pending --help' for the options.\n"
     );
 }
