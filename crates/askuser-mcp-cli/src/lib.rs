@@ -67,6 +67,9 @@ form (elicitation); register the command in the host's MCP configuration (docs/m
                          page can answer them too)
 
 Logs and errors go to stderr.
+
+To add it to an MCP host: askuser mcp install HOST (claude-code, claude-desktop, vscode,
+vscode-user, cursor, windsurf, codex; askuser mcp install --help).
 ";
 
 const MCP: Command = Command::new("askuser mcp", USAGE);
@@ -416,6 +419,14 @@ pub fn main(args: &[String]) -> ExitCode {
     if let Some(workspace) = &workspace_label {
         builder = builder.workspace(workspace.as_str());
     }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        // Started by hand: say what it waits for, instead of waiting silently.
+        eprintln!(
+            "askuser mcp: this is an MCP server: it speaks MCP on stdin and stdout, and an MCP host \
+             starts it. To add it to one: askuser mcp install HOST (askuser mcp install --help). To \
+             try askuser at this terminal: askuser demo. Ctrl-C stops it."
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -542,7 +553,7 @@ mod tests {
             (&["--profile", "lax"], "reference or extended"),
             (&["--timeout", "0"], "above 0"),
             (&["--timeout", "1e30"], "above 0"),
-            (&["--timeout", "soon"], "not a number"),
+            (&["--timeout", "soon"], "not a duration"),
             (&["--frobnicate"], "unknown option"),
             (&["--store", "sqlite:/tmp/p.db"], "--store goes with --background"),
             (&["--also", "phone"], "--also takes server URL"),

@@ -304,7 +304,14 @@ fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), 
 /// Creates the data directory mode 0700, or makes an existing one 0700 (saying so): it holds the
 /// store and the token.
 fn private_dir(dir: &std::path::Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if !dir.exists() {
+        // Made private from the start: nothing to report about a folder of our own making.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -447,7 +454,9 @@ fn init_log() {
     // one line per request, and a session id is a client's to present, not the log's.
     let quiet_rmcp = tracing_subscriber::filter::Targets::new()
         .with_default(tracing::Level::INFO)
-        .with_target("rmcp", tracing::Level::WARN);
+        .with_target("rmcp", tracing::Level::WARN)
+        // PostgreSQL's NOTICEs ("relation already exists, skipping") are no news to the operator.
+        .with_target("sqlx::postgres::notice", tracing::Level::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_target(false)

@@ -210,3 +210,37 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `askuser mcp` started by hand at a terminal says what it is and how to add it to a host,
+/// instead of waiting silently; its --help names `mcp install`.
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_at_a_terminal_says_what_it_waits_for() {
+    let pty = Pty::open();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .arg("mcp")
+        .stdin(pty.stdio())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut said = Vec::new();
+    let start = Instant::now();
+    let mut buf = [0; 1024];
+    while !String::from_utf8_lossy(&said).contains("Ctrl-C stops it")
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        match stderr.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => said.extend_from_slice(&buf[..n]),
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let said = String::from_utf8_lossy(&said);
+    assert!(said.contains("this is an MCP server: it speaks MCP on stdin and stdout"), "{said}");
+    assert!(said.contains("askuser mcp install HOST"), "{said}");
+    let help = Command::new(env!("CARGO_BIN_EXE_askuser")).args(["mcp", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("askuser mcp install HOST"));
+}

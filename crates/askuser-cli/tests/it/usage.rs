@@ -13,11 +13,7 @@ fn every_usage_error_is_one_line_and_how_to_get_help() {
     let mut cases = vec![
         (&["frobnicate"][..], "askuser: unknown command \"frobnicate\"", "askuser"),
         (&["ask", "--frobnicate"], "askuser ask: unknown option \"--frobnicate\"", "askuser ask"),
-        (
-            &["ask", "--timeout", "1e300"],
-            "askuser ask: --timeout must be a duration above 0",
-            "askuser ask",
-        ),
+        (&["ask", "--timeout", "1e300"], "askuser ask: --timeout must be a duration above 0", "askuser ask"),
         (&["demo", "extra"], "askuser demo: unexpected argument \"extra\"", "askuser demo"),
         (&["check", "--profile"], "askuser check: --profile needs reference or extended", "askuser check"),
         (

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::BufReader;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::support::{self, ARGS, TempDir, field, line_after, serve};
 
@@ -313,6 +313,33 @@ async fn the_data_directory_and_store_are_private_and_an_open_token_file_is_refu
     assert_eq!(mode(&data.join("pending.db")), 0o600);
     assert_eq!(mode(&data.join("token")), 0o600);
     drop(server);
+
+    // A data directory askuser makes itself is private from the start: nothing to report.
+    let fresh = TempDir::new("private-fresh");
+    let mut server = tokio::process::Command::new(support::BIN)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("XDG_DATA_HOME", &fresh.0)
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut server_err = BufReader::new(server.stderr.take().unwrap());
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(30), server_err.read_line(&mut line)).await;
+        assert!(matches!(read, Ok(Ok(1..))), "serve ended or hung: {said}");
+        said.push_str(&line);
+        if line.starts_with("askuser serve: listening on ") {
+            break;
+        }
+    }
+    drop(server);
+    assert_eq!(mode(&fresh.0.join("askuser")), 0o700, "{said}");
+    assert!(!said.contains("was open to other users"), "{said}");
 
     let token = dir.0.join("open-token");
     std::fs::write(&token, "an-open-token-0123456789\n").unwrap();
