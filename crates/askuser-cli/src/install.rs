@@ -90,7 +90,7 @@ pub(crate) struct Places {
 }
 
 impl Places {
-    fn here() -> Result<Self, String> {
+    pub(crate) fn here() -> Result<Self, String> {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").or_else(|| var("USERPROFILE")).ok_or("neither HOME nor USERPROFILE is set")?;
         let config = if cfg!(target_os = "macos") {
@@ -195,7 +195,7 @@ fn codex(text: &str, entry: &Entry) -> Result<Merge, String> {
 
 /// A minimal JSON-with-comments reader that keeps every byte's position, so that an edit splices
 /// text in and leaves the rest of the file (comments, layout, trailing commas) as it was.
-mod jsonc {
+pub(crate) mod jsonc {
     use serde_json::Value;
 
     use super::Merge;
@@ -474,6 +474,85 @@ mod jsonc {
             replaced: false,
         })
     }
+
+    /// The root object of `text` (an empty text reads as `{}`), checked to be the whole text.
+    fn root(text: &str) -> Result<(Node, Parser<'_>), String> {
+        let mut parser = Parser { text, at: 0 };
+        let root = parser.value(0)?;
+        parser.skip()?;
+        if parser.at != text.len() {
+            return Err(parser.error("text after the top-level value"));
+        }
+        if root.object.is_none() {
+            return Err("the top-level value is not an object".to_owned());
+        }
+        Ok((root, parser))
+    }
+
+    /// The value at `outer.key` in the JSON-with-comments `text` (`None` when absent), for
+    /// `askuser hook install`, which merges its entries into arrays that hold others' too.
+    ///
+    /// # Errors
+    ///
+    /// The text is not JSON with comments, `outer` is not an object, or the value holds comments.
+    pub(crate) fn get(text: &str, outer: &str, key: &str) -> Result<Option<Value>, String> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let (root, _) = root(text)?;
+        let Some(object) = root.object.as_ref() else { return Ok(None) };
+        let Some((_, _, outer_node)) = object.members.iter().rfind(|(k, _, _)| k == outer) else {
+            return Ok(None);
+        };
+        let outer_object =
+            outer_node.object.as_ref().ok_or_else(|| format!("\"{outer}\" is not an object"))?;
+        let Some((_, _, node)) = outer_object.members.iter().rfind(|(k, _, _)| k == key) else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text[node.start..node.end]).map(Some).map_err(|e| {
+            format!("\"{outer}\".\"{key}\" cannot be read without its comments ({e}): edit it by hand")
+        })
+    }
+
+    /// Sets `outer.key` to `value` in the JSON-with-comments `text`, the rest left as it was.
+    ///
+    /// # Errors
+    ///
+    /// The text is not JSON with comments, or `outer` is not an object.
+    pub(crate) fn set(text: &str, outer: &str, key: &str, value: &Value) -> Result<String, String> {
+        let text = if text.trim().is_empty() { "{\n}\n" } else { text };
+        let (root, _) = root(text)?;
+        let root_object = root.object.as_ref().ok_or("the top-level value is not an object")?;
+        let unit = unit(text);
+        let root_indent = line_indent(text, root.start).unwrap_or("");
+        let pretty = |indent: &str| {
+            let mut out = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+            let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+            serde::Serialize::serialize(value, &mut serializer).map_err(|e| e.to_string())?;
+            let out = String::from_utf8(out).map_err(|e| e.to_string())?;
+            Ok::<_, String>(out.replace('\n', &format!("\n{indent}")))
+        };
+        let Some((_, outer_at, outer_node)) = root_object.members.iter().rfind(|(k, _, _)| k == outer) else {
+            let indent = format!("{root_indent}{unit}");
+            let inner = pretty(&format!("{indent}{unit}"))?;
+            let value = format!("{{\n{indent}{unit}{}: {inner}\n{indent}}}", Value::from(key));
+            return Ok(insert(text, root_object, root_indent, &unit, outer, &value));
+        };
+        let outer_object =
+            outer_node.object.as_ref().ok_or_else(|| format!("\"{outer}\" is not an object"))?;
+        let outer_indent = line_indent(text, *outer_at).unwrap_or("").to_owned();
+        if let Some((_, key_at, existing)) = outer_object.members.iter().rfind(|(k, _, _)| k == key) {
+            let indent = line_indent(text, *key_at).unwrap_or(&outer_indent).to_owned();
+            return Ok(format!("{}{}{}", &text[..existing.start], pretty(&indent)?, &text[existing.end..]));
+        }
+        let indent = outer_object
+            .members
+            .last()
+            .and_then(|(_, key_at, _)| line_indent(text, *key_at))
+            .map_or_else(|| format!("{outer_indent}{unit}"), str::to_owned);
+        Ok(insert(text, outer_object, &outer_indent, &unit, key, &pretty(&indent)?))
+    }
 }
 
 /// The Cursor install link for `entry` (`cursor://anysphere.cursor-deeplink/mcp/install`, the
@@ -558,7 +637,7 @@ fn parse(mut args: Args) -> Result<Options, String> {
 }
 
 /// `askuser` when the `askuser` on PATH is this program, else this program's full path.
-fn default_command() -> Result<String, String> {
+pub(crate) fn default_command() -> Result<String, String> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("cannot find this program's path (give --command): {e}"))?;
@@ -575,7 +654,7 @@ fn default_command() -> Result<String, String> {
 }
 
 /// A path for the backup of `file` that does not exist yet.
-fn backup_path(file: &Path) -> PathBuf {
+pub(crate) fn backup_path(file: &Path) -> PathBuf {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let name = file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     (0..1000)
@@ -587,7 +666,7 @@ fn backup_path(file: &Path) -> PathBuf {
         .unwrap_or_else(|| file.with_file_name(format!("{name}.askuser-bak")))
 }
 
-fn quoted(path: &Path) -> String {
+pub(crate) fn quoted(path: &Path) -> String {
     let text = path.to_string_lossy();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c)) {
         text.into_owned()
@@ -598,7 +677,7 @@ fn quoted(path: &Path) -> String {
 
 /// Writes `text` to `file` through a temporary file beside it and a rename, so that a host
 /// never reads half a file.
-fn write(file: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write(file: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }

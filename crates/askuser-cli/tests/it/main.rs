@@ -5,6 +5,8 @@ mod check;
 // The docs name every command, so they are checked against a build that has them all.
 #[cfg(all(feature = "mcp", feature = "server"))]
 mod docs;
+#[cfg(feature = "server")]
+mod hook;
 mod install;
 mod mcp;
 #[cfg(unix)]
