@@ -276,15 +276,17 @@ pub(crate) fn question_decision(
                     o.iter().map(|o| o.get("label").and_then(Value::as_str).unwrap_or_default()).collect()
                 })
                 .unwrap_or_default();
-            // The person's picks in the options' order, by the labels Claude Code gave (the
-            // server's are the same after its trimming).
-            let mut picked: Vec<usize> = answer
-                .selected
-                .iter()
-                .filter_map(|label| question.options().iter().position(|o| o.label() == label))
-                .collect();
-            picked.sort_unstable();
-            picked.dedup();
+            // The person's picks in the order picked, as Claude Code's own menu lists them
+            // (measured: Tracing then Backups gives "Tracing, Backups"), by the labels Claude
+            // Code gave (the server's are the same after its trimming).
+            let mut picked: Vec<usize> = Vec::new();
+            for label in &answer.selected {
+                if let Some(n) = question.options().iter().position(|o| o.label() == label)
+                    && !picked.contains(&n)
+                {
+                    picked.push(n);
+                }
+            }
             let labels: Option<Vec<&str>> = picked.iter().map(|&n| original_labels.get(n).copied()).collect();
             let Some(labels) = labels.filter(|l| !l.is_empty()) else {
                 return Decision::StepAside("an answer picks no option");

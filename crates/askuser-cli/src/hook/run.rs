@@ -183,8 +183,17 @@ impl Server {
 
 /// Asks the server and waits for the answer; the decision, or stepping aside.
 async fn carry(cli: Cli, name: &str, options: &Options, event: &prompt::Event, asked: &Prompt) -> Decision {
-    // Registered first: a SIGTERM (Esc in Claude Code) from here on withdraws the question.
-    let mut signal = std::pin::pin!(cli::first_signal());
+    // Registered first: from here on a SIGTERM (Esc in Claude Code) or the CLI closing its end
+    // of stdout (Claude Code does when the person answered its own prompt meanwhile) withdraws
+    // the question.
+    let signal = cli::first_signal();
+    let gone = stdout_closed();
+    let mut signal = std::pin::pin!(async move {
+        tokio::select! {
+            _ = signal => "the CLI stopped waiting (a signal)",
+            () = gone => "the CLI no longer listens (it closed the hook's stdout)",
+        }
+    });
     let token = match ApiToken::for_client(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(e) => {
@@ -221,9 +230,9 @@ async fn carry(cli: Cli, name: &str, options: &Options, event: &prompt::Event, a
     };
     let reply = tokio::select! {
         biased;
-        _ = &mut signal => {
+        why = &mut signal => {
             server.cancel(&id).await;
-            return Decision::StepAside("stopped before the question was asked");
+            return Decision::StepAside(why);
         }
         reply = server.ask(&body) => reply,
     };
@@ -265,16 +274,16 @@ async fn settle(
     server: &Server,
     id: &str,
     options: &Options,
-    mut signal: std::pin::Pin<&mut impl Future<Output = cli::Signal>>,
+    mut signal: std::pin::Pin<&mut impl Future<Output = &'static str>>,
 ) -> Result<WaitReply, Decision> {
     let deadline = tokio::time::Instant::now() + options.wait;
     loop {
         let hold = deadline.saturating_duration_since(tokio::time::Instant::now()).min(POLL);
         tokio::select! {
             biased;
-            _ = &mut signal => {
+            why = &mut signal => {
                 server.cancel(id).await;
-                return Err(Decision::StepAside("the CLI stopped waiting; the question was withdrawn"));
+                return Err(Decision::StepAside(why));
             }
             () = tokio::time::sleep_until(deadline) => {
                 server.cancel(id).await;
@@ -286,9 +295,9 @@ async fn settle(
                 Err(Failure::Refused(503, _)) => {
                     // The store or the server is restarting: try again in a moment.
                     tokio::select! {
-                        _ = &mut signal => {
+                        why = &mut signal => {
                             server.cancel(id).await;
-                            return Err(Decision::StepAside("the CLI stopped waiting; the question was withdrawn"));
+                            return Err(Decision::StepAside(why));
                         }
                         () = tokio::time::sleep(Duration::from_secs(1)) => {}
                     }
@@ -301,4 +310,42 @@ async fn settle(
             },
         }
     }
+}
+
+/// Resolves when the reading end of stdout is closed: the CLI no longer waits for a decision
+/// (measured: Claude Code 2.1.332 closes it, and sends no signal, when the person answers its
+/// own permission prompt while the hook waits). Never resolves where that cannot be watched.
+#[cfg(unix)]
+fn stdout_closed() -> impl Future<Output = ()> {
+    let (closed, heard) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        use rustix::event::{PollFd, PollFlags, poll};
+        let stdout = std::io::stdout();
+        let fd = std::os::fd::AsFd::as_fd(&stdout);
+        // No events asked for: poll reports only a hang-up, an error or a bad descriptor.
+        let mut fds = [PollFd::new(&fd, PollFlags::empty())];
+        loop {
+            match poll(&mut fds, None) {
+                Ok(_) if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) => {
+                    let _ = closed.send(());
+                    return;
+                }
+                Ok(_) if fds[0].revents().contains(PollFlags::NVAL) => return,
+                Err(rustix::io::Errno::INTR) => {}
+                // Nothing to report (not expected without a timeout): look again in a moment.
+                Ok(_) => std::thread::sleep(Duration::from_millis(200)),
+                Err(_) => return,
+            }
+        }
+    });
+    async move {
+        if heard.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn stdout_closed() -> impl Future<Output = ()> {
+    std::future::pending()
 }

@@ -197,7 +197,8 @@ fn questions_answered_through_the_api_reach_claude_code_as_its_own_answers() {
     assert_eq!(record["tool_name"], "AskUserQuestion");
     let id = record["id"].as_str().unwrap();
     assert!(id.starts_with("toolu_01-"), "{id}");
-    // Picked out of order: Claude Code lists a multi-select answer in the options' order.
+    // Picked out of the options' order: Claude Code's own menu lists a multi-select answer in
+    // the order picked.
     let (status, _) = served.answer(
         id,
         &json!({"answers": [{"header": "Database", "selected": ["PostgreSQL"]},
@@ -208,7 +209,7 @@ fn questions_answered_through_the_api_reach_claude_code_as_its_own_answers() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let mut updated = two_questions();
     updated["answers"] = json!({"Which database should the service use?": "PostgreSQL",
-                                "Which extras do you want?": "Backups, Tracing"});
+                                "Which extras do you want?": "Tracing, Backups"});
     let expected = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
                                                   "updatedInput": updated}});
     assert_eq!(stdout(&output), format!("{expected}\n"));
@@ -292,6 +293,21 @@ fn sigterm_withdraws_the_question_before_the_hook_ends() {
     assert!(killed.success());
     let output = child.wait_with_output().unwrap();
     assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), ""), "{}", stderr(&output));
+    let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
+    assert_eq!(record["state"], "cancelled", "{record}");
+}
+
+#[test]
+fn the_cli_closing_the_hooks_stdout_withdraws_the_question() {
+    // Claude Code closes the hook's stdout, and sends no signal, when the person answers its own
+    // permission prompt while the hook waits: the approval must not stay answerable remotely.
+    let served = Served::start("gone");
+    let mut child =
+        served_hook(&served, "claude-code", &permission_request("s-gone", "rm -rf build", &json!([])));
+    let id = served.pending("s-gone")["id"].as_str().unwrap().to_owned();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
     let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
     assert_eq!(record["state"], "cancelled", "{record}");
 }
