@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_askuser");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_askuser");
 
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("askuser-hook-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -29,15 +29,15 @@ impl Drop for TempDir {
 }
 
 /// `askuser serve` on loopback, with its store and token in a directory of its own.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     token: String,
     dir: TempDir,
 }
 
 impl Served {
-    fn start(name: &str) -> Self {
+    pub(crate) fn start(name: &str) -> Self {
         Self::start_with(name, &[])
     }
 
@@ -71,18 +71,18 @@ impl Served {
         Self { child, url, token, dir }
     }
 
-    fn token_file(&self) -> PathBuf {
+    pub(crate) fn token_file(&self) -> PathBuf {
         self.dir.0.join("token")
     }
 
     /// `METHOD path` with the token (and a JSON body): the status and the JSON reply.
-    fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    pub(crate) fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         let (status, text) = request(&self.url, method, path, Some(&self.token), body);
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     /// Waits until `session`'s question is on the server; its record.
-    fn pending(&self, session: &str) -> Value {
+    pub(crate) fn pending(&self, session: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let (_, list) =
@@ -95,7 +95,20 @@ impl Served {
         }
     }
 
-    fn answer(&self, id: &str, answer: &Value) -> (u16, Value) {
+    /// Waits until a question waits on the server; its record.
+    pub(crate) fn pending_any(&self) -> Value {
+        let deadline = Instant::now() + Duration::from_mins(1);
+        loop {
+            let (_, list) = self.http("GET", "/v1/questions?state=pending", None);
+            if let Some(record) = list["records"].as_array().and_then(|r| r.first()) {
+                return record.clone();
+            }
+            assert!(Instant::now() < deadline, "no question waits: {list}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub(crate) fn answer(&self, id: &str, answer: &Value) -> (u16, Value) {
         self.http("POST", &format!("/v1/questions/{id}/answer"), Some(answer))
     }
 }
@@ -163,7 +176,7 @@ fn stderr(output: &Output) -> String {
 }
 
 /// Claude Code's `AskUserQuestion` input, as its model sends it (a description on every option).
-fn two_questions() -> Value {
+pub(crate) fn two_questions() -> Value {
     json!({"questions": [
         {"question": "Which database should the service use?", "header": "Database", "multiSelect": false,
          "options": [{"label": "PostgreSQL", "description": "The team knows it"},
