@@ -108,7 +108,8 @@ impl MessagesApi {
     }
 }
 
-fn serve_one(stream: TcpStream, script: &(Mutex<Script>, Condvar)) -> std::io::Result<()> {
+/// Reads one HTTP/1.1 request (a `Content-Length` body): its path and body.
+pub(super) fn read_request(stream: &TcpStream) -> std::io::Result<(String, Vec<u8>)> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
@@ -128,6 +129,11 @@ fn serve_one(stream: TcpStream, script: &(Mutex<Script>, Condvar)) -> std::io::R
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
+    Ok((path, body))
+}
+
+fn serve_one(stream: TcpStream, script: &(Mutex<Script>, Condvar)) -> std::io::Result<()> {
+    let (path, body) = read_request(&stream)?;
     let mut out = stream;
     if path.starts_with("/v1/messages/count_tokens") {
         let reply = r#"{"input_tokens":10}"#;
@@ -226,17 +232,17 @@ impl Home {
 /// `tmux` on a server of this test process's own (`-L`), which a placeholder session keeps up
 /// between Claude Code's sessions: a server that exits with its last session, while the next
 /// one starts, fails that start ("server exited unexpectedly").
-fn tmux() -> Command {
+pub(super) fn tmux() -> Command {
     let mut command = Command::new("tmux");
     command.args(["-L", &format!("askuser-hook-{}", std::process::id())]);
     command
 }
 
 /// The tmux server of this test, killed when dropped.
-struct TmuxServer;
+pub(super) struct TmuxServer;
 
 impl TmuxServer {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         let status = tmux().args(["new-session", "-d", "-s", "keep", "sleep 3600"]).status().unwrap();
         assert!(status.success());
         Self
@@ -359,15 +365,19 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     api.set_tool("AskUserQuestion", two_questions());
     let session = Claude::start(&claude, &home, &api, "Ask me about the database");
     let record = served.pending_any();
+    let asked_on_server = api.sent_at().elapsed();
     let id = record["id"].as_str().unwrap().to_owned();
     assert_eq!(record["asked_by"], "Claude Code in ~/project");
+    eprintln!("claude_code: the model asked, the question was on the server {asked_on_server:?} later");
     let (status, _) = served.answer(
         &id,
         &json!({"answers": [{"header": "Database", "selected": ["PostgreSQL"]},
                             {"header": "Extras", "selected": ["Tracing", "Backups"]}]}),
     );
     assert_eq!(status, 200);
+    let answered = Instant::now();
     let through_askuser = api.result();
+    eprintln!("claude_code: answered on the server, the model had the answer {:?} later", answered.elapsed());
     assert_eq!(through_askuser["content"], at_terminal["content"], "the model must read the same bytes");
     assert_eq!(
         through_askuser["content"],

@@ -253,6 +253,28 @@ fn other_text_becomes_the_typed_answer_and_a_decline_denies() {
 }
 
 #[test]
+fn two_sessions_at_once_each_get_their_own_answer() {
+    let served = Served::start("two");
+    let input = json!({"questions": [two_questions()["questions"][0].clone()]});
+    let first = served_hook(&served, "claude-code", &pre_tool_use("s-one", &input));
+    let second = served_hook(&served, "claude-code", &pre_tool_use("s-two", &input));
+    let one = served.pending("s-one")["id"].as_str().unwrap().to_owned();
+    let two = served.pending("s-two")["id"].as_str().unwrap().to_owned();
+    // Both Claude Code sessions use the tool-call id toolu_01: the questions must not meet.
+    assert_ne!(one, two);
+    served.answer(&two, &json!({"answers": [{"header": "Database", "selected": ["SQLite"]}]}));
+    served.answer(&one, &json!({"answers": [{"header": "Database", "selected": ["PostgreSQL"]}]}));
+    for (child, label) in [(first, "PostgreSQL"), (second, "SQLite")] {
+        let output = child.wait_with_output().unwrap();
+        let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(
+            printed["hookSpecificOutput"]["updatedInput"]["answers"],
+            json!({"Which database should the service use?": label})
+        );
+    }
+}
+
+#[test]
 fn an_unreachable_server_hands_the_question_back_at_once() {
     // A listener that never answers (its backlog takes the connection) and a closed port.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
