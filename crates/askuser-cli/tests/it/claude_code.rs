@@ -229,39 +229,43 @@ impl Home {
     }
 }
 
-/// `tmux` on a server of this test process's own (`-L`), which a placeholder session keeps up
-/// between Claude Code's sessions: a server that exits with its last session, while the next
-/// one starts, fails that start ("server exited unexpectedly").
-pub(super) fn tmux() -> Command {
-    let mut command = Command::new("tmux");
-    command.args(["-L", &format!("askuser-hook-{}", std::process::id())]);
-    command
+/// A tmux server of one test's own (`-L`), which a placeholder session keeps up between the
+/// CLI's sessions (a server that exits with its last session while the next one starts fails
+/// that start: "server exited unexpectedly"); killed when dropped.
+pub(super) struct TmuxServer {
+    socket: String,
 }
 
-/// The tmux server of this test, killed when dropped.
-pub(super) struct TmuxServer;
-
 impl TmuxServer {
-    pub(super) fn start() -> Self {
-        let status = tmux().args(["new-session", "-d", "-s", "keep", "sleep 3600"]).status().unwrap();
+    pub(super) fn start(name: &str) -> Self {
+        let server = Self { socket: format!("askuser-{name}-{}", std::process::id()) };
+        let status = server.tmux().args(["new-session", "-d", "-s", "keep", "sleep 3600"]).status().unwrap();
         assert!(status.success());
-        Self
+        server
+    }
+
+    /// `tmux` on this server.
+    pub(super) fn tmux(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket]);
+        command
     }
 }
 
 impl Drop for TmuxServer {
     fn drop(&mut self) {
-        let _ = tmux().arg("kill-server").status();
+        let _ = self.tmux().arg("kill-server").status();
     }
 }
 
 /// Claude Code in a tmux session of its own, killed when dropped.
-struct Claude {
+struct Claude<'a> {
+    tmux: &'a TmuxServer,
     session: String,
 }
 
-impl Claude {
-    fn start(claude: &Path, home: &Home, api: &MessagesApi, prompt: &str) -> Self {
+impl<'a> Claude<'a> {
+    fn start(tmux: &'a TmuxServer, claude: &Path, home: &Home, api: &MessagesApi, prompt: &str) -> Self {
         let session = format!(
             "askuser-hook-{}-{}",
             std::process::id(),
@@ -274,18 +278,19 @@ impl Claude {
             api.url,
             claude.display()
         );
-        let status = tmux()
+        let status = tmux
+            .tmux()
             .args(["new-session", "-d", "-s", &session, "-x", "160", "-y", "50", "-c"])
             .arg(home.project())
             .arg(command)
             .status()
             .unwrap();
         assert!(status.success());
-        Self { session }
+        Self { tmux, session }
     }
 
     fn screen(&self) -> String {
-        let output = tmux().args(["capture-pane", "-p", "-t", &self.session]).output().unwrap();
+        let output = self.tmux.tmux().args(["capture-pane", "-p", "-t", &self.session]).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
@@ -302,23 +307,23 @@ impl Claude {
     }
 
     fn type_text(&self, text: &str) {
-        let status = tmux().args(["send-keys", "-t", &self.session, "-l", text]).status().unwrap();
+        let status = self.tmux.tmux().args(["send-keys", "-t", &self.session, "-l", text]).status().unwrap();
         assert!(status.success());
         std::thread::sleep(Duration::from_millis(300));
     }
 
     fn keys(&self, keys: &[&str]) {
         for key in keys {
-            let status = tmux().args(["send-keys", "-t", &self.session, key]).status().unwrap();
+            let status = self.tmux.tmux().args(["send-keys", "-t", &self.session, key]).status().unwrap();
             assert!(status.success());
             std::thread::sleep(Duration::from_millis(300));
         }
     }
 }
 
-impl Drop for Claude {
+impl Drop for Claude<'_> {
     fn drop(&mut self) {
-        let _ = tmux().args(["kill-session", "-t", &self.session]).status();
+        let _ = self.tmux.tmux().args(["kill-session", "-t", &self.session]).status();
     }
 }
 
@@ -342,13 +347,13 @@ fn wait_state(served: &Served, id: &str, state: &str, within: Duration) -> Value
 #[test]
 fn claude_code_asks_and_is_answered_through_the_answer_server() {
     let Some(claude) = claude_binary() else { return };
-    let _tmux = TmuxServer::start();
+    let tmux = TmuxServer::start("claude-code");
     let api = MessagesApi::start();
 
     // Claude Code's own menu, answered at the terminal: PostgreSQL; Tracing, then Backups.
     api.set_tool("AskUserQuestion", two_questions());
     let local = Home::new("local");
-    let session = Claude::start(&claude, &local, &api, "Ask me about the database");
+    let session = Claude::start(&tmux, &claude, &local, &api, "Ask me about the database");
     session.wait_for("Enter to select");
     session.keys(&[
         "Enter", "Down", "Down", "Enter", "Up", "Up", "Enter", "Down", "Down", "Down", "Down", "Enter",
@@ -363,7 +368,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     let home = Home::new("hooked");
     home.install_hook(&served);
     api.set_tool("AskUserQuestion", two_questions());
-    let session = Claude::start(&claude, &home, &api, "Ask me about the database");
+    let session = Claude::start(&tmux, &claude, &home, &api, "Ask me about the database");
     let record = served.pending_any();
     let asked_on_server = api.sent_at().elapsed();
     let id = record["id"].as_str().unwrap().to_owned();
@@ -389,7 +394,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     // Other…: the typed text is Claude Code's typed answer ("Type something." in its menu).
     let one = json!({"questions": [two_questions()["questions"][0].clone()]});
     api.set_tool("AskUserQuestion", one.clone());
-    let session = Claude::start(&claude, &local, &api, "Ask me again");
+    let session = Claude::start(&tmux, &claude, &local, &api, "Ask me again");
     session.wait_for("Enter to select");
     session.keys(&["Down", "Down"]);
     session.type_text("MySQL, sadly");
@@ -397,7 +402,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     let typed_at_terminal = api.result();
     drop(session);
     api.set_tool("AskUserQuestion", one.clone());
-    let session = Claude::start(&claude, &home, &api, "Ask me again");
+    let session = Claude::start(&tmux, &claude, &home, &api, "Ask me again");
     let id = served.pending_any()["id"].as_str().unwrap().to_owned();
     served.answer(&id, &json!({"answers": [{"header": "Database", "custom_answer": "MySQL, sadly"}]}));
     let typed_through_askuser = api.result();
@@ -413,7 +418,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
 
     // Esc while the hook waits: withdrawn on the server at once.
     api.set_tool("AskUserQuestion", one.clone());
-    let session = Claude::start(&claude, &home, &api, "Ask me once more");
+    let session = Claude::start(&tmux, &claude, &home, &api, "Ask me once more");
     let id = served.pending_any()["id"].as_str().unwrap().to_owned();
     session.keys(&["Escape"]);
     wait_state(&served, &id, "cancelled", Duration::from_secs(2));
@@ -424,7 +429,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     std::fs::create_dir_all(&build).unwrap();
     for (answer, stays) in [("Deny", true), ("Allow once", false)] {
         api.set_tool("Bash", bash("rm -rf build"));
-        let session = Claude::start(&claude, &home, &api, "Clean the build");
+        let session = Claude::start(&tmux, &claude, &home, &api, "Clean the build");
         let record = served.pending_any();
         assert_eq!(record["tool_name"], "askuser_approval");
         let id = record["id"].as_str().unwrap().to_owned();
@@ -437,7 +442,7 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     // The server down: Claude Code's own menu, at once.
     drop(served);
     api.set_tool("AskUserQuestion", one);
-    let session = Claude::start(&claude, &home, &api, "Ask me without a server");
+    let session = Claude::start(&tmux, &claude, &home, &api, "Ask me without a server");
     let asked = api.sent_at();
     let shown = session.wait_for("Enter to select");
     let took = shown - asked;

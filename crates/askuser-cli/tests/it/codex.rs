@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::claude_code::{TmuxServer, read_request, tmux};
+use super::claude_code::{TmuxServer, read_request};
 use super::hook::{BIN, Served, TempDir};
 
 fn codex_binary() -> Option<PathBuf> {
@@ -110,12 +110,13 @@ fn serve_one(stream: TcpStream) -> std::io::Result<()> {
 }
 
 /// Codex in a tmux session of its own, killed when dropped.
-struct Codex {
+struct Codex<'a> {
+    tmux: &'a TmuxServer,
     session: String,
 }
 
-impl Codex {
-    fn start(codex: &Path, home: &Path, run: usize) -> Self {
+impl<'a> Codex<'a> {
+    fn start(tmux: &'a TmuxServer, codex: &Path, home: &Path, run: usize) -> Self {
         let session = format!("askuser-codex-{}-{run}", std::process::id());
         let command = format!(
             "env -i PATH=/usr/bin:/bin HOME='{}' CODEX_HOME='{}' TERM=xterm-256color DOUBLE_API_KEY=k '{}' 'Clean the build'; sleep 600",
@@ -123,18 +124,19 @@ impl Codex {
             home.join("codex-home").display(),
             codex.display()
         );
-        let status = tmux()
+        let status = tmux
+            .tmux()
             .args(["new-session", "-d", "-s", &session, "-x", "160", "-y", "50", "-c"])
             .arg(home.join("project"))
             .arg(command)
             .status()
             .unwrap();
         assert!(status.success());
-        Self { session }
+        Self { tmux, session }
     }
 
     fn screen(&self) -> String {
-        let output = tmux().args(["capture-pane", "-p", "-t", &self.session]).output().unwrap();
+        let output = self.tmux.tmux().args(["capture-pane", "-p", "-t", &self.session]).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
@@ -148,22 +150,24 @@ impl Codex {
 
     fn keys(&self, keys: &[&str]) {
         for key in keys {
-            assert!(tmux().args(["send-keys", "-t", &self.session, key]).status().unwrap().success());
+            assert!(
+                self.tmux.tmux().args(["send-keys", "-t", &self.session, key]).status().unwrap().success()
+            );
             std::thread::sleep(Duration::from_millis(300));
         }
     }
 }
 
-impl Drop for Codex {
+impl Drop for Codex<'_> {
     fn drop(&mut self) {
-        let _ = tmux().args(["kill-session", "-t", &self.session]).status();
+        let _ = self.tmux.tmux().args(["kill-session", "-t", &self.session]).status();
     }
 }
 
 #[test]
 fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
     let Some(codex) = codex_binary() else { return };
-    let _tmux = TmuxServer::start();
+    let tmux = TmuxServer::start("codex");
     let api = start_responses_api();
     let served = Served::start("codex");
     let home = TempDir::new("codex-home");
@@ -189,7 +193,7 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
     assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
 
     // Codex asks the person to trust the new hook; the person does.
-    let session = Codex::start(&codex, &home.0, 1);
+    let session = Codex::start(&tmux, &codex, &home.0, 1);
     session.wait_for("Hooks need review");
     session.keys(&["2", "Enter"]);
     let record = served.pending_any();
@@ -203,7 +207,7 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
     drop(session);
 
     // Trusted once: the next start asks nothing, and an allowed command runs.
-    let session = Codex::start(&codex, &home.0, 2);
+    let session = Codex::start(&tmux, &codex, &home.0, 2);
     let id = served.pending_any()["id"].as_str().unwrap().to_owned();
     served.answer(&id, &json!({"answers": [{"header": "Allow Bash?", "selected": ["Allow once"]}]}));
     session.wait_for("Done.");
