@@ -318,6 +318,13 @@ fn run(options: &Options) -> Result<(), String> {
             );
         }
     }
+    if let Some(path) = options.token_file.as_ref().filter(|p| !p.exists()) {
+        eprintln!(
+            "askuser hook install: note: {} does not exist yet: askuser serve --token-file {} creates it",
+            quoted(path),
+            quoted(path)
+        );
+    }
     if !cfg!(feature = "server") && options.command.is_none() {
         eprintln!(
             "askuser hook install: note: this askuser was built without `askuser hook`; install the full one first"
