@@ -44,6 +44,9 @@ struct Options {
     server: String,
     token_file: Option<PathBuf>,
     wait: Duration,
+    /// The watchdog's mode (see [`Watchdog`]): the question to withdraw unless its hook says
+    /// it is done.
+    withdraw_unless_done: Option<String>,
 }
 
 fn parse(mut args: Args) -> Result<Options, String> {
@@ -51,12 +54,16 @@ fn parse(mut args: Args) -> Result<Options, String> {
         server: DEFAULT_SERVER.to_owned(),
         token_file: None,
         wait: Duration::from_secs(DEFAULT_WAIT_SECS),
+        withdraw_unless_done: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--server" => args.value(&arg, "a URL")?.trim_end_matches('/').clone_into(&mut options.server),
             "--token-file" => options.token_file = Some(args.value(&arg, "a path")?.into()),
             "--wait" => options.wait = cli::seconds(&arg, &args.value(&arg, "a number of seconds")?)?,
+            "--withdraw-unless-done" => {
+                options.withdraw_unless_done = Some(args.value(&arg, "a question id")?);
+            }
             other => return Err(cli::unknown(other)),
         }
     }
@@ -79,6 +86,9 @@ pub(super) fn main(cli: Cli, args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(id) = &options.withdraw_unless_done {
+        return watchdog(&options, id);
+    }
     let mut text = String::new();
     if let Err(e) = std::io::stdin().take(MAX_EVENT_BYTES).read_to_string(&mut text) {
         eprintln!("{name}: cannot read the event on stdin: {e}");
@@ -100,7 +110,12 @@ pub(super) fn main(cli: Cli, args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let decision = runtime.block_on(carry(cli, &name, &options, &event, &asked));
+    let mut watchdog = None;
+    let decision = runtime.block_on(carry(cli, &name, &options, &event, &asked, &mut watchdog));
+    // Every way out of `carry` after the ask has the answer or has withdrawn the question.
+    if let Some(watchdog) = watchdog {
+        watchdog.done();
+    }
     match decision {
         Decision::Print(value) => {
             crate::print_result(&value.to_string()).map_or_else(|_| ExitCode::FAILURE, |()| ExitCode::SUCCESS)
@@ -182,7 +197,14 @@ impl Server {
 }
 
 /// Asks the server and waits for the answer; the decision, or stepping aside.
-async fn carry(cli: Cli, name: &str, options: &Options, event: &prompt::Event, asked: &Prompt) -> Decision {
+async fn carry(
+    cli: Cli,
+    name: &str,
+    options: &Options,
+    event: &prompt::Event,
+    asked: &Prompt,
+    watchdog: &mut Option<Watchdog>,
+) -> Decision {
     // Registered first: from here on a SIGTERM (Esc in Claude Code) or the CLI closing its end
     // of stdout (Claude Code does when the person answered its own prompt meanwhile) withdraws
     // the question.
@@ -249,6 +271,7 @@ async fn carry(cli: Cli, name: &str, options: &Options, event: &prompt::Event, a
         }
     };
     eprintln!("{name}: answer at {}", reply.url);
+    *watchdog = Watchdog::spawn(cli, options, &id);
     let settled = match settle(name, &server, &id, options, signal).await {
         Ok(settled) => settled,
         Err(decision) => return decision,
@@ -348,4 +371,58 @@ fn stdout_closed() -> impl Future<Output = ()> {
 #[cfg(not(unix))]
 fn stdout_closed() -> impl Future<Output = ()> {
     std::future::pending()
+}
+
+/// A process of its own group that withdraws the question when its hook dies without saying it
+/// is done: measured, Codex 0.171.0 ends a waiting hook on Esc by killing its process group
+/// (no signal the hook can catch), and the question would otherwise wait for its lease (30 s).
+/// It reads its stdin, a pipe whose writing end only the hook holds: `done` means the hook
+/// settled or withdrew the question itself; the end of the pipe without it, that the hook died.
+struct Watchdog {
+    pipe: std::process::ChildStdin,
+}
+
+impl Watchdog {
+    /// `None` when it cannot be started: the lease is then the only fallback.
+    fn spawn(cli: Cli, options: &Options, id: &str) -> Option<Self> {
+        let mut command = std::process::Command::new(std::env::current_exe().ok()?);
+        command.args(["hook", cli.id(), "--server", &options.server, "--withdraw-unless-done", id]);
+        if let Some(path) = &options.token_file {
+            command.arg("--token-file").arg(path);
+        }
+        // Not the CLI's stdout: the CLI reads the hook's until every holder closed it.
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command.spawn().ok()?;
+        // Not waited for: it outlives the hook by design, and ends by itself.
+        Some(Self { pipe: child.stdin? })
+    }
+
+    fn done(mut self) {
+        use std::io::Write as _;
+        let _ = self.pipe.write_all(b"done\n");
+    }
+}
+
+/// The watchdog's mode: withdraws `id` unless stdin says `done` before it ends.
+fn watchdog(options: &Options, id: &str) -> ExitCode {
+    let mut said = String::new();
+    let _ = std::io::stdin().take(64).read_to_string(&mut said);
+    if said.trim() == "done" {
+        return ExitCode::SUCCESS;
+    }
+    let Ok(token) = ApiToken::for_client(options.token_file.as_deref()) else { return ExitCode::FAILURE };
+    let Ok(client) = reqwest::Client::builder().connect_timeout(CONNECT_LIMIT).build() else {
+        return ExitCode::FAILURE;
+    };
+    let server = Server { client, base: options.server.clone(), token };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(server.cancel_within(id, Duration::from_secs(5)));
+    ExitCode::SUCCESS
 }

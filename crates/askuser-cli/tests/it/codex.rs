@@ -212,4 +212,20 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
     served.answer(&id, &json!({"answers": [{"header": "Allow Bash?", "selected": ["Allow once"]}]}));
     session.wait_for("Done.");
     assert!(!project.join("build").exists(), "allowed, yet not run:\n{}", session.screen());
+    drop(session);
+
+    // Esc while the hook waits: Codex kills the hook's process group; the hook's watchdog
+    // withdraws the approval at once (not after the server's 30 s lease).
+    let session = Codex::start(&tmux, &codex, &home.0, 3);
+    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    session.keys(&["Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
+        if record["state"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not withdrawn after Esc: {record}\n{}", session.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -148,7 +148,11 @@ fn request(base: &str, method: &str, path: &str, token: Option<&str>, body: Opti
 
 /// The hook, started with `event` on stdin.
 fn hook(cli: &str, args: &[&str], event: &Value) -> Child {
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    // A process group of its own, as the CLIs start hooks (Codex kills it on Esc).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .args(["hook", cli])
         .args(args)
         .env_remove("ASKUSER_TOKEN")
@@ -330,6 +334,31 @@ fn sigterm_withdraws_the_question_before_the_hook_ends() {
     assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), ""), "{}", stderr(&output));
     let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
     assert_eq!(record["state"], "cancelled", "{record}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hook_killed_outright_has_its_question_withdrawn_at_once() {
+    // Codex 0.171.0 ends a waiting hook on Esc by killing its process group: no signal the hook
+    // can catch. Its watchdog (a process of its own group) withdraws the question, well before
+    // the server's lease (30 s) would.
+    let served = Served::start("killed");
+    let mut child =
+        served_hook(&served, "codex", &permission_request("s-killed", "rm -rf build", &json!([])));
+    let id = served.pending("s-killed")["id"].as_str().unwrap().to_owned();
+    let group = format!("-{}", child.id());
+    let killed = Command::new("kill").args(["-KILL", "--", &group]).status().unwrap();
+    assert!(killed.success());
+    let _ = child.wait();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
+        if record["state"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {record}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
