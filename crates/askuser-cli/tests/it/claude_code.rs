@@ -229,16 +229,17 @@ impl Home {
     }
 }
 
-/// A tmux server of one test's own (`-L`), which a placeholder session keeps up between the
+/// A tmux server of one test's own (`-S`, a socket in the temporary directory), which a placeholder session keeps up between the
 /// CLI's sessions (a server that exits with its last session while the next one starts fails
 /// that start: "server exited unexpectedly"); killed when dropped.
 pub(super) struct TmuxServer {
-    socket: String,
+    socket: PathBuf,
 }
 
 impl TmuxServer {
     pub(super) fn start(name: &str) -> Self {
-        let server = Self { socket: format!("askuser-{name}-{}", std::process::id()) };
+        let socket = std::env::temp_dir().join(format!("askuser-tmux-{name}-{}", std::process::id()));
+        let server = Self { socket };
         let status = server.tmux().args(["new-session", "-d", "-s", "keep", "sleep 3600"]).status().unwrap();
         assert!(status.success());
         server
@@ -247,7 +248,7 @@ impl TmuxServer {
     /// `tmux` on this server.
     pub(super) fn tmux(&self) -> Command {
         let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket]);
+        command.arg("-S").arg(&self.socket);
         command
     }
 }
@@ -255,6 +256,7 @@ impl TmuxServer {
 impl Drop for TmuxServer {
     fn drop(&mut self) {
         let _ = self.tmux().arg("kill-server").status();
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
