@@ -475,8 +475,8 @@ pub(crate) mod jsonc {
         })
     }
 
-    /// The root object of `text` (an empty text reads as `{}`), checked to be the whole text.
-    fn root(text: &str) -> Result<(Node, Parser<'_>), String> {
+    /// The root object of `text`, checked to be the whole text.
+    fn root(text: &str) -> Result<Node, String> {
         let mut parser = Parser { text, at: 0 };
         let root = parser.value(0)?;
         parser.skip()?;
@@ -486,7 +486,7 @@ pub(crate) mod jsonc {
         if root.object.is_none() {
             return Err("the top-level value is not an object".to_owned());
         }
-        Ok((root, parser))
+        Ok(root)
     }
 
     /// The value at `outer.key` in the JSON-with-comments `text` (`None` when absent), for
@@ -499,7 +499,7 @@ pub(crate) mod jsonc {
         if text.trim().is_empty() {
             return Ok(None);
         }
-        let (root, _) = root(text)?;
+        let root = root(text)?;
         let Some(object) = root.object.as_ref() else { return Ok(None) };
         let Some((_, _, outer_node)) = object.members.iter().rfind(|(k, _, _)| k == outer) else {
             return Ok(None);
@@ -521,7 +521,7 @@ pub(crate) mod jsonc {
     /// The text is not JSON with comments, or `outer` is not an object.
     pub(crate) fn set(text: &str, outer: &str, key: &str, value: &Value) -> Result<String, String> {
         let text = if text.trim().is_empty() { "{\n}\n" } else { text };
-        let (root, _) = root(text)?;
+        let root = root(text)?;
         let root_object = root.object.as_ref().ok_or("the top-level value is not an object")?;
         let unit = unit(text);
         let root_indent = line_indent(text, root.start).unwrap_or("");

@@ -195,6 +195,24 @@ fn serve_one(stream: TcpStream, script: &(Mutex<Script>, Condvar)) -> std::io::R
     out.flush()
 }
 
+/// A webhook that answers `200` and tells when each notice arrived.
+fn webhook() -> (String, std::sync::mpsc::Receiver<Instant>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/notices", listener.local_addr().unwrap());
+    let (tell, told) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            if read_request(&stream).is_ok() {
+                let _ = tell.send(Instant::now());
+                let mut stream = stream;
+                let _ =
+                    stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        }
+    });
+    (url, told)
+}
+
 /// A home directory Claude Code has been onboarded in, with a project folder it trusts.
 struct Home {
     dir: TempDir,
@@ -365,14 +383,19 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     let at_terminal = api.result();
     drop(session);
 
-    // The same answers through askuser serve's JSON API, the hook installed as a person would.
-    let served = Served::start("claude-code");
+    // The same answers through askuser serve's JSON API, the hook installed as a person would;
+    // the server's notices go to a webhook that notes when the first one came.
+    let (notify_url, noticed) = webhook();
+    let served = Served::start_with("claude-code", &["--notify-url", &notify_url]);
     let home = Home::new("hooked");
     home.install_hook(&served);
     api.set_tool("AskUserQuestion", two_questions());
     let session = Claude::start(&tmux, &claude, &home, &api, "Ask me about the database");
     let record = served.pending_any();
-    let asked_on_server = api.sent_at().elapsed();
+    let asked_at = api.sent_at();
+    let asked_on_server = asked_at.elapsed();
+    let notice = noticed.recv_timeout(Duration::from_secs(10)).expect("a notice");
+    eprintln!("claude_code: the model asked, the notice went out {:?} later", notice - asked_at);
     let id = record["id"].as_str().unwrap().to_owned();
     assert_eq!(record["asked_by"], "Claude Code in ~/project");
     eprintln!("claude_code: the model asked, the question was on the server {asked_on_server:?} later");

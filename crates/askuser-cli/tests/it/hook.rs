@@ -41,7 +41,7 @@ impl Served {
         Self::start_with(name, &[])
     }
 
-    fn start_with(name: &str, extra: &[&str]) -> Self {
+    pub(crate) fn start_with(name: &str, extra: &[&str]) -> Self {
         let dir = TempDir::new(name);
         let mut child = Command::new(BIN)
             .args(["serve", "--bind", "127.0.0.1:0"])
