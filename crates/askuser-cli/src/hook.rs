@@ -78,17 +78,13 @@ impl Cli {
 /// `askuser hook ARGS`.
 pub(crate) fn main(args: &[String]) -> ExitCode {
     let command = askuser_tool::cli::Command::new("askuser hook", USAGE);
-    match args.first().map(String::as_str) {
-        Some("install") => install::main(&args[1..]),
-        Some(word) if Cli::of(word).is_some() => {
-            let cli = Cli::of(word).unwrap_or(Cli::ClaudeCode);
-            if askuser_tool::cli::wants_help(&args[1..]) {
-                return command.help();
-            }
-            hook(cli, &args[1..])
-        }
-        Some("-h" | "--help") | None => command.help(),
-        Some(other) => {
+    let first = args.first().map(String::as_str);
+    match (first, first.and_then(Cli::of)) {
+        (Some("install"), _) => install::main(&args[1..]),
+        (_, Some(_)) if askuser_tool::cli::wants_help(&args[1..]) => command.help(),
+        (_, Some(cli)) => hook(cli, &args[1..]),
+        (Some("-h" | "--help") | None, _) => command.help(),
+        (Some(other), None) => {
             command.usage_error(&format!("unknown CLI {other:?}; one of claude-code, codex, or install"))
         }
     }
