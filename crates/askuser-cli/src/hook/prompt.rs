@@ -88,7 +88,7 @@ fn questions(input: &Map<String, Value>) -> Option<Value> {
         .iter()
         .map(|q| {
             let text = |key: &str| q.get(key).and_then(Value::as_str).unwrap_or_default();
-            let options: Vec<Value> = q
+            let mut options: Vec<Value> = q
                 .get("options")
                 .and_then(Value::as_array)
                 .map(|options| {
@@ -106,6 +106,11 @@ fn questions(input: &Map<String, Value>) -> Option<Value> {
                         .collect()
                 })
                 .unwrap_or_default();
+            let taken = options.iter().any(|o| o["label"].as_str().is_some_and(|l| l.trim() == AT_THE_TERMINAL));
+            if !taken && options.len() < MAX_OPTIONS {
+                options.push(json!({"label": AT_THE_TERMINAL,
+                    "description": "Withdraw the question here: Claude Code asks in its own menu"}));
+            }
             json!({
                 "header": text("header"),
                 "question": text("question"),
@@ -116,6 +121,14 @@ fn questions(input: &Map<String, Value>) -> Option<Value> {
         .collect();
     (!questions.is_empty()).then(|| json!({ "questions": questions }))
 }
+
+/// The option of every carried question that hands it back to the CLI's own menu: picked on any
+/// surface, the hook steps aside (SPEC §17: the person may choose the terminal).
+pub(crate) const AT_THE_TERMINAL: &str = "Answer at the terminal";
+
+/// The most options a question takes (SPEC §2): with one more than that, the terminal option is
+/// left out.
+const MAX_OPTIONS: usize = 6;
 
 /// The most characters of a question's text (SPEC §10).
 const QUESTION_CHARS: usize = 500;
@@ -266,6 +279,9 @@ pub(crate) fn question_decision(
         let Some(answer) = response.answers.iter().find(|a| a.header == question.header()) else {
             return Decision::StepAside("a question has no answer");
         };
+        if answer.selected.iter().any(|label| label == AT_THE_TERMINAL) {
+            return Decision::StepAside("the person chose to answer at the terminal");
+        }
         let text = if let Some(custom) = &answer.custom_answer {
             custom.clone()
         } else {
@@ -434,6 +450,50 @@ mod tests {
             approval_decision(Cli::ClaudeCode, &reason, None),
             Decision::Print(json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                 "decision": {"behavior": "deny", "message": "The user denied this request (through askuser): use the test folder"}}}))
+        );
+    }
+
+    #[test]
+    fn every_question_offers_the_terminal_and_picking_it_steps_aside() {
+        use askuser_core::{AskUserAnswer, AskUserResponse, Validator};
+        let input = json!({"questions": [
+            {"question": "Which?", "header": "Pick", "multiSelect": false,
+             "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]},
+            {"question": "More?", "header": "More", "multiSelect": true,
+             "options": [{"label": "C", "description": "c"}, {"label": "Answer at the terminal", "description": "x"}]}
+        ]});
+        let event =
+            json!({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": input});
+        let Some(Prompt::Questions { tool_input, arguments }) =
+            read_event(Cli::ClaudeCode, &event.to_string(), None).unwrap().prompt
+        else {
+            panic!("not carried")
+        };
+        let labels = |n: usize| -> Vec<String> {
+            arguments["questions"][n]["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["label"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(labels(0), ["A", "B", AT_THE_TERMINAL]);
+        // Claude Code's own option of that label is kept, not doubled.
+        assert_eq!(labels(1), ["C", AT_THE_TERMINAL]);
+        let asked = Validator::new().validate_value(&arguments).unwrap();
+        let terminal = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Pick", [AT_THE_TERMINAL]),
+            AskUserAnswer::picked("More", ["C"]),
+        ]);
+        assert!(matches!(question_decision(&tool_input, &asked, &terminal), Decision::StepAside(_)));
+        let picked = AskUserResponse::answered(vec![
+            AskUserAnswer::picked("Pick", ["B"]),
+            AskUserAnswer::picked("More", ["C"]),
+        ]);
+        let Decision::Print(printed) = question_decision(&tool_input, &asked, &picked) else { panic!() };
+        assert_eq!(
+            printed["hookSpecificOutput"]["updatedInput"]["answers"],
+            json!({"Which?": "B", "More?": "C"})
         );
     }
 

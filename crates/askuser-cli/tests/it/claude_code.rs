@@ -441,6 +441,14 @@ fn claude_code_asks_and_is_answered_through_the_answer_server() {
     );
     drop(session);
 
+    // "Answer at the terminal" on a remote surface: Claude Code's own menu.
+    api.set_tool("AskUserQuestion", one.clone());
+    let session = Claude::start(&tmux, &claude, &home, &api, "Ask me at the desk");
+    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    served.answer(&id, &json!({"answers": [{"header": "Database", "selected": ["Answer at the terminal"]}]}));
+    session.wait_for("Enter to select");
+    drop(session);
+
     // Esc while the hook waits: withdrawn on the server at once.
     api.set_tool("AskUserQuestion", one.clone());
     let session = Claude::start(&tmux, &claude, &home, &api, "Ask me once more");

@@ -257,6 +257,26 @@ fn other_text_becomes_the_typed_answer_and_a_decline_denies() {
 }
 
 #[test]
+fn answer_at_the_terminal_on_a_remote_surface_hands_the_question_back() {
+    let served = Served::start("terminal");
+    let input = json!({"questions": [two_questions()["questions"][0].clone()]});
+    let child = served_hook(&served, "claude-code", &pre_tool_use("s-terminal", &input));
+    let record = served.pending("s-terminal");
+    let labels: Vec<&str> = record["request"]["questions"][0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["PostgreSQL", "SQLite", "Answer at the terminal"]);
+    let id = record["id"].as_str().unwrap();
+    served.answer(id, &json!({"answers": [{"header": "Database", "selected": ["Answer at the terminal"]}]}));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), ""), "{}", stderr(&output));
+    assert!(stderr(&output).contains("the person chose to answer at the terminal"), "{}", stderr(&output));
+}
+
+#[test]
 fn two_sessions_at_once_each_get_their_own_answer() {
     let served = Served::start("two");
     let input = json!({"questions": [two_questions()["questions"][0].clone()]});
