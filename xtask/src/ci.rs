@@ -65,6 +65,7 @@ pub(crate) fn run() -> Result<(), String> {
     crate::schema::run(&["--check".to_owned()])?;
     postgres_notice()?;
     browser_notice()?;
+    agent_cli_notice()?;
     cargo(&["test", "--workspace", "--locked"], &[])?;
     // The commands a build without them leaves out say how to get them (tests/it/{mcp,server}.rs).
     cargo(&["test", "-p", "askuser", "--no-default-features", "--locked"], &[])?;
@@ -140,6 +141,27 @@ fn browser_notice() -> Result<(), String> {
                 (browser::*) will skip; install them (Debian: apt-get install chromium chromium-driver)";
     if std::env::var("CI").as_deref() == Ok("true") {
         return Err(format!("{what} (CI=true: CI must provide them)"));
+    }
+    eprintln!("xtask: SKIPPING: {what}");
+    Ok(())
+}
+
+/// Says that the tests against the real Claude Code and Codex CLIs will skip for want of them or
+/// of tmux; under `CI=true` it is an error (`.ci/run` installs both CLIs).
+fn agent_cli_notice() -> Result<(), String> {
+    let tests = root().join("crates/askuser-cli/tests");
+    let claude = tests.join("claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    let codex =
+        tests.join("codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    let tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    if claude.is_file() && codex.is_file() && tmux {
+        return Ok(());
+    }
+    let what = "Claude Code, Codex or tmux is missing, so askuser's tests against the real CLIs \
+                (claude_code::*, codex::*) will skip; run `npm ci` in crates/askuser-cli/tests/claude-code \
+                and crates/askuser-cli/tests/codex, and install tmux";
+    if std::env::var("CI").as_deref() == Ok("true") {
+        return Err(format!("{what} (CI=true: .ci/run installs the CLIs)"));
     }
     eprintln!("xtask: SKIPPING: {what}");
     Ok(())

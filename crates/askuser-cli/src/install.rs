@@ -163,7 +163,7 @@ pub(crate) struct Places {
 }
 
 impl Places {
-    fn here() -> Result<Self, String> {
+    pub(crate) fn here() -> Result<Self, String> {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").or_else(|| var("USERPROFILE")).ok_or("neither HOME nor USERPROFILE is set")?;
         let config = if cfg!(target_os = "macos") {
@@ -301,7 +301,7 @@ fn codex(text: &str, entry: &Entry) -> Result<Merge, String> {
 
 /// A minimal JSON-with-comments reader that keeps every byte's position, so that an edit splices
 /// text in and leaves the rest of the file (comments, layout, trailing commas) as it was.
-mod jsonc {
+pub(crate) mod jsonc {
     use serde_json::Value;
 
     use super::Merge;
@@ -621,6 +621,85 @@ mod jsonc {
             replaced: false,
         })
     }
+
+    /// The root object of `text`, checked to be the whole text.
+    fn root(text: &str) -> Result<Node, String> {
+        let mut parser = Parser { text, at: 0 };
+        let root = parser.value(0)?;
+        parser.skip()?;
+        if parser.at != text.len() {
+            return Err(parser.error("text after the top-level value"));
+        }
+        if root.object.is_none() {
+            return Err("the top-level value is not an object".to_owned());
+        }
+        Ok(root)
+    }
+
+    /// The value at `outer.key` in the JSON-with-comments `text` (`None` when absent), for
+    /// `askuser hook install`, which merges its entries into arrays that hold others' too.
+    ///
+    /// # Errors
+    ///
+    /// The text is not JSON with comments, `outer` is not an object, or the value holds comments.
+    pub(crate) fn get(text: &str, outer: &str, key: &str) -> Result<Option<Value>, String> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let root = root(text)?;
+        let Some(object) = root.object.as_ref() else { return Ok(None) };
+        let Some((_, _, outer_node)) = object.members.iter().rfind(|(k, _, _)| k == outer) else {
+            return Ok(None);
+        };
+        let outer_object =
+            outer_node.object.as_ref().ok_or_else(|| format!("\"{outer}\" is not an object"))?;
+        let Some((_, _, node)) = outer_object.members.iter().rfind(|(k, _, _)| k == key) else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text[node.start..node.end]).map(Some).map_err(|e| {
+            format!("\"{outer}\".\"{key}\" cannot be read without its comments ({e}): edit it by hand")
+        })
+    }
+
+    /// Sets `outer.key` to `value` in the JSON-with-comments `text`, the rest left as it was.
+    ///
+    /// # Errors
+    ///
+    /// The text is not JSON with comments, or `outer` is not an object.
+    pub(crate) fn set(text: &str, outer: &str, key: &str, value: &Value) -> Result<String, String> {
+        let text = if text.trim().is_empty() { "{\n}\n" } else { text };
+        let root = root(text)?;
+        let root_object = root.object.as_ref().ok_or("the top-level value is not an object")?;
+        let unit = unit(text);
+        let root_indent = line_indent(text, root.start).unwrap_or("");
+        let pretty = |indent: &str| {
+            let mut out = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+            let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+            serde::Serialize::serialize(value, &mut serializer).map_err(|e| e.to_string())?;
+            let out = String::from_utf8(out).map_err(|e| e.to_string())?;
+            Ok::<_, String>(out.replace('\n', &format!("\n{indent}")))
+        };
+        let Some((_, outer_at, outer_node)) = root_object.members.iter().rfind(|(k, _, _)| k == outer) else {
+            let indent = format!("{root_indent}{unit}");
+            let inner = pretty(&format!("{indent}{unit}"))?;
+            let value = format!("{{\n{indent}{unit}{}: {inner}\n{indent}}}", Value::from(key));
+            return Ok(insert(text, root_object, root_indent, &unit, outer, &value));
+        };
+        let outer_object =
+            outer_node.object.as_ref().ok_or_else(|| format!("\"{outer}\" is not an object"))?;
+        let outer_indent = line_indent(text, *outer_at).unwrap_or("").to_owned();
+        if let Some((_, key_at, existing)) = outer_object.members.iter().rfind(|(k, _, _)| k == key) {
+            let indent = line_indent(text, *key_at).unwrap_or(&outer_indent).to_owned();
+            return Ok(format!("{}{}{}", &text[..existing.start], pretty(&indent)?, &text[existing.end..]));
+        }
+        let indent = outer_object
+            .members
+            .last()
+            .and_then(|(_, key_at, _)| line_indent(text, *key_at))
+            .map_or_else(|| format!("{outer_indent}{unit}"), str::to_owned);
+        Ok(insert(text, outer_object, &outer_indent, &unit, key, &pretty(&indent)?))
+    }
 }
 
 /// The Cursor install link for `entry` (`cursor://anysphere.cursor-deeplink/mcp/install`, the
@@ -764,7 +843,7 @@ fn parse(mut args: Args) -> Result<Options, String> {
 }
 
 /// `askuser` when the `askuser` on PATH is this program, else this program's full path.
-fn default_command() -> Result<String, String> {
+pub(crate) fn default_command() -> Result<String, String> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("cannot find this program's path (give --command): {e}"))?;
@@ -780,7 +859,7 @@ fn default_command() -> Result<String, String> {
     }
 }
 
-fn quoted(path: &Path) -> String {
+pub(crate) fn quoted(path: &Path) -> String {
     let text = path.to_string_lossy();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c)) {
         text.into_owned()
@@ -896,11 +975,19 @@ pub(crate) fn target(host_file: PathBuf, base: &Path, named: Option<&Path>) -> R
             Err(e) => Err(format!("cannot resolve {}: {e}", quoted(named))),
         };
     }
-    let mut checked = base.to_owned();
-    let below = host_file.strip_prefix(base).map_or_else(|_| host_file.clone(), Path::to_owned);
-    let components: Vec<_> = below.components().collect();
-    for component in components {
-        checked.push(component);
+    // Below `base`, every step; a file elsewhere (CODEX_HOME, the configuration directory), the
+    // file itself.
+    let steps: Vec<PathBuf> = match host_file.strip_prefix(base) {
+        Ok(below) => below
+            .components()
+            .scan(base.to_owned(), |at, component| {
+                at.push(component);
+                Some(at.clone())
+            })
+            .collect(),
+        Err(_) => vec![host_file.clone()],
+    };
+    for checked in steps {
         if let Ok(metadata) = std::fs::symlink_metadata(&checked)
             && metadata.file_type().is_symlink()
         {
@@ -937,8 +1024,15 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// The host's file for `options`, and how to show it.
 fn file_of(options: &Options) -> Result<(PathBuf, String), String> {
     let places = Places::here()?;
-    let base = if options.host.in_project() { places.cwd.clone() } else { places.home.clone() };
-    let file = target(options.host.file(&places), &base, options.file.as_deref())?;
+    let host_file = options.host.file(&places);
+    // In a project (a directory someone else may have prepared), every folder on the way; in the
+    // person's own configuration, the file itself.
+    let base = if options.host.in_project() {
+        places.cwd.clone()
+    } else {
+        host_file.parent().map_or_else(|| places.home.clone(), Path::to_owned)
+    };
+    let file = target(host_file, &base, options.file.as_deref())?;
     let shown = quoted(&file);
     Ok((file, shown))
 }

@@ -5,6 +5,7 @@
 
 mod ask;
 mod check;
+mod hook;
 mod install;
 #[cfg(any(test, not(all(feature = "mcp", feature = "server"))))]
 mod missing;
@@ -28,6 +29,8 @@ commands:
                    vscode, vscode-user, cursor, windsurf, codex (askuser mcp install --help)
   serve            run the answer server for phones and other programs (see askuser serve
                    --help); `askuser ask --server URL` asks through it
+  hook CLI         carry Claude Code's or Codex's own questions and permission prompts to
+                   the answer server (askuser hook --help); hook install CLI writes it in
   pending          look at and act on the pending questions in a store (askuser pending --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help (also -h, --help)
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),
         Some("mcp") => mcp(&rest),
         Some(command @ ("serve" | "pending")) => server(command, &rest),
+        Some("hook") => hook::main(&rest),
         Some("version" | "--version" | "-V") => {
             print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
@@ -116,7 +120,7 @@ fn main() -> ExitCode {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
         Some(other) => askuser_tool::cli::Command::new("askuser", USAGE).usage_error(&format!(
-            "unknown command {other:?} (the commands: ask, demo, check, mcp, serve, pending, schema, version)"
+            "unknown command {other:?} (the commands: ask, demo, check, mcp, serve, hook, pending, schema, version)"
         )),
     }
 }

@@ -122,6 +122,22 @@ fn bind_address(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("--bind: {text:?} resolves to no address"))
 }
 
+/// Listens on `bind`; an address in use says whether an askuser serve holds it.
+async fn listen(bind: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    match tokio::net::TcpListener::bind(bind).await {
+        Ok(listener) => Ok(listener),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            let who = if is_askuser_serve(bind).await {
+                "an askuser serve is already running there (stop it, or give another --bind)"
+            } else {
+                "another program listens there; give another --bind, e.g. 127.0.0.1:0 for any free port"
+            };
+            Err(format!("cannot listen on {bind}: the address is in use: {who}"))
+        }
+        Err(e) => Err(format!("cannot listen on {bind}: {e}")),
+    }
+}
+
 /// Whether what listens at `address` is an askuser serve: its `/openapi.json` names askuser.
 async fn is_askuser_serve(address: SocketAddr) -> bool {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -377,19 +393,7 @@ async fn run(options: Options) -> Result<(), String> {
         }
         askuser_store::open(&store_url).await.map_err(|e| open_failed(&store_url, &e))?
     };
-    let listener = match tokio::net::TcpListener::bind(options.bind).await {
-        Ok(listener) => listener,
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            let who = if is_askuser_serve(options.bind).await {
-                "an askuser serve is already running there (stop it, or give another --bind)".to_owned()
-            } else {
-                "another program listens there; give another --bind, e.g. 127.0.0.1:0 for any free port"
-                    .to_owned()
-            };
-            return Err(format!("cannot listen on {}: the address is in use: {who}", options.bind));
-        }
-        Err(e) => return Err(format!("cannot listen on {}: {e}", options.bind)),
-    };
+    let listener = listen(options.bind).await?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = options.public_url.clone().unwrap_or_else(|| format!("http://{local}"));
     let mut builder = AnswerServer::builder(std::sync::Arc::clone(&store), token)

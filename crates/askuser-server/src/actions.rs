@@ -6,8 +6,12 @@
 use std::time::Duration;
 
 use askuser_client::wire::AskBody;
-use askuser_core::{AskUserRequest, AskUserResponse, Profile, Validator};
-use askuser_store::{AskedBy, NewQuestion, PendingRecord, State as RecordState};
+use askuser_core::{
+    AnsweredBy, AskUserRequest, AskUserResponse, Profile, QuestionKind, Questions, Validator,
+};
+use askuser_store::{
+    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, NewQuestion, PendingRecord, State as RecordState,
+};
 
 use crate::error::{ApiError, bounded};
 use crate::{AppState, MAX_TIMEOUT, links};
@@ -28,6 +32,29 @@ fn check_id(field: &'static str, value: &str) -> Result<(), ApiError> {
             field,
             message: "must not contain control characters or invisible formatting".to_owned(),
         });
+    }
+    Ok(())
+}
+
+/// An approval (SPEC §17) is one single-select multiple-choice question whose options are
+/// `Allow once` and `Deny`, and perhaps `Always allow`, in that order, none marked as a default:
+/// nothing can then pick an answer for the person.
+fn check_approval(questions: &Questions) -> Result<(), ApiError> {
+    let refuse = |message: String| Err(ApiError::InvalidField { field: "arguments", message });
+    let [question] = questions.as_slice() else {
+        return refuse(format!("an approval is one question, not {}", questions.len()));
+    };
+    if question.kind() != QuestionKind::Choice || question.multi_select() {
+        return refuse("an approval is a single-select multiple-choice question".to_owned());
+    }
+    let labels: Vec<&str> = question.options().iter().map(askuser_core::QuestionOption::label).collect();
+    if labels != APPROVAL_OPTIONS[..2] && labels != APPROVAL_OPTIONS {
+        return refuse(format!(
+            "an approval's options are \"Allow once\", \"Deny\" and perhaps \"Always allow\", in that order; got {labels:?}"
+        ));
+    }
+    if question.options().iter().any(askuser_core::QuestionOption::is_default) {
+        return refuse("an approval has no default option".to_owned());
     }
     Ok(())
 }
@@ -68,6 +95,9 @@ pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<(PendingRecor
         other => validator.validate_value(other),
     }
     .map_err(|e| ApiError::InvalidArguments { message: e.to_string(), retry_payload: e.retry_payload() })?;
+    if body.tool_name.as_deref() == Some(APPROVAL_TOOL_NAME) {
+        check_approval(&questions)?;
+    }
     let mut timeout = timeout_of(body.timeout_secs, state.config.default_timeout)?;
     // The model may shorten the wait (extended `timeout_seconds`), never extend it.
     if let Some(secs) = questions.timeout_seconds() {
@@ -141,10 +171,21 @@ pub(crate) async fn answer(
     secrets: Vec<crate::secrets::Secret>,
 ) -> Result<PendingRecord, ApiError> {
     let needs_values = !response.cancelled && !crate::secrets::referenced(response).is_empty();
-    if needs_values || !secrets.is_empty() {
+    let unattended = response.answered_by != AnsweredBy::User;
+    if needs_values || !secrets.is_empty() || unattended {
         let record =
             bounded(state.store.get(id)).await?.ok_or_else(|| ApiError::NotFound { id: id.to_owned() })?;
         if record.state() == RecordState::Pending {
+            if unattended && record.is_approval() {
+                // SPEC §17: a permission is given or refused by a person, never by a default,
+                // a timeout or an unattended responder.
+                return Err(ApiError::InvalidResponse {
+                    message: format!(
+                        "an approval is answered by a person only, not {}",
+                        response.answered_by.as_str()
+                    ),
+                });
+            }
             crate::secrets::check_values(record.request(), response, &secrets)
                 .map_err(|message| ApiError::InvalidResponse { message })?;
         }

@@ -290,7 +290,7 @@ impl Outgoing {
         // One link (an HMAC) per notice; a one-tap answer (`tap.rs`) is the link and `/tap/N`.
         let url = crate::links::page_url(state, record.id());
         let taps = if event.while_pending() {
-            crate::tap::choices(record.request())
+            crate::tap::choices(record)
                 .into_iter()
                 .enumerate()
                 .map(|(n, label)| (askuser_core::show_blank(label).into_owned(), format!("{url}/tap/{n}")))

@@ -620,6 +620,11 @@ struct QuestionView {
     options: Vec<OptionView>,
     /// Whether a choice offers "Other…" (`allow_other`).
     other: bool,
+    /// Its label and its field's placeholder: on an approval (SPEC §17) a typed answer denies,
+    /// with the text as the reason the agent reads.
+    other_label: &'static str,
+    other_placeholder: &'static str,
+    other_aria: &'static str,
     other_checked: bool,
     /// What the person typed: the "Other…" answer, or a text question's answer.
     other_text: String,
@@ -702,7 +707,13 @@ fn kind_name(kind: QuestionKind) -> &'static str {
     }
 }
 
-fn question_view(index: usize, q: &Question, filled: &Filled, problem: Option<String>) -> QuestionView {
+fn question_view(
+    index: usize,
+    q: &Question,
+    approval: bool,
+    filled: &Filled,
+    problem: Option<String>,
+) -> QuestionView {
     let name = format!("q{index}");
     let picked: Vec<&str> = filled.values(&name).collect();
     // A fresh form starts on the options the question declares as defaults.
@@ -733,6 +744,9 @@ fn question_view(index: usize, q: &Question, filled: &Filled, problem: Option<St
             })
             .collect(),
         other: q.allow_other(),
+        other_label: if approval { "Deny, with a reason…" } else { "Other…" },
+        other_placeholder: if approval { "Why (the agent reads it)" } else { "Your own answer" },
+        other_aria: if approval { "Your reason to deny" } else { "Your own answer for" },
         other_checked: picked.contains(&"other"),
         other_text: typed.unwrap_or_default().to_owned(),
         purpose: q.purpose().map(str::to_owned),
@@ -758,7 +772,7 @@ fn batch_page(
         .enumerate()
         .map(|(index, q)| {
             let problem = problems.iter().find(|p| p.index == index).map(|p| p.text.clone());
-            question_view(index, q, filled, problem)
+            question_view(index, q, record.is_approval(), filled, problem)
         })
         .collect();
     let count = record.request().questions().len();

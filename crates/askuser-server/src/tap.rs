@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind};
-use askuser_store::State as RecordState;
+use askuser_core::{AskUserAnswer, AskUserResponse, QuestionKind};
+use askuser_store::{PendingRecord, State as RecordState};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -22,9 +22,14 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 
 /// The labels a one-tap answer can pick, in order: the options of a batch of one single-select
 /// multiple-choice question; none for any other batch (several questions, multi-select, text or
-/// secret), which needs the page.
-pub(crate) fn choices(request: &AskUserRequest) -> Vec<&str> {
-    match request.questions().as_slice() {
+/// secret), which needs the page, and none for an approval (SPEC §17: a permission is given on
+/// the page or a chat's allowed users' buttons, never by a link that anyone holding the notice
+/// can tap).
+pub(crate) fn choices(record: &PendingRecord) -> Vec<&str> {
+    if record.is_approval() {
+        return Vec::new();
+    }
+    match record.request().questions().as_slice() {
         [q] if q.kind() == QuestionKind::Choice && !q.multi_select() => {
             q.options().iter().map(askuser_core::QuestionOption::label).collect()
         }
@@ -50,7 +55,7 @@ async fn tap(
             return text(error.status(), "Not answered: the server cannot reach its database just now.");
         }
     };
-    let choices = choices(record.request());
+    let choices = choices(&record);
     let Some(label) = choices.get(n) else {
         return text(StatusCode::UNPROCESSABLE_ENTITY, "Not answered: this question needs its page.");
     };

@@ -103,8 +103,8 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{
-    AskedBy, ChannelPost, Cursor, InvalidAskedBy, InvalidCursor, ListQuery, MAX_ASKED_BY_CHARS, NewQuestion,
-    Notice, Page, PendingRecord, State, UnknownState,
+    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, ChannelPost, Cursor, InvalidAskedBy, InvalidCursor,
+    ListQuery, MAX_ASKED_BY_CHARS, NewQuestion, Notice, Page, PendingRecord, State, UnknownState,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};

@@ -212,6 +212,16 @@ fn stamps_of(deadline: &Deadline) -> (Timestamp, Timestamp) {
     (deadline.nudge_at().unwrap_or(expires_at), expires_at)
 }
 
+/// The tool name that marks a record as an **approval** (a permission prompt of an agent CLI,
+/// carried by `askuser hook`): one single-select question whose options are exactly
+/// [`APPROVAL_OPTIONS`] (the third only where the CLI offers an "always allow" rule), none marked
+/// as a default. Surfaces never offer it a one-tap answer, and nothing answers it for the person
+/// (SPEC §17).
+pub const APPROVAL_TOOL_NAME: &str = "askuser_approval";
+
+/// The options of an approval, in order: `Allow once`, `Deny`, and where offered `Always allow`.
+pub const APPROVAL_OPTIONS: [&str; 3] = ["Allow once", "Deny", "Always allow"];
+
 /// One question in a store, as read back.
 ///
 /// Serialises (for logs, the `askuser-store` tool and HTTP APIs) as `{"id", "session_id",
@@ -259,6 +269,13 @@ impl PendingRecord {
     #[must_use]
     pub fn tool_name(&self) -> &str {
         &self.tool_name
+    }
+
+    /// Whether it is an approval (its tool name is [`APPROVAL_TOOL_NAME`]): a permission prompt,
+    /// never answered by a one-tap link or for the person.
+    #[must_use]
+    pub fn is_approval(&self) -> bool {
+        self.tool_name == APPROVAL_TOOL_NAME
     }
 
     /// The contract the request was validated under: `reference` or `extended`.

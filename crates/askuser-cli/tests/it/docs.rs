@@ -156,6 +156,7 @@ fn check_askuser(place: &str, args: &[String], stdin: Option<&str>, problems: &m
     let help_args: Vec<&str> = match sub {
         "ask" if words.contains(&"--server") => vec!["ask", "--server", "http://127.0.0.1:1", "--help"],
         "mcp" if words.get(1) == Some(&"install") => vec!["mcp", "install", "--help"],
+        "hook" if words.get(1) == Some(&"install") => vec!["hook", "install", "--help"],
         _ => vec![sub, "--help"],
     };
     let help = askuser(&help_args, None);

@@ -2,9 +2,16 @@
 
 mod ask;
 mod check;
+// Claude Code's native binary is linux-x64 here; tmux drives it.
+#[cfg(all(unix, feature = "server"))]
+mod claude_code;
+#[cfg(all(unix, feature = "server"))]
+mod codex;
 // The docs name every command, so they are checked against a build that has them all.
 #[cfg(all(feature = "mcp", feature = "server"))]
 mod docs;
+#[cfg(feature = "server")]
+mod hook;
 mod install;
 mod mcp;
 #[cfg(unix)]

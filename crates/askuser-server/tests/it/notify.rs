@@ -305,6 +305,35 @@ async fn one_tap_answers_a_single_question_with_the_page_secret() {
     assert_eq!(store.get("tap-2").await.unwrap().unwrap().state(), askuser_store::State::Pending);
 }
 
+/// SPEC §17: an approval (a permission prompt `askuser hook` carries) is never answered by a
+/// notice's one tap: its ntfy notice has only `Open`, its JSON notice no `answer_urls`, and its
+/// tap URL answers nothing, though it is one single-select question.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_gets_no_one_tap_answer() {
+    let approval = json!({"questions": [{"header": "Allow Bash?", "question": "Run `rm -rf build`?",
+        "options": [{"label": "Allow once"}, {"label": "Deny"}]}]});
+    let (url, mut received) = receiver(0).await;
+    let (app, store) = app_with(Notifier::new(&url, NotifyFormat::Ntfy).unwrap());
+    ask(&app, json!({"id": "approval-1", "tool_name": "askuser_approval", "arguments": approval})).await;
+    let hit = next(&mut received).await;
+    let actions: Value = serde_json::from_str(hit.header("actions")).unwrap();
+    let labels: Vec<&str> =
+        actions.as_array().unwrap().iter().map(|a| a["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["Open"]);
+    let path = format!("{}/tap/0", hit.header("click").strip_prefix("http://phone.test").unwrap());
+    let tap = Request::builder().method(Method::POST).uri(path).body(Body::empty()).unwrap();
+    let refused = send(&app, tap).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.text);
+    assert_eq!(store.get("approval-1").await.unwrap().unwrap().state(), askuser_store::State::Pending);
+
+    let (url, mut received) = receiver(0).await;
+    let (app, _) = app_with(Notifier::new(&url, NotifyFormat::Json).unwrap());
+    ask(&app, json!({"id": "approval-2", "tool_name": "askuser_approval", "arguments": approval})).await;
+    let body: Value = serde_json::from_str(&next(&mut received).await.body).unwrap();
+    assert!(body.get("answer_urls").is_none(), "{body}");
+    assert_eq!(body["event"], "asked");
+}
+
 /// Credentials go in the `Authorization` header: a token as Bearer, `user:password` as Basic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_authenticate_every_request() {

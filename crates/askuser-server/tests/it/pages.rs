@@ -47,6 +47,29 @@ pub(crate) async fn record_state(h: &Harness, id: &str) -> String {
     h.store.get(id).await.unwrap().unwrap().state().as_str().to_owned()
 }
 
+/// An approval's page (SPEC §17): the command as code, the two options, nothing checked, and
+/// "Other…" read as what it does there: deny, with the reason the agent reads.
+#[tokio::test]
+async fn an_approval_shows_the_command_as_code_and_a_deny_with_a_reason() {
+    let h = harness();
+    let arguments = json!({"questions": [{"header": "Allow Bash?",
+        "question": "Claude Code in ~/app asks to run a command:\n```\nrm -rf build <b>\n```",
+        "options": [{"label": "Allow once"}, {"label": "Deny"}]}]});
+    let id = ask(&h.app, json!({"tool_name": "askuser_approval", "arguments": arguments})).await;
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    let html = &page.text;
+    for expected in [
+        r#"<code class="block">rm -rf build &#60;b&#62;</code>"#,
+        r#"type="radio" name="q0" value="0"><span><span class="label">Allow once</span>"#,
+        r#"type="radio" name="q0" value="1"><span><span class="label">Deny</span>"#,
+        "Deny, with a reason…",
+        r#"placeholder="Why (the agent reads it)" aria-label="Your reason to deny Allow Bash?""#,
+    ] {
+        assert!(html.contains(expected), "missing {expected:?} in\n{html}");
+    }
+    assert!(!html.contains("Other…") && !html.contains(" checked"), "{html}");
+}
+
 #[tokio::test]
 async fn a_link_shows_the_batch_as_a_small_form_from_the_assistant() {
     let h = harness();

@@ -1,0 +1,231 @@
+//! `askuser hook codex` against the real Codex CLI (npm `@openai/codex` 0.171.0, its native
+//! binary, installed by `.ci/run` in `tests/codex`), driven in tmux, its model a scripted
+//! Responses API double. Installed with `askuser hook install codex --server URL --token-file
+//! PATH` (`CODEX_HOME` set), the hook trusted at Codex's own prompt, an escalated command denied
+//! and allowed through `askuser serve`'s JSON API.
+//!
+//! Skipped, saying so, where Codex or tmux is missing; under `CI=true` that is a failure.
+
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::claude_code::{TmuxServer, read_request};
+use super::hook::{BIN, Served, TempDir};
+
+fn codex_binary() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    let tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    if path.is_file() && tmux {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must install Codex (.ci/run: npm ci in crates/askuser-cli/tests/codex) and tmux"
+    );
+    eprintln!("SKIPPED codex: needs tmux and Codex 0.171.0 (cd crates/askuser-cli/tests/codex && npm ci)");
+    None
+}
+
+/// A scripted `OpenAI` Responses API (`POST /v1/responses`, streamed as server-sent events),
+/// written from the public reference: <https://platform.openai.com/docs/api-reference/responses>
+/// and its streaming events (<https://platform.openai.com/docs/api-reference/responses-streaming>:
+/// `response.created`, `response.output_item.added`, `response.function_call_arguments.delta`
+/// and `.done`, `response.output_text.delta`, `response.output_item.done`,
+/// `response.completed`). A request whose input holds no `function_call_output` gets a call of
+/// the shell tool `exec_command` that asks to leave the sandbox (`sandbox_permissions:
+/// "require_escalated"`); any other gets the text "Done.".
+fn start_responses_api() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = serve_one(stream);
+            });
+        }
+    });
+    url
+}
+
+fn serve_one(stream: TcpStream) -> std::io::Result<()> {
+    let (path, body) = read_request(&stream)?;
+    let mut out = stream;
+    if !path.starts_with("/v1/responses") {
+        let reply = r#"{"models":[]}"#;
+        return write!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let answered = request["input"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
+    let offers_shell =
+        request["tools"].as_array().is_some_and(|tools| tools.iter().any(|t| t["name"] == "exec_command"));
+    let response = json!({"id": "resp_1", "object": "response", "status": "in_progress", "model": "gpt-5", "output": []});
+    let mut events = vec![json!({"type": "response.created", "response": response})];
+    let item = if offers_shell && !answered {
+        let arguments = json!({"cmd": "rm -rf build", "sandbox_permissions": "require_escalated",
+                               "justification": "Remove the build folder"})
+        .to_string();
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
+                          "arguments": arguments, "status": "completed"});
+        let mut added = call.clone();
+        added["arguments"] = "".into();
+        added["status"] = "in_progress".into();
+        events.push(json!({"type": "response.output_item.added", "output_index": 0, "item": added}));
+        events.push(json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": arguments}));
+        events.push(json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 0, "arguments": arguments}));
+        call
+    } else {
+        let message = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                             "content": [{"type": "output_text", "text": "Done.", "annotations": []}]});
+        let mut added = message.clone();
+        added["content"] = json!([]);
+        added["status"] = "in_progress".into();
+        events.push(json!({"type": "response.output_item.added", "output_index": 0, "item": added}));
+        events.push(json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "Done."}));
+        message
+    };
+    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+    let mut completed = response;
+    completed["status"] = "completed".into();
+    completed["output"] = json!([item]);
+    completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+        "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
+    events.push(json!({"type": "response.completed", "response": completed}));
+    write!(out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")?;
+    for event in events {
+        write!(out, "event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap_or_default())?;
+    }
+    out.flush()
+}
+
+/// Codex in a tmux session of its own, killed when dropped.
+struct Codex<'a> {
+    tmux: &'a TmuxServer,
+    session: String,
+}
+
+impl<'a> Codex<'a> {
+    fn start(tmux: &'a TmuxServer, codex: &Path, home: &Path, run: usize) -> Self {
+        let session = format!("askuser-codex-{}-{run}", std::process::id());
+        let command = format!(
+            "env -i PATH=/usr/bin:/bin HOME='{}' CODEX_HOME='{}' TERM=xterm-256color DOUBLE_API_KEY=k '{}' 'Clean the build'; sleep 600",
+            home.display(),
+            home.join("codex-home").display(),
+            codex.display()
+        );
+        let status = tmux
+            .tmux()
+            .args(["new-session", "-d", "-s", &session, "-x", "160", "-y", "50", "-c"])
+            .arg(home.join("project"))
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Self { tmux, session }
+    }
+
+    fn screen(&self) -> String {
+        let output = self.tmux.tmux().args(["capture-pane", "-p", "-t", &self.session]).output().unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_mins(1);
+        while !self.screen().contains(text) {
+            assert!(Instant::now() < deadline, "{text:?} never showed:\n{}", self.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            assert!(
+                self.tmux.tmux().args(["send-keys", "-t", &self.session, key]).status().unwrap().success()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Codex<'_> {
+    fn drop(&mut self) {
+        let _ = self.tmux.tmux().args(["kill-session", "-t", &self.session]).status();
+    }
+}
+
+#[test]
+fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
+    let Some(codex) = codex_binary() else { return };
+    let tmux = TmuxServer::start("codex");
+    let api = start_responses_api();
+    let served = Served::start("codex");
+    let home = TempDir::new("codex-home");
+    let project = home.0.join("project");
+    std::fs::create_dir_all(project.join("build")).unwrap();
+    std::fs::create_dir_all(home.0.join("codex-home")).unwrap();
+    let config = format!(
+        "model = \"gpt-5\"\nmodel_provider = \"double\"\napproval_policy = \"on-request\"\nsandbox_mode = \"read-only\"\n\n\
+         [model_providers.double]\nname = \"double\"\nbase_url = \"{api}\"\nenv_key = \"DOUBLE_API_KEY\"\n\
+         wire_api = \"responses\"\nsupports_websockets = false\nrequires_openai_auth = false\n\n\
+         [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.display()
+    );
+    std::fs::write(home.0.join("codex-home/config.toml"), config).unwrap();
+    let installed = Command::new(BIN)
+        .args(["hook", "install", "codex", "--server", &served.url, "--token-file"])
+        .arg(served.token_file())
+        .args(["--command", BIN])
+        .env("HOME", &home.0)
+        .env("CODEX_HOME", home.0.join("codex-home"))
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+
+    // Codex asks the person to trust the new hook; the person does.
+    let session = Codex::start(&tmux, &codex, &home.0, 1);
+    session.wait_for("Hooks need review");
+    session.keys(&["2", "Enter"]);
+    let record = served.pending_any();
+    assert_eq!(record["tool_name"], "askuser_approval");
+    assert_eq!(record["asked_by"], "Codex in ~/project");
+    let id = record["id"].as_str().unwrap().to_owned();
+    served.answer(&id, &json!({"answers": [{"header": "Allow Bash?", "selected": ["Deny"]}]}));
+    session.wait_for("Blocked by hook");
+    session.wait_for("Done.");
+    assert!(project.join("build").exists(), "denied, yet run:\n{}", session.screen());
+    drop(session);
+
+    // Trusted once: the next start asks nothing, and an allowed command runs.
+    let session = Codex::start(&tmux, &codex, &home.0, 2);
+    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    served.answer(&id, &json!({"answers": [{"header": "Allow Bash?", "selected": ["Allow once"]}]}));
+    session.wait_for("Done.");
+    assert!(!project.join("build").exists(), "allowed, yet not run:\n{}", session.screen());
+    drop(session);
+
+    // Esc while the hook waits: Codex kills the hook's process group; the hook's watchdog
+    // withdraws the approval at once (not after the server's 30 s lease).
+    let session = Codex::start(&tmux, &codex, &home.0, 3);
+    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    session.keys(&["Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let (_, record) = served.http("GET", &format!("/v1/questions/{id}"), None);
+        if record["state"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not withdrawn after Esc: {record}\n{}", session.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
