@@ -29,11 +29,39 @@ pub(crate) fn render(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// Draws `url`'s code on stderr when stderr is a terminal (never into a log or a pipe).
+/// Whether a phone could open `url`: not when its host is this machine's loopback
+/// (`127.0.0.1`, `[::1]`, `localhost`), which on a phone is the phone itself.
+pub(crate) fn phone_can_open(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = if host.starts_with('[') {
+        host.split(']').next().unwrap_or(host).trim_start_matches('[')
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified());
+    !loopback
+}
+
+/// Draws `url`'s code on stderr when stderr is a terminal (never into a log or a pipe) and a
+/// phone could open it; a loopback link gets a line that says why there is no code, once.
 pub(crate) fn show(url: &str) {
-    if std::io::stderr().is_terminal()
-        && let Some(code) = render(url)
-    {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    if !phone_can_open(url) {
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "askuser: no QR code: this link is on this machine's loopback, which a phone cannot open; \
+                 serve with --public-url URL (or --bind on an address the phone reaches) for one"
+            );
+        }
+        return;
+    }
+    if let Some(code) = render(url) {
         eprint!("{code}");
     }
 }
@@ -44,6 +72,22 @@ mod tests {
 
     /// Guards the drawing against the crate's own matrix: every module of the code, and the
     /// quiet zone around it, reads back from the half blocks as it is.
+    #[test]
+    fn only_links_a_phone_can_open_get_a_code() {
+        for url in [
+            "http://127.0.0.1:8765/q/1/t",
+            "http://localhost:8765",
+            "http://[::1]:1/x",
+            "http://0.0.0.0:8765",
+        ] {
+            assert!(!phone_can_open(url), "{url}");
+        }
+        for url in ["http://192.168.1.20:8765/q/1/t", "https://ask.example.org/q/1", "http://[fd00::1]:8765/"]
+        {
+            assert!(phone_can_open(url), "{url}");
+        }
+    }
+
     #[test]
     fn the_half_blocks_are_the_codes_modules() {
         let url = "http://192.168.1.20:8765/q/3f0c9a7be1d24c55/9b1e0d4f8a6c7b2e3d5f9a1c";

@@ -41,7 +41,9 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         (Basic); without it, ASKUSER_NOTIFY_CREDENTIALS is used when set
   --config PATH         the chat channels (Telegram, Slack) to ask through as well: a TOML file,
                         see docs/channels.md and docs/serve.example.toml; their tokens come from
-                        files only you can read, or environment variables
+                        files only you can read, or environment variables. Default:
+                        ~/.config/askuser/serve.toml ($XDG_CONFIG_HOME/askuser/serve.toml) when
+                        it exists
   --header-timeout S    the time a client has to send a request head; an idle kept-alive
                         connection closes after it too (default 10)
   --body-timeout S      the time a client has to send a request body (default 30)
@@ -120,6 +122,14 @@ fn bind_address(text: &str) -> Result<SocketAddr, String> {
         .or_else(|| addresses.first())
         .copied()
         .ok_or_else(|| format!("--bind: {text:?} resolves to no address"))
+}
+
+/// Where `serve` looks for its config when `--config` is not given:
+/// `$XDG_CONFIG_HOME/askuser/serve.toml`, else `~/.config/askuser/serve.toml`.
+fn default_config() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|home| home.join(".config")))?;
+    Some(base.join("askuser/serve.toml"))
 }
 
 /// Listens on `bind`; an address in use says whether an askuser serve holds it.
@@ -349,7 +359,17 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
 async fn run(options: Options) -> Result<(), String> {
     init_log();
     // Read first: a mistake in it stops the server before anything opens.
-    let channels_config = match &options.config {
+    let config = options.config.clone().or_else(|| {
+        let default = default_config()?;
+        default.is_file().then(|| {
+            eprintln!(
+                "askuser serve: config {} (the default place; --config PATH for another)",
+                default.display()
+            );
+            default
+        })
+    });
+    let channels_config = match &config {
         Some(path) => Some(askuser_channels::ChannelsConfig::from_file(path).map_err(|e| e.to_string())?),
         None => None,
     };

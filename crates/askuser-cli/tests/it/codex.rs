@@ -113,6 +113,8 @@ fn serve_one(stream: TcpStream) -> std::io::Result<()> {
 struct Codex<'a> {
     tmux: &'a TmuxServer,
     session: String,
+    /// `CODEX_HOME`, where Codex 0.171 installs the app-server daemon it leaves running.
+    codex_home: PathBuf,
 }
 
 impl<'a> Codex<'a> {
@@ -132,7 +134,7 @@ impl<'a> Codex<'a> {
             .status()
             .unwrap();
         assert!(status.success());
-        Self { tmux, session }
+        Self { tmux, session, codex_home: home.join("codex-home") }
     }
 
     fn screen(&self) -> String {
@@ -161,6 +163,14 @@ impl<'a> Codex<'a> {
 impl Drop for Codex<'_> {
     fn drop(&mut self) {
         let _ = self.tmux.tmux().args(["kill-session", "-t", &self.session]).status();
+        // Codex starts a managed app-server daemon from CODEX_HOME (measured: `codex app-server
+        // --managed-daemon` and its pid-update loop) that outlives the session: end it with the test.
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(exe) = std::fs::read_link(entry.path().join("exe")) else { continue };
+            if exe.starts_with(&self.codex_home) {
+                let _ = std::process::Command::new("kill").arg("-KILL").arg(entry.file_name()).status();
+            }
+        }
     }
 }
 

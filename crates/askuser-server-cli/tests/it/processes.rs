@@ -691,3 +691,22 @@ async fn an_address_in_use_says_whether_askuser_serve_holds_it() {
     assert_ne!(second.status.code(), Some(0), "{said}");
     assert!(said.contains("the address is in use: an askuser serve is already running there"), "{said}");
 }
+
+/// Without --config, serve reads ~/.config/askuser/serve.toml ($XDG_CONFIG_HOME) when it exists:
+/// a mistake there stops it, naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_config_is_read_when_present() {
+    let dir = TempDir::new("default-config");
+    std::fs::create_dir_all(dir.0.join("askuser")).unwrap();
+    let config = dir.0.join("askuser/serve.toml");
+    std::fs::write(&config, "[telegram\n").unwrap();
+    let output =
+        support::serve_command("memory:", &[]).env("XDG_CONFIG_HOME", &dir.0).output().await.unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("askuser serve: config {} (the default place", config.display())),
+        "{said}"
+    );
+    assert!(said.contains(&format!("{}: TOML parse error at line 1", config.display())), "{said}");
+}
