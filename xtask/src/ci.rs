@@ -73,7 +73,7 @@ pub(crate) fn run() -> Result<(), String> {
     crate::packages::run_all()
 }
 
-/// The README's first command (`cargo run --quiet --no-default-features --bin askuser -- demo`)
+/// The README's first command (`cargo run --no-default-features --bin askuser -- demo`)
 /// must stay quick to build: none of rmcp, axum, sqlx, reqwest in that build's graph (they come
 /// with the `mcp` and `server` features). And `askuser mcp` reaches an answer server through
 /// askuser-client alone: none of the server's axum, askama and sqlx in askuser-mcp-cli's graph.

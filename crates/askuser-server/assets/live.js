@@ -22,7 +22,12 @@
   };
   var counters = document.querySelectorAll("[data-until]");
   var tick = function () {
-    counters.forEach(function (el) { el.textContent = left(Date.parse(el.getAttribute("data-until")) - Date.now()); });
+    counters.forEach(function (el) {
+      var ms = Date.parse(el.getAttribute("data-until")) - Date.now();
+      el.textContent = left(ms);
+      // The last minute stands out, as in the terminal.
+      el.classList.toggle("urgent", ms < 60000);
+    });
   };
   if (counters.length) { tick(); setInterval(tick, 1000); }
 

@@ -115,12 +115,6 @@ fn render(template: &impl Template, status: StatusCode) -> Response {
     }
 }
 
-/// `2026-11-30 18:30 UTC`.
-fn when(at: Timestamp) -> String {
-    let text = at.to_string();
-    format!("{} UTC", text.get(..16).unwrap_or(&text).replace('T', " "))
-}
-
 /// A time on a page: the UTC text a page shows without JavaScript, and the instant (`datetime`)
 /// that `live.js` shows in the person's own time zone.
 struct Moment {
@@ -205,6 +199,9 @@ fn asked_views(record: &PendingRecord) -> Vec<AskedView> {
 struct MessagePage {
     title: String,
     text: String,
+    /// A time in the text, shown in the person's own zone as open pages show theirs, and the text
+    /// after it.
+    at: Option<(Moment, String)>,
     answers: Vec<AnswerLine>,
     asked: Vec<AskedView>,
     back: Option<String>,
@@ -215,6 +212,7 @@ fn message(status: StatusCode, title: &str, text: &str) -> Response {
     let page = MessagePage {
         title: title.to_owned(),
         text: text.to_owned(),
+        at: None,
         answers: Vec::new(),
         asked: Vec::new(),
         back: None,
@@ -264,24 +262,37 @@ const NOT_SENT: &str = "Your answers were NOT sent: the server could not store t
 
 /// The page for a question that is no longer pending.
 fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> Response {
-    let (title, text) = match record.state() {
+    let closed =
+        |after: &str| record.closed_at().map(|at| (moment(at, Timestamp::now(), false), after.to_owned()));
+    let (title, text, at) = match record.state() {
         RecordState::Answered => (
             "Already answered",
-            format!("These questions were answered at {}. The first answer stands.", when_closed(record)),
+            format!(
+                "These questions were answered{}",
+                if record.closed_at().is_some() { " at " } else { "." }
+            ),
+            closed(". The first answer stands."),
         ),
-        RecordState::Declined => {
-            ("Declined", format!("These questions were declined at {}.", when_closed(record)))
-        }
+        RecordState::Declined => (
+            "Declined",
+            format!(
+                "These questions were declined{}",
+                if record.closed_at().is_some() { " at " } else { "." }
+            ),
+            closed("."),
+        ),
         RecordState::TimedOut => (
             "Expired",
             "Nobody answered in time, so the assistant was told so. Nothing can be sent any more.".to_owned(),
+            None,
         ),
-        _ => ("Withdrawn", "The assistant stopped waiting for these answers.".to_owned()),
+        _ => ("Withdrawn", "The assistant stopped waiting for these answers.".to_owned(), None),
     };
     let answers = answer_lines(record.response());
     let page = MessagePage {
         title: title.to_owned(),
         text,
+        at,
         // Nobody answered: what was asked is still worth seeing.
         asked: if answers.is_empty() { asked_views(record) } else { Vec::new() },
         answers,
@@ -289,10 +300,6 @@ fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> 
         live: None,
     };
     render(&page, status)
-}
-
-fn when_closed(record: &PendingRecord) -> String {
-    record.closed_at().map_or_else(|| "an unknown time".to_owned(), when)
 }
 
 fn back_link(record: &PendingRecord) -> String {
@@ -980,6 +987,7 @@ async fn submit(
             let page = MessagePage {
                 title: title.to_owned(),
                 text: text.to_owned(),
+                at: None,
                 answers: answer_lines(record.response()),
                 asked: Vec::new(),
                 back: access.logged_in.then(|| back_link(&record)),

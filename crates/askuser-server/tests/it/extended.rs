@@ -104,7 +104,8 @@ async fn text_questions_defaults_and_no_other_on_the_page() {
     let page = send(&h.app, get(&link, None)).await;
     let html = &page.text;
     assert!(
-        html.contains(r#"<textarea class="other" name="q0_text" rows="4" maxlength="2000" required"#),
+        html.contains(r#"<textarea class="other" name="q0_text" rows="4" maxlength="2000" required placeholder="Type your answer""#)
+            && html.contains("Your answer in your own words, up to 2000 characters."),
         "{html}"
     );
     // Plan: allow_other false → no "Other…" for q1; its declared default is checked.

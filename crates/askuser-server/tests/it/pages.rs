@@ -111,7 +111,7 @@ async fn the_page_and_the_lists_say_who_asks() {
     let id = ask(&h.app, json!({"session_id": "s1", "asked_by": "<b>codex</b>\u{3164} in ~/app"})).await;
     let shown = "&#60;b&#62;codex&#60;/b&#62;⟨U+3164⟩ in ~/app";
     let page = send(&h.app, get(&link_of(&h, &id), None)).await;
-    assert!(page.text.contains(&format!("Asked by <b>{shown}</b>")), "{}", page.text);
+    assert!(page.text.contains(&format!("<h1 class=\"asked-by\">{shown} asks</h1>")), "{}", page.text);
     let ok = send(&h.app, post_form("/login", None, &[("token", TOKEN)])).await;
     let cookie = ok.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
     for list in ["/", "/s/s1"] {
@@ -249,6 +249,8 @@ async fn declining_and_a_second_submission() {
     let second = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0", "1"), ("q1", "0")])).await;
     assert_eq!(second.status, StatusCode::CONFLICT);
     assert!(second.text.contains("Already answered") && second.text.contains("The first answer stands."));
+    // The time is an instant live.js shows in the person's zone, as open pages show theirs.
+    assert!(second.text.contains("These questions were answered at <time datetime=\""), "{}", second.text);
     assert!(second.text.contains("<dd>Small</dd>"), "the first answer is shown:\n{}", second.text);
     let page = send(&h.app, get(&link, None)).await;
     assert!(page.text.contains("Already answered") && !page.text.contains("<form"));
