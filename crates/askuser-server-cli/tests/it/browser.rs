@@ -220,7 +220,8 @@ async fn check_the_phone_page(client: &Client, dark: bool, name: &str) {
                  f.querySelector('legend').getBoundingClientRect().top >= f.getBoundingClientRect().top + 4);
              return [matchMedia('(prefers-color-scheme: dark)').matches, ratio(field, page),
                      document.documentElement.scrollWidth <= window.innerWidth, window.innerWidth, inside,
-                     document.querySelector('.left').textContent];",
+                     document.querySelector('.left').textContent,
+                     document.querySelector('.left').classList.contains('urgent')];",
             vec![],
         )
         .await
@@ -231,6 +232,7 @@ async fn check_the_phone_page(client: &Client, dark: bool, name: &str) {
     assert_eq!(seen[3], json!(390));
     assert_eq!(seen[4], json!(true), "a question's legend cuts through its box's border: {seen}");
     assert!(seen[5].as_str().unwrap().ends_with(" min left"), "{seen}");
+    assert_eq!(seen[6], json!(false), "minutes left are not urgent: {seen}");
     let png = client.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"));
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
@@ -312,6 +314,20 @@ async fn times_are_local_the_countdown_runs_and_declining_is_confirmed() {
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let second = left().await;
     assert!(first <= 50 && second < first, "the countdown runs: {first} s, then {second} s");
+    // Under a minute left: the countdown stands out, as the terminal's does; the decline control
+    // is a touch target of at least 44 px.
+    let look = client
+        .execute(
+            "const left = document.querySelector('.left');
+             return [left.classList.contains('urgent'), getComputedStyle(left).fontWeight,
+                     document.querySelector('details.decline summary').getBoundingClientRect().height];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(look[0], json!(true), "{look}");
+    assert!(look[1].as_str().unwrap().parse::<u32>().unwrap() >= 600, "{look}");
+    assert!(look[2].as_f64().unwrap() >= 44.0, "the decline control: {look}");
 
     let decline = client.find(Locator::Css(r#"button[value="decline"]"#)).await.unwrap();
     assert!(!decline.is_displayed().await.unwrap(), "declining takes a second step");
