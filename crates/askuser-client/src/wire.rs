@@ -256,7 +256,7 @@ pub struct EventParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Health {
-    /// `ok`, `unavailable` or `shutting_down`.
+    /// `ok`, `unavailable`, `cannot_write` or `shutting_down`.
     pub status: HealthStatus,
 }
 
@@ -269,6 +269,9 @@ pub enum HealthStatus {
     Ok,
     /// The store does not answer.
     Unavailable,
+    /// The store answers reads but cannot write (a full disk): asks and answers fail with
+    /// `503 store_unavailable` until it can again.
+    CannotWrite,
     /// The server is shutting down.
     ShuttingDown,
 }

@@ -34,7 +34,8 @@ pub(crate) fn show(url: &str) {
     if std::io::stderr().is_terminal()
         && let Some(code) = render(url)
     {
-        eprint!("{code}");
+        // Not `eprint!`, which panics when the terminal is gone.
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), code.as_bytes());
     }
 }
 

@@ -204,14 +204,14 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("askuser serve: cannot start the runtime: {e}");
+            say!("askuser serve: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(run(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("askuser serve: {message}");
+            say!("askuser serve: {message}");
             ExitCode::FAILURE
         }
     }
@@ -279,7 +279,7 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
         if mode & 0o077 != 0 {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| format!("cannot make {} private (mode 0700): {e}", dir.display()))?;
-            eprintln!(
+            say!(
                 "askuser serve: {} was open to other users (mode {:04o}): made 0700",
                 dir.display(),
                 mode & 0o777
@@ -365,37 +365,38 @@ async fn run(options: Options) -> Result<(), String> {
             notifier = notifier.credentials(&credentials).map_err(|e| format!("{place}: {e}"))?;
         }
         builder = builder.notifier(notifier);
-        eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
+        say!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
     let stop_mcp = tokio_util::sync::CancellationToken::new();
     let server =
         builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, &stop_mcp)).build();
-    eprintln!("askuser serve: listening on {public_url}");
+    say!("askuser serve: listening on {public_url}");
     crate::qr::show(&public_url);
-    eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
-    eprintln!("askuser serve: profile {}", options.profile);
-    eprintln!("askuser serve: API token in {token_place}");
-    eprintln!(
+    say!("askuser serve: store {}", askuser_store::redact_url(&store_url));
+    say!("askuser serve: profile {}", options.profile);
+    say!("askuser serve: API token in {token_place}");
+    say!(
         "askuser serve: ask with `askuser ask --server {public_url}{token_flag} FILE` (FILE: a tool call's \
          arguments, e.g. examples/calls/first.json in the askuser repository)"
     );
     if !local.ip().is_loopback() && options.public_url.is_none() {
-        eprintln!(
+        say!(
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
         );
     }
-    eprintln!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
+    say!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
     let channels = start_channels(channels_config.as_ref(), &store, &server, options.public_url.is_some())?;
     let result = server.serve(listener, shutdown_signal_ending(stop_mcp)).await;
     if let Some(channels) = channels {
         channels.stop().await;
     }
     result.map_err(|e| format!("serving failed: {e}"))?;
-    eprintln!("askuser serve: stopped");
+    say!("askuser serve: stopped");
     Ok(())
 }
 
-/// The log on stderr: one line per request.
+/// The log on stderr: one line per request. A line that cannot be written (a closed pipe, a full
+/// disk, a terminal gone) is dropped.
 fn init_log() {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -404,8 +405,11 @@ fn init_log() {
     let quiet_rmcp = tracing_subscriber::filter::Targets::new()
         .with_default(tracing::Level::INFO)
         .with_target("rmcp", tracing::Level::WARN);
+    // Not even a word about a line it could not write: that word would be written with
+    // `eprintln!`, which panics on the same closed pipe, and fail the request being logged.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .with_target(false)
         .finish()
         .with(quiet_rmcp)
@@ -445,7 +449,7 @@ fn start_channels(
     });
     let channels =
         askuser_channels::Channels::start(config, store, links.as_ref()).map_err(|e| e.to_string())?;
-    eprintln!("askuser serve: asking through {}", config.names().join(" and "));
+    say!("askuser serve: asking through {}", config.names().join(" and "));
     Ok(Some(channels))
 }
 
@@ -458,7 +462,7 @@ async fn shutdown_signal_ending(mcp: tokio_util::sync::CancellationToken) {
 /// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.
 async fn shutdown_signal() {
     let signal = askuser_tool::cli::first_signal().await;
-    eprintln!("askuser serve: shutting down ({})", signal.name);
+    say!("askuser serve: shutting down ({})", signal.name);
 }
 
 #[cfg(test)]

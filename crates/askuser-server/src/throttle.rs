@@ -72,7 +72,7 @@ fn refilled(bucket: Bucket, now: Instant) -> f64 {
 }
 
 /// An IPv4 address as is (an IPv4-mapped IPv6 one too); an IPv6 address by its /64.
-fn client_key(ip: IpAddr) -> IpAddr {
+pub(crate) fn client_key(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => {

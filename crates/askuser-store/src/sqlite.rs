@@ -185,6 +185,8 @@ struct Inner {
     feed: Arc<Feed>,
     /// The pending records this process put or read lately: an answer skips its read.
     recent: store::Recent,
+    /// Whether its last writes failed, for `cannot_write`.
+    writes: store::WriteHealth,
     clock: Arc<dyn Clock>,
     follower: tokio::task::JoinHandle<()>,
 }
@@ -286,6 +288,7 @@ impl SqliteStoreBuilder {
                 wakers,
                 feed,
                 recent: store::Recent::default(),
+                writes: store::WriteHealth::default(),
                 clock: self.clock,
                 follower,
             }),
@@ -344,7 +347,11 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
     let mut attempt = 0;
     loop {
         let opened = async {
-            let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .after_release(|connection, _| Box::pin(fresh_after_a_failed_commit(connection)))
+                .connect_with(options.clone())
+                .await?;
             crate::migrate::sqlite(&writer, &crate::migrate::own_table(sqlx::migrate!("migrations/sqlite")))
                 .await?;
             Ok::<_, StoreError>(writer)
@@ -358,6 +365,24 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
             Err(error) => return Err(error),
         }
     }
+}
+
+/// Whether the writer connection may go back to its pool: not when sqlx still counts a
+/// transaction on it. A COMMIT that fails on a full disk can leave SQLite with the transaction
+/// rolled back by itself; the ROLLBACK that sqlx sends when the transaction is dropped then fails
+/// too, and sqlx goes on counting one open transaction, so that every later `BEGIN` on the
+/// connection was refused ("attempted to call `begin_with` at non-zero transaction depth") until
+/// the process restarted (issue 36.13). Closed instead, the connection is replaced at the next
+/// write, which succeeds as soon as the disk has room.
+async fn fresh_after_a_failed_commit(connection: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection as _;
+    // The ROLLBACK queued when the transaction was dropped runs first.
+    connection.ping().await?;
+    let clean = !connection.is_in_transaction();
+    if !clean {
+        tracing::warn!("the store's writer connection was left in a failed transaction: opening a new one");
+    }
+    Ok(clean)
 }
 
 /// Follows the file's changes, on a connection of its own: whenever its `data_version` moved
@@ -477,6 +502,10 @@ impl Backend for SqliteStore {
 
     fn recent(&self) -> Option<&store::Recent> {
         Some(&self.inner.recent)
+    }
+
+    fn write_health(&self) -> Option<&store::WriteHealth> {
+        Some(&self.inner.writes)
     }
 
     fn feed(&self) -> &Feed {
