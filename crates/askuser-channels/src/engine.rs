@@ -155,6 +155,8 @@ pub(crate) struct Engine<S: Surface> {
     pub(crate) surface: Arc<S>,
     store: Arc<dyn PendingStore>,
     links: Option<PageLinks>,
+    /// Where its messages are posted, as far as page links go.
+    chat: batch::Chat,
     holder: String,
     hold: Duration,
     pub(crate) retry: Arc<Retry>,
@@ -181,6 +183,7 @@ impl<S: Surface> std::fmt::Debug for Engine<S> {
 pub(crate) struct Parts {
     pub(crate) store: Arc<dyn PendingStore>,
     pub(crate) links: Option<PageLinks>,
+    pub(crate) chat: batch::Chat,
     pub(crate) holder: String,
     pub(crate) hold: Duration,
     pub(crate) retry: Arc<Retry>,
@@ -194,6 +197,7 @@ impl<S: Surface> Engine<S> {
             surface,
             store: parts.store,
             links: parts.links,
+            chat: parts.chat,
             holder: parts.holder,
             hold: parts.hold,
             retry: parts.retry,
@@ -404,8 +408,8 @@ impl<S: Surface> Engine<S> {
     }
 
     fn pending_view(&self, record: &PendingRecord, tally: &Tally) -> View {
-        let link = self.links.as_ref().map(|links| links(record.id()));
-        batch::pending_view(record, tally, link.as_deref(), S::TYPES_TEXT)
+        let link = self.links.as_ref().filter(|_| self.chat.may_link(record)).map(|links| links(record.id()));
+        batch::pending_view(record, tally, link.as_deref(), self.chat, S::TYPES_TEXT)
     }
 
     async fn post(&self, record: &PendingRecord) -> Result<(), StoreError> {
