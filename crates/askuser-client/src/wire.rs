@@ -284,6 +284,9 @@ pub enum HealthStatus {
 pub enum ErrorCode {
     /// 401: no `Authorization: Bearer TOKEN` header, or a wrong token.
     Unauthorized,
+    /// 429: this client presented too many wrong tokens (as `/login` counts them); retry after
+    /// `Retry-After`.
+    TooManyAttempts,
     /// 404: no question has the id.
     NotFound,
     /// 404: no route has the path.
@@ -326,6 +329,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Unauthorized => "unauthorized",
+            Self::TooManyAttempts => "too_many_attempts",
             Self::NotFound => "not_found",
             Self::NoRoute => "no_route",
             Self::MethodNotAllowed => "method_not_allowed",

@@ -343,3 +343,37 @@ async fn an_answer_nobody_waits_for_is_never_called_sent() {
     assert!(done.text.contains("The assistant stopped waiting for these answers just before you sent them"));
     assert_eq!(state_of(&harness, &id).await, "answered", "kept with the question");
 }
+
+/// Issue 36.8: failed bearer-token checks on `/v1` and `/mcp` (what is mounted behind the token)
+/// were not throttled (300 wrong tokens in 0.38 s). They take from `/login`'s bucket: ten wrong
+/// tokens, then `429 too_many_attempts` with `Retry-After` whatever the client presents, the
+/// right token included; a client with the right token is never held back by its own requests.
+#[tokio::test]
+async fn wrong_api_tokens_are_limited_per_client_on_v1_and_mcp() {
+    let mcp = axum::Router::new().route("/", axum::routing::get(|| async { "mcp" }));
+    let harness = support::harness_with(|b| b.mount_with_token("/mcp", mcp));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = harness.server.clone();
+    tokio::spawn(async move { server.serve(listener, std::future::pending()).await });
+
+    for _ in 0..50 {
+        assert_eq!(exchange(addr, get("/v1/questions", Some(TOKEN))).await.0, 200, "the right token");
+    }
+    let mut statuses = Vec::new();
+    for n in 0..10 {
+        let path = if n % 2 == 0 { "/v1/questions" } else { "/mcp/" };
+        statuses.push(exchange(addr, get(path, Some("not-the-token-0123456789"))).await.0);
+    }
+    assert_eq!(statuses, vec![401; 10]);
+    for path in ["/v1/questions", "/mcp/"] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(get(path, Some(TOKEN)).as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await.unwrap();
+        let reply = String::from_utf8(reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 429"), "{path}: {reply}");
+        assert!(reply.to_ascii_lowercase().contains("\r\nretry-after: "), "{reply}");
+        assert!(reply.contains(r#""error":"too_many_attempts""#), "{reply}");
+    }
+}
