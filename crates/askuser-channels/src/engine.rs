@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use askuser_core::AskUserResponse;
+use askuser_core::MAX_CUSTOM_CHARS;
 use askuser_store::{ChannelPost, ListQuery, PendingRecord, PendingStore, State, StoreError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
@@ -547,6 +548,14 @@ impl<S: Surface> Engine<S> {
     }
 
     async fn typed_for(&self, id: &str, q: usize, text: &str) -> Reply {
+        // The page's cap (issue 36.9: 4,000 characters were stored from Telegram, 20,000 from
+        // Slack): the person is told, and may send a shorter one.
+        let chars = text.chars().count();
+        if chars > MAX_CUSTOM_CHARS {
+            return Reply::Say(format!(
+                "Your answer is {chars} characters long; at most {MAX_CUSTOM_CHARS} are taken. Shorten it and send it again."
+            ));
+        }
         let record = match self.store.get(id).await {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Reply::Say(STALE.to_owned()),

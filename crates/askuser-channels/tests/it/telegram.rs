@@ -380,3 +380,26 @@ async fn a_group_gets_no_page_link_unless_opted_in_and_never_for_a_secret() {
         server.stop().await;
     }
 }
+
+/// Issue 36.9: a typed answer is capped at the page's 2,000 characters (4,000 were stored from
+/// Telegram); a longer reply is refused with a message that says so, and a shorter one answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_answer_past_the_pages_cap_is_refused_with_a_reply_that_says_so() {
+    let telegram = TelegramDouble::start().await;
+    let store = memory();
+    let channels = start(&config(Some(&telegram.url), None), &store, None);
+    put(&*store, "q-long", DATABASE).await;
+    let message = telegram.wait_for(CHAT, PATIENCE, |m| !m.is_empty()).await.remove(0);
+    telegram.tap(CHAT, CHAT, message.message_id, &message.button("Other"));
+    let prompt = telegram.wait_for(CHAT, PATIENCE, |m| m.len() == 2).await.remove(1);
+    telegram.reply(CHAT, prompt.message_id, &"x".repeat(askuser_core::MAX_CUSTOM_CHARS + 1));
+    let told = telegram
+        .wait_for(CHAT, PATIENCE, |m| m.iter().any(|m| m.text.contains("at most 2000 are taken")))
+        .await;
+    assert!(told.iter().any(|m| m.text.contains("2001 characters long")), "{told:?}");
+    assert_eq!(store.get("q-long").await.unwrap().unwrap().state(), State::Pending);
+    telegram.reply(CHAT, prompt.message_id, &"y".repeat(askuser_core::MAX_CUSTOM_CHARS));
+    let record = tokio::time::timeout(PATIENCE, store.watch("q-long")).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered);
+    channels.stop().await;
+}
