@@ -72,6 +72,17 @@ pub enum StoreError {
     /// [`DatabaseError::kind`]). The driver's own words are its causes.
     #[error(transparent)]
     Database(DatabaseError),
+    /// A store file (the SQLite file, its `-wal` or `-shm`) that is not this user's own: a
+    /// symbolic link, not a regular file, or another user's (planted in a shared directory, what
+    /// it holds would be taken as this user's questions and answers, and they would be written
+    /// where that user reads them).
+    #[error("store file {path} {reason}")]
+    Unsafe {
+        /// The file.
+        path: String,
+        /// What is wrong with it, and what to do.
+        reason: String,
+    },
     /// A store file could not be created private (mode 0600) or made private.
     #[error("store file {path}: cannot make it private (mode 0600): {source}")]
     Permissions {

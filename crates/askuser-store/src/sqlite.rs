@@ -318,11 +318,13 @@ fn make_private(path: &Path) -> Result<(), StoreError> {
         let mut shm = path.as_os_str().to_owned();
         shm.push("-shm");
         for file in [path.to_owned(), wal.into(), shm.into()] {
-            let mode = match std::fs::metadata(&file) {
-                Ok(metadata) => metadata.permissions().mode(),
+            let metadata = match std::fs::symlink_metadata(&file) {
+                Ok(metadata) => metadata,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(failed(&file, e)),
             };
+            refuse_unless_own(&file, &metadata)?;
+            let mode = metadata.permissions().mode();
             if mode & 0o077 != 0 {
                 std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
                     .map_err(|e| failed(&file, e))?;
@@ -336,6 +338,30 @@ fn make_private(path: &Path) -> Result<(), StoreError> {
     }
     #[cfg(not(unix))]
     let _ = path;
+    Ok(())
+}
+
+/// Refuses a store file that is not this user's own regular file, as the API token file is
+/// refused (issue 36.7): a `pending.db`, `-wal` or `-shm` another user planted in a shared
+/// directory was used silently.
+#[cfg(unix)]
+fn refuse_unless_own(file: &Path, metadata: &std::fs::Metadata) -> Result<(), StoreError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let unsafe_file = |reason: String| StoreError::Unsafe { path: file.display().to_string(), reason };
+    if metadata.file_type().is_symlink() {
+        return Err(unsafe_file("is a symbolic link: refused (name the file it points to)".to_owned()));
+    }
+    if !metadata.is_file() {
+        return Err(unsafe_file("is not a regular file: refused".to_owned()));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if metadata.uid() != me {
+        return Err(unsafe_file(format!(
+            "is owned by user {} and you are user {me}: refused (what another user planted there would \
+             be taken as your questions and answers); use a store of your own",
+            metadata.uid()
+        )));
+    }
     Ok(())
 }
 
