@@ -43,7 +43,24 @@ pub(crate) fn router(settings: Settings<'_>) -> axum::Router {
     if let Some((origin, host)) = origin_and_host(settings.public_url) {
         options = options.origin(origin).host(host);
     }
-    axum::Router::new().fallback_service(askuser_mcp::http_service(server.build(), options))
+    axum::Router::new()
+        .fallback_service(askuser_mcp::http_service(server.build(), options))
+        .layer(axum::middleware::from_fn(session_ended))
+}
+
+/// `DELETE` (the client ends its session) answers `204 No Content`: rmcp answers `202`, which the
+/// SDKs do not take for a success (they accept 200 and 204; issue 36.21).
+async fn session_ended(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }
 
 /// The origin (`scheme://host[:port]`) and the `Host` authority of a public URL.

@@ -268,6 +268,16 @@ async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
     assert_eq!(status(post(Some(token), &[("origin", origin.as_str())]).await.unwrap()), 200);
     assert_eq!(status(post(Some(token), &[("origin", "http://evil.example.com")]).await.unwrap()), 403);
     assert_eq!(status(post(Some(token), &[("host", "evil.example.com")]).await.unwrap()), 403);
+    // Issue 36.21: ending the session answers 204 (rmcp's 202 is no success to the SDKs).
+    let delete = |session: &str| {
+        reqwest::Client::new()
+            .delete(format!("{}/mcp", served.url))
+            .bearer_auth(token)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+    };
+    assert_eq!(status(delete(&session).await.unwrap()), 204);
     // The log has a line per request, never a session id or a token.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let log = served.log.lock().unwrap().clone();
