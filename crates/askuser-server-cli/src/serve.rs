@@ -134,6 +134,17 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--public-url must start with http:// or https://, got {url:?}"));
                 }
+                // It goes into every link, notice and chat message (issue 36.12): a control
+                // character (CR LF) would split a header or a line, and credentials would be
+                // handed to everyone who gets a link.
+                if url.chars().any(char::is_control) || url.contains(' ') {
+                    return Err("--public-url must not contain spaces or control characters".to_owned());
+                }
+                let authority =
+                    url.split_once("://").map_or("", |(_, rest)| rest).split(['/', '?', '#']).next();
+                if authority.is_some_and(|a| a.contains('@')) {
+                    return Err("--public-url must not carry credentials (user:password@): every page link would hand them out".to_owned());
+                }
                 options.public_url = Some(url.to_owned());
             }
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
@@ -485,6 +496,14 @@ mod tests {
         assert_eq!((store.as_str(), token), ("sqlite:/tmp/x.db", Some(PathBuf::from("/tmp/token"))));
         assert!(parse(&args(&["--bind", "nowhere"])).unwrap_err().contains("nowhere"));
         assert!(parse(&args(&["--public-url", "ftp://x"])).unwrap_err().contains("http"));
+        // Issue 36.12: CR LF and credentials in the URL every link carries.
+        assert!(
+            parse(&args(&["--public-url", "https://a.example\r\nX: y"])).unwrap_err().contains("control")
+        );
+        assert!(
+            parse(&args(&["--public-url", "https://me:pw@a.example/"])).unwrap_err().contains("credentials")
+        );
+        assert!(parse(&args(&["--public-url", "https://a.example/x@y"])).is_ok(), "an @ in the path is fine");
         assert_eq!(parse(&args(&["--profile", "extended"])).unwrap().profile, Profile::Extended);
         assert_eq!(parse(&args(&[])).unwrap().keep, Some(Duration::from_hours(24 * 30)));
         assert_eq!(parse(&args(&["--keep-days", "7"])).unwrap().keep, Some(Duration::from_hours(24 * 7)));
