@@ -64,6 +64,7 @@ pub const FORM_ROUNDS: u8 = 5;
 /// What the model is told when every round's answer missed the form ([`FORM_ROUNDS`]), `last`
 /// being the last round's problem: a retry, not a decline.
 fn misfits(last: &str) -> String {
+    let last = capped(last);
     format!(
         "The person answered the form {FORM_ROUNDS} times, but no answer fitted the questions (the last: {last}), so no answer was taken. Ask again with simpler questions, or ask in your reply."
     )
@@ -1073,6 +1074,22 @@ pub(crate) fn text_result(text: &str, is_error: bool) -> CallToolResult {
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
 }
 
+/// The most characters of a text that came from elsewhere (a host's error, a cause) relayed to
+/// the model: a 3,000,000-character typed answer came back as a 6,000,504-character error in the
+/// model's context (issue 36.16).
+pub(crate) const MAX_RELAYED_CHARS: usize = 1_000;
+
+/// `text`, cut to [`MAX_RELAYED_CHARS`] with a note of how much was left out.
+pub(crate) fn capped(text: &str) -> String {
+    match text.char_indices().nth(MAX_RELAYED_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => {
+            let left_out = text[at..].chars().count();
+            format!("{}… ({left_out} more characters left out)", &text[..at])
+        }
+    }
+}
+
 /// What the model is told when nobody could be asked: [`NO_FORM`], then why each fallback that
 /// was tried could not ask.
 pub(crate) fn nobody_asked(skipped: &[String]) -> String {
@@ -1110,7 +1127,7 @@ fn outcome_result(outcome: CallOutcome) -> CallToolResult {
             text_result("The person interrupted: stop and wait for their instructions.", true)
         }
         CallOutcome::Failed(error) => {
-            text_result(&format!("{TOOL_NAME} failed: {}", with_causes(&error)), true)
+            text_result(&format!("{TOOL_NAME} failed: {}", capped(&with_causes(&error))), true)
         }
         other => text_result(&format!("{TOOL_NAME} failed: unexpected outcome {other:?}"), true),
     }
@@ -1157,9 +1174,19 @@ impl Answerer for Eliciting {
                 message: form::message(&self.name, problem.as_deref()),
                 requested_schema: form::schema(&request, self.style),
             };
-            let result = elicit(&self.peer, params, self.request_timeout)
-                .await
-                .map_err(|e| AnswerError::failed("the client's elicitation/create failed").with_source(e))?;
+            let result = match elicit(&self.peer, params, self.request_timeout).await {
+                Ok(result) => result,
+                // The host answered the form with an error: its own check of what the person
+                // typed failed (pydantic-ai's, for an answer past `maxLength`, quoting it twice).
+                // A misfit: the form is shown again, saying so in a few words (issue 36.16).
+                Err(ServiceError::McpError(error)) => {
+                    problem = Some(capped(&format!("the form came back with an error: {}", error.message)));
+                    continue;
+                }
+                Err(e) => {
+                    return Err(AnswerError::failed("the client's elicitation/create failed").with_source(e));
+                }
+            };
             if result.action == ElicitationAction::Cancel && self.dismissal_waits {
                 return Err(AnswerError::failed("the person dismissed the form"));
             }
