@@ -597,7 +597,8 @@ impl AskUserServer {
                 )
             }
             _ => format!(
-                "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+                "{} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+                description_for(self.inner.on_timeout),
                 fallback.described()
             ),
         };
@@ -1072,6 +1073,22 @@ fn request_id_text(context: &RequestContext<RoleServer>) -> String {
 pub(crate) fn text_result(text: &str, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+}
+
+/// What [`DESCRIPTION`] says of a timeout.
+const ON_TIMEOUT_GUESS: &str = "If the person declines, or nobody answers in time, the result is a plain sentence saying so: carry on, make a reasonable choice and say which one you made.";
+
+/// [`DESCRIPTION`] as the timeout policy has it: under [`OnTimeout::Stop`] the result of a
+/// timeout says not to guess, so the description does not say to (issue 36.20: it always said
+/// "make a reasonable choice").
+fn description_for(policy: OnTimeout) -> String {
+    match policy {
+        OnTimeout::Stop => DESCRIPTION.replace(
+            ON_TIMEOUT_GUESS,
+            "If the person declines, the result is a plain sentence saying so: carry on, make a reasonable choice and say which one you made. If nobody answers in time, the result says so: do not guess the answers; finish only the work that does not depend on them, then stop and say what you need to know to go on.",
+        ),
+        _ => DESCRIPTION.to_owned(),
+    }
 }
 
 /// The most characters of a text that came from elsewhere (a host's error, a cause) relayed to

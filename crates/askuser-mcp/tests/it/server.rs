@@ -571,3 +571,21 @@ async fn a_hosts_error_on_a_form_is_asked_again_and_never_relayed_at_full_length
     assert!(text.len() < 5_000, "{} characters relayed to the model", text.len());
     assert!(text.contains("more characters left out"), "{text}");
 }
+
+/// Issue 36.20: the description always said "make a reasonable choice" on a timeout, while the
+/// `stop` policy's result says not to guess: it follows the configured policy.
+#[test]
+fn the_description_says_what_the_timeout_policy_does() {
+    let described = |policy: OnTimeout| {
+        AskUserServer::builder().on_timeout(policy).build().tool().description.unwrap().into_owned()
+    };
+    let stop = described(OnTimeout::Stop);
+    assert!(
+        stop.contains("If nobody answers in time, the result says so: do not guess the answers"),
+        "{stop}"
+    );
+    assert!(!stop.contains("or nobody answers in time, the result is a plain sentence saying so"), "{stop}");
+    assert!(askuser_core::TIMED_OUT_STOP.contains("Do not guess"));
+    let decline = described(OnTimeout::Decline);
+    assert!(decline.contains("If the person declines, or nobody answers in time, the result is a plain sentence saying so: carry on, make a reasonable choice"), "{decline}");
+}

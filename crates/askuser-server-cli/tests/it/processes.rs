@@ -263,7 +263,11 @@ async fn serve_names_why_the_store_did_not_open() {
     assert!(said.contains("cannot create the directory") && said.contains("a-file/sub"), "{said}");
     std::fs::create_dir(dir.0.join("a-dir")).unwrap();
     let said = failed(format!("sqlite:{}", dir.0.join("a-dir").display())).await;
-    assert!(said.contains("unable to open database file") && said.contains("Is a directory"), "{said}");
+    // Refused before SQLite tries (issue 36.7: a store file must be this user's regular file).
+    assert!(
+        said.contains("a-dir is not a regular file: refused") && said.contains("Is a directory"),
+        "{said}"
+    );
     // A missing directory is created.
     let mut created = support::serve_on(
         &format!("sqlite:{}", dir.0.join("new/pending.db").display()),
