@@ -63,13 +63,22 @@ async fn session_ended(
     response
 }
 
-/// The origin (`scheme://host[:port]`) and the `Host` authority of a public URL.
+/// The origin (`scheme://host:port`, the port always written) and the `Host` authority of a
+/// public URL. rmcp takes an allowed origin without a port for any port of its host (issue
+/// 36.12: a page on `https://ask.example.com:8443` passed for `https://ask.example.com`), so the
+/// scheme's default port is written out.
 fn origin_and_host(url: &str) -> Option<(String, String)> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next().filter(|a| !a.is_empty())?;
     // Credentials in a public URL are nobody's business here.
     let authority = authority.rsplit('@').next().unwrap_or(authority);
-    Some((format!("{scheme}://{authority}"), authority.to_owned()))
+    let has_port = authority.rsplit(']').next().is_some_and(|tail| tail.contains(':'));
+    let origin = match (has_port, scheme) {
+        (true, _) => format!("{scheme}://{authority}"),
+        (false, "https") => format!("{scheme}://{authority}:443"),
+        (false, _) => format!("{scheme}://{authority}:80"),
+    };
+    Some((origin, authority.to_owned()))
 }
 
 #[cfg(test)]
@@ -85,7 +94,10 @@ mod tests {
     #[test]
     fn reads_the_public_urls_origin_and_host() {
         check("http://127.0.0.1:8765", Some(("http://127.0.0.1:8765", "127.0.0.1:8765")));
-        check("https://ask.example.com/askuser/", Some(("https://ask.example.com", "ask.example.com")));
+        // The default port written out: rmcp would take a portless origin for any port.
+        check("https://ask.example.com/askuser/", Some(("https://ask.example.com:443", "ask.example.com")));
+        check("http://ask.example.com", Some(("http://ask.example.com:80", "ask.example.com")));
+        check("http://[::1]/", Some(("http://[::1]:80", "[::1]")));
         check(
             "https://me@ask.example.com:8443?x",
             Some(("https://ask.example.com:8443", "ask.example.com:8443")),

@@ -420,3 +420,28 @@ async fn the_example_host_answers_the_form_over_http() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("401") && stderr.contains("a valid API token is required"), "{stderr}");
 }
+
+/// Issue 36.12: `/mcp`'s Origin check took any port of the public URL's host (rmcp reads an
+/// allowed origin without a port as any port): with `--public-url http://localhost`, a page on
+/// `http://localhost:8443` was let in. Only the public URL's own origin is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_takes_only_the_public_urls_own_port_as_its_origin() {
+    let dir = TempDir::new("mcp-origin-port");
+    let store = format!("sqlite:{}", dir.0.join("p.db").display());
+    let bind = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let served = serve_on(&store, &dir.0, &["--bind", &bind, "--public-url", "http://localhost"]).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
+    let status = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{bind}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("origin", origin)
+            .bearer_auth(&served.token)
+            .json(&initialize)
+            .send()
+    };
+    assert_eq!(status("http://localhost").await.unwrap().status(), 200);
+    assert_eq!(status("http://localhost:80").await.unwrap().status(), 200);
+    assert_eq!(status("http://localhost:8443").await.unwrap().status(), 403);
+}
