@@ -445,3 +445,34 @@ async fn mcp_takes_only_the_public_urls_own_port_as_its_origin() {
     assert_eq!(status("http://localhost:80").await.unwrap().status(), 200);
     assert_eq!(status("http://localhost:8443").await.unwrap().status(), 403);
 }
+
+/// Issue 36.12: a stateless (2026-07-28) call has no session, but its ticket's scope was taken
+/// from any `Mcp-Session-Id` it carried: another session's. The ticket is the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_calls_ticket_ignores_the_session_id_it_carries() {
+    let dir = TempDir::new("mcp-stateless-scope");
+    let served =
+        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--mcp-background"]).await;
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let params = json!({"name": "ask_user_question_later", "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "remote-agent", "version": "1.0"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}});
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(format!("{}/mcp", served.url))
+        .bearer_auth(&served.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_user_question_later")
+        .header("mcp-session-id", "someone-elses-session")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    assert!(body.contains("result"), "{body}");
+    let record = only_record(&served).await;
+    assert_eq!(record["session_id"], "askuser serve mcp", "{record}");
+}
