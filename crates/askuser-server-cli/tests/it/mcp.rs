@@ -476,3 +476,73 @@ async fn a_stateless_calls_ticket_ignores_the_session_id_it_carries() {
     let record = only_record(&served).await;
     assert_eq!(record["session_id"], "askuser serve mcp", "{record}");
 }
+
+/// Reads `response`'s SSE stream until a `data:` line holds `needle`; returns that message.
+async fn next_message_with(response: &mut reqwest::Response, seen: &mut String, needle: &str) -> Value {
+    loop {
+        if let Some(found) = seen
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter(|data| data.contains(needle))
+            .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        {
+            let at = seen.find(needle).unwrap();
+            seen.drain(..at + needle.len());
+            return found;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(30), response.chunk()).await;
+        let chunk = chunk.expect("an SSE message within 30 s").unwrap().expect("the stream goes on");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// Issue 36.19: an answer past the body limit (256 KiB) got `413`, which no SDK reports: the call
+/// hung. The answer is refused inside the protocol, as an error response to the form, and the
+/// form is asked again, so the question stays askable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_past_the_body_limit_is_refused_inside_the_protocol_and_asked_again() {
+    let dir = TempDir::new("mcp-too-large");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: &Value| {
+        let mut request = http
+            .post(format!("{}/mcp", served.url))
+            .bearer_auth(&served.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "big-answers", "version": "1"}}});
+    let response = post(None, &initialize).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = response.text().await;
+    let _ = post(Some(&session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": arguments}});
+    let mut stream = post(Some(&session), &call).await.unwrap();
+    let mut seen = String::new();
+    let form = next_message_with(&mut stream, &mut seen, "elicitation/create").await;
+    let huge = json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept",
+        "content": {"q01": "x".repeat(300 * 1024)}}});
+    let refused = post(Some(&session), &huge).await.unwrap();
+    assert!(refused.status().is_success(), "{}", refused.status());
+    let again = next_message_with(&mut stream, &mut seen, "elicitation/create").await;
+    let message = again["params"]["message"].as_str().unwrap();
+    assert!(message.contains("larger than 262144 bytes"), "{message}");
+    // A request past the limit gets a JSON-RPC error of its id, which a client reports.
+    let big_call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": {"padding": "y".repeat(300 * 1024)}}});
+    let reply: Value = post(Some(&session), &big_call).await.unwrap().json().await.unwrap();
+    assert_eq!(reply["id"], 9, "{reply}");
+    assert!(
+        reply["error"]["message"].as_str().unwrap().contains("the request is larger than 262144 bytes"),
+        "{reply}"
+    );
+}
