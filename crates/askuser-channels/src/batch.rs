@@ -262,12 +262,35 @@ fn body(record: &PendingRecord) -> String {
     text
 }
 
+/// Where a channel posts, as far as page links go (issue 36.2). A page link opens the batch to
+/// whoever has it, so where people outside the allowed list read the messages (a Slack channel,
+/// a Telegram group) it would let any of them answer, past the `user_ids` check that holds for
+/// taps only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Chat {
+    /// People outside the allowed list can read what is posted.
+    pub(crate) shared: bool,
+    /// The operator opted in to page links there all the same.
+    pub(crate) links_when_shared: bool,
+}
+
+impl Chat {
+    /// Whether `record`'s message may carry its page link: always in a private chat; in a shared
+    /// one only when the operator opted in, and never for a batch with a secret question.
+    pub(crate) fn may_link(self, record: &PendingRecord) -> bool {
+        !self.shared
+            || (self.links_when_shared
+                && !record.request().questions().iter().any(|q| q.kind() == QuestionKind::Secret))
+    }
+}
+
 /// The view of a waiting batch: the question text and its buttons, the answers so far ticked.
-/// `link`: the batch's page, when the server has a public URL.
+/// `link`: the batch's page, when the server has a public URL and `chat` may carry it.
 pub(crate) fn pending_view(
     record: &PendingRecord,
     tally: &Tally,
     link: Option<&str>,
+    chat: Chat,
     types_text: bool,
 ) -> View {
     let key = key_of(record.id());
@@ -289,6 +312,11 @@ pub(crate) fn pending_view(
             Some(_) => {
                 text.push_str("\n\nThis one is answered on its page (a secret never goes through a chat).");
             }
+            None if chat.shared => text.push_str(
+                "\n\nThis one cannot be answered in this chat (a secret never goes through a chat, and \
+                 its page link is not posted where others can read it): open it from the server's \
+                 pages.",
+            ),
             None => text.push_str(
                 "\n\nThis one cannot be answered in this chat (a secret never goes through a chat, and \
                  the server has no public address for its page).",

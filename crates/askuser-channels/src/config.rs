@@ -27,7 +27,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The TOML is malformed, or a key is unknown, missing or of the wrong type (the message
-    /// names the key, the line and the column).
+    /// names the key, the line and the column, never the value: it may be a token).
     #[error("{path}: {message}")]
     Invalid {
         /// The file.
@@ -72,6 +72,8 @@ struct TelegramTable {
     chat_ids: Vec<i64>,
     api_url: Option<String>,
     poll_timeout_seconds: Option<u64>,
+    #[serde(default)]
+    page_links_in_groups: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,6 +86,8 @@ struct SlackTable {
     channel: String,
     user_ids: Vec<String>,
     api_url: Option<String>,
+    #[serde(default)]
+    page_links_in_channels: bool,
 }
 
 /// Telegram's settings.
@@ -93,6 +97,17 @@ pub(crate) struct TelegramConfig {
     pub(crate) chat_ids: Vec<i64>,
     pub(crate) api_url: String,
     pub(crate) poll_timeout: Duration,
+    /// Page links are posted in groups too (`page_links_in_groups`).
+    pub(crate) links_in_groups: bool,
+}
+
+impl TelegramConfig {
+    /// Whether people outside `chat_ids` may read what is posted: a group, a supergroup or a
+    /// channel (their ids are negative), where anyone in it sees a message but only the chat
+    /// itself is checked, not who taps.
+    pub(crate) fn shared(&self) -> bool {
+        self.chat_ids.iter().any(|id| *id < 0)
+    }
 }
 
 /// Slack's settings.
@@ -103,6 +118,17 @@ pub(crate) struct SlackConfig {
     pub(crate) channel: String,
     pub(crate) user_ids: Vec<String>,
     pub(crate) api_url: String,
+    /// Page links are posted in channels too (`page_links_in_channels`).
+    pub(crate) links_in_channels: bool,
+}
+
+impl SlackConfig {
+    /// Whether people outside `user_ids` may read what is posted: anything but a direct
+    /// message (a `D…` conversation, or a user id `U…`/`W…`, which Slack opens as the DM with
+    /// that user). `user_ids` holds for taps only; a page link opens the page to anyone.
+    pub(crate) fn shared(&self) -> bool {
+        !matches!(self.channel.trim().as_bytes().first(), Some(b'D' | b'U' | b'W'))
+    }
 }
 
 /// What `askuser serve --config PATH` reads: which channels run, and how.
@@ -138,8 +164,10 @@ impl ChannelsConfig {
     ///
     /// As [`from_file`](Self::from_file).
     pub fn from_toml(text: &str, dir: &Path, origin: &str) -> Result<Self, ConfigError> {
-        let file: File = toml::from_str(text)
-            .map_err(|e| ConfigError::Invalid { path: origin.to_owned(), message: e.to_string() })?;
+        let file: File = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: origin.to_owned(),
+            message: where_and_what(&e, text),
+        })?;
         let token = |table: &'static str, key: &str, file: Option<&PathBuf>, env: Option<&String>| {
             read_token(dir, file, env).map_err(|message| ConfigError::Token {
                 path: origin.to_owned(),
@@ -168,6 +196,7 @@ impl ChannelsConfig {
                     chat_ids: t.chat_ids,
                     api_url,
                     poll_timeout: Duration::from_secs(t.poll_timeout_seconds.unwrap_or(25).clamp(1, 50)),
+                    links_in_groups: t.page_links_in_groups,
                 })
             }
         };
@@ -197,6 +226,7 @@ impl ChannelsConfig {
                     channel: s.channel,
                     user_ids: s.user_ids,
                     api_url,
+                    links_in_channels: s.page_links_in_channels,
                 })
             }
         };
@@ -232,6 +262,61 @@ impl ChannelsConfig {
         }
         names
     }
+}
+
+/// A TOML error as the key, line and column, and what is wrong, never the value (issue 36.6):
+/// toml's own message quotes the offending line, and the natural mistake is an inline
+/// `bot_token = "…"`, which it printed whole.
+fn where_and_what(error: &toml::de::Error, text: &str) -> String {
+    let what = without_values(error.message());
+    let Some(at) = error.span().map(|span| span.start.min(text.len())) else { return what };
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.chars().count(), |n| before[n + 1..].chars().count()) + 1;
+    let table = before
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix('[').and_then(|l| l.split(']').next()))
+        .map(|t| format!("[{}] ", t.trim()))
+        .unwrap_or_default();
+    let key = text
+        .lines()
+        .nth(line - 1)
+        .and_then(|l| l.split_once('='))
+        .map(|(key, _)| key.trim())
+        .filter(|key| {
+            !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c))
+        })
+        .map(|key| format!("{table}{key}, "))
+        .unwrap_or_default();
+    format!("{key}line {line}, column {column}: {what}")
+}
+
+/// `message` with every quoted value left out: serde says `invalid type: string "…", expected
+/// a sequence`; names stay (toml and serde put them in backticks).
+fn without_values(message: &str) -> String {
+    let message = message.lines().next().unwrap_or_default();
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some((_, expected)) = rest.rsplit_once("expected ")
+        {
+            return format!("{}expected {expected}", prefix.trim_end_matches([' ', ':']).to_owned() + ", ");
+        }
+    }
+    let mut out = String::new();
+    let mut quote = None;
+    for c in message.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                out.push_str("(a value)");
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, c) => out.push(c),
+        }
+    }
+    out
 }
 
 /// `given` (or `default`), checked to be an http(s) URL.

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use askuser_core::AskUserResponse;
+use askuser_core::MAX_CUSTOM_CHARS;
 use askuser_store::{ChannelPost, ListQuery, PendingRecord, PendingStore, State, StoreError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
@@ -155,6 +156,8 @@ pub(crate) struct Engine<S: Surface> {
     pub(crate) surface: Arc<S>,
     store: Arc<dyn PendingStore>,
     links: Option<PageLinks>,
+    /// Where its messages are posted, as far as page links go.
+    chat: batch::Chat,
     holder: String,
     hold: Duration,
     pub(crate) retry: Arc<Retry>,
@@ -181,6 +184,7 @@ impl<S: Surface> std::fmt::Debug for Engine<S> {
 pub(crate) struct Parts {
     pub(crate) store: Arc<dyn PendingStore>,
     pub(crate) links: Option<PageLinks>,
+    pub(crate) chat: batch::Chat,
     pub(crate) holder: String,
     pub(crate) hold: Duration,
     pub(crate) retry: Arc<Retry>,
@@ -194,6 +198,7 @@ impl<S: Surface> Engine<S> {
             surface,
             store: parts.store,
             links: parts.links,
+            chat: parts.chat,
             holder: parts.holder,
             hold: parts.hold,
             retry: parts.retry,
@@ -404,8 +409,8 @@ impl<S: Surface> Engine<S> {
     }
 
     fn pending_view(&self, record: &PendingRecord, tally: &Tally) -> View {
-        let link = self.links.as_ref().map(|links| links(record.id()));
-        batch::pending_view(record, tally, link.as_deref(), S::TYPES_TEXT)
+        let link = self.links.as_ref().filter(|_| self.chat.may_link(record)).map(|links| links(record.id()));
+        batch::pending_view(record, tally, link.as_deref(), self.chat, S::TYPES_TEXT)
     }
 
     async fn post(&self, record: &PendingRecord) -> Result<(), StoreError> {
@@ -543,6 +548,14 @@ impl<S: Surface> Engine<S> {
     }
 
     async fn typed_for(&self, id: &str, q: usize, text: &str) -> Reply {
+        // The page's cap (issue 36.9: 4,000 characters were stored from Telegram, 20,000 from
+        // Slack): the person is told, and may send a shorter one.
+        let chars = text.chars().count();
+        if chars > MAX_CUSTOM_CHARS {
+            return Reply::Say(format!(
+                "Your answer is {chars} characters long; at most {MAX_CUSTOM_CHARS} are taken. Shorten it and send it again."
+            ));
+        }
         let record = match self.store.get(id).await {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Reply::Say(STALE.to_owned()),

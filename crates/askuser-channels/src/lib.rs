@@ -100,9 +100,10 @@ impl Channels {
         let via = Arc::new(Via::default());
         let mut tasks = Vec::new();
         let mut stats = Vec::new();
-        let parts = |retry: &Arc<Retry>| Parts {
+        let parts = |retry: &Arc<Retry>, chat: batch::Chat| Parts {
             store: Arc::clone(store),
             links: links.cloned(),
+            chat,
             holder: holder.clone(),
             hold: config.hold,
             retry: Arc::clone(retry),
@@ -120,7 +121,8 @@ impl Channels {
                 watching.clone(),
             )
             .map_err(|e| StartError { channel: "telegram", message: e.without_url().to_string() })?;
-            let engine = Engine::new(Arc::new(surface), parts(&retry));
+            let chat = batch::Chat { shared: t.shared(), links_when_shared: t.links_in_groups };
+            let engine = Engine::new(Arc::new(surface), parts(&retry, chat));
             stats.push(("telegram", Arc::clone(&engine.counters), retry));
             tasks.push(tokio::spawn(engine.run()));
         }
@@ -136,7 +138,8 @@ impl Channels {
                 watching.clone(),
             )
             .map_err(|message| StartError { channel: "slack", message })?;
-            let engine = Engine::new(Arc::new(surface), parts(&retry));
+            let chat = batch::Chat { shared: s.shared(), links_when_shared: s.links_in_channels };
+            let engine = Engine::new(Arc::new(surface), parts(&retry, chat));
             stats.push(("slack", Arc::clone(&engine.counters), retry));
             tasks.push(tokio::spawn(engine.run()));
         }

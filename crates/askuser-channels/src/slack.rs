@@ -198,7 +198,7 @@ impl Slack {
         }
         // https://api.slack.com/methods/chat.postEphemeral
         let channel = payload["container"]["channel_id"].as_str().unwrap_or(&self.channel);
-        let body = json!({"channel": channel, "user": user, "text": said});
+        let body = json!({"channel": channel, "user": user, "text": escaped(said)});
         if let Err(fault) = self.call("chat.postEphemeral", &self.bot_token, &body).await {
             tracing::warn!(channel = "slack", error = %fault, "could not tell the person");
         }
@@ -214,7 +214,8 @@ impl Slack {
             "close": {"type": "plain_text", "text": "Cancel"},
             "blocks": [{"type": "input", "block_id": "answer",
                         "label": {"type": "plain_text", "text": crate::batch::cut(header, 1900)},
-                        "element": {"type": "plain_text_input", "action_id": "text", "multiline": true}}]});
+                        "element": {"type": "plain_text_input", "action_id": "text", "multiline": true,
+                                    "max_length": askuser_core::MAX_CUSTOM_CHARS}}]});
         let body = json!({"trigger_id": trigger, "view": view});
         if let Err(fault) = self.call_once("views.open", &self.bot_token, &body).await {
             tracing::warn!(channel = "slack", error = %fault, "could not open the answer form");
@@ -244,6 +245,14 @@ impl Slack {
         };
         self.tell(payload, user, &said).await;
     }
+}
+
+/// `text` for a message's top-level `text` (what notifications show) and an ephemeral reply,
+/// which Slack reads as mrkdwn: `&`, `<` and `>` escaped as Slack asks
+/// (<https://api.slack.com/reference/surfaces/formatting#escaping>), so that a question's
+/// `<!channel>` pings nobody and `<https://evil|Click>` is no link (issue 36.4).
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Block Kit blocks (<https://api.slack.com/reference/block-kit/blocks>): a plain-text section
@@ -288,7 +297,7 @@ impl Surface for Slack {
 
     async fn post(&self, view: &View) -> Result<Value, Fault> {
         // https://api.slack.com/methods/chat.postMessage
-        let body = json!({"channel": self.channel, "text": view.text, "blocks": blocks(view)});
+        let body = json!({"channel": self.channel, "text": escaped(&view.text), "blocks": blocks(view)});
         let sent = self.call("chat.postMessage", &self.bot_token, &body).await?;
         let (Some(channel), Some(ts)) = (sent["channel"].as_str(), sent["ts"].as_str()) else {
             return Err(Fault::Refused("chat.postMessage: no channel or ts in the reply".to_owned()));
@@ -300,8 +309,7 @@ impl Surface for Slack {
     async fn edit(&self, at: &Value, view: &View) -> Result<(), Fault> {
         let Ok(placed) = serde_json::from_value::<Placed>(at.clone()) else { return Ok(()) };
         // https://api.slack.com/methods/chat.update
-        let body =
-            json!({"channel": placed.channel, "ts": placed.ts, "text": view.text, "blocks": blocks(view)});
+        let body = json!({"channel": placed.channel, "ts": placed.ts, "text": escaped(&view.text), "blocks": blocks(view)});
         self.call("chat.update", &self.bot_token, &body).await.map(|_| ())
     }
 

@@ -282,7 +282,11 @@ pub fn read_private_file(path: &Path) -> Result<Option<String>, PrivateFileError
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed());
+        // NONBLOCK: a FIFO at the path (someone else's, or a mistake) would hold the open until
+        // a writer came, and `serve` with it (issue 36.12); opened at once, it is refused below as
+        // no regular file. A regular file reads as ever.
+        options
+            .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits().cast_signed());
     }
     let mut file = match options.open(path) {
         Ok(file) => file,
@@ -439,6 +443,14 @@ mod tests {
             rustix::fs::chown(&planted, Some(nobody), None).unwrap();
             assert!(refused(&planted).contains("owned by user 65534"));
         }
+        // Issue 36.12: a FIFO at the token path held `serve`'s start until a writer came. On a
+        // thread, so that the hang it guards against fails the test instead of stalling it.
+        let fifo = dir.join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(ApiToken::read(&fifo).map_err(|e| e.to_string())));
+        let read = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("a FIFO holds the read");
+        assert!(read.unwrap_err().contains("is not a regular file: refused"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -256,7 +256,7 @@ pub struct EventParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Health {
-    /// `ok`, `unavailable` or `shutting_down`.
+    /// `ok`, `unavailable`, `cannot_write` or `shutting_down`.
     pub status: HealthStatus,
 }
 
@@ -269,6 +269,9 @@ pub enum HealthStatus {
     Ok,
     /// The store does not answer.
     Unavailable,
+    /// The store answers reads but cannot write (a full disk): asks and answers fail with
+    /// `503 store_unavailable` until it can again.
+    CannotWrite,
     /// The server is shutting down.
     ShuttingDown,
 }
@@ -281,6 +284,9 @@ pub enum HealthStatus {
 pub enum ErrorCode {
     /// 401: no `Authorization: Bearer TOKEN` header, or a wrong token.
     Unauthorized,
+    /// 429: this client presented too many wrong tokens (as `/login` counts them); retry after
+    /// `Retry-After`.
+    TooManyAttempts,
     /// 404: no question has the id.
     NotFound,
     /// 404: no route has the path.
@@ -323,6 +329,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Unauthorized => "unauthorized",
+            Self::TooManyAttempts => "too_many_attempts",
             Self::NotFound => "not_found",
             Self::NoRoute => "no_route",
             Self::MethodNotAllowed => "method_not_allowed",

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::AskUserServer;
+pub use crate::sessions::{CappedSessions, SessionsError};
 
 /// The service [`http_service`] makes.
-pub type McpHttpService = StreamableHttpService<AskUserServer, LocalSessionManager>;
+pub type McpHttpService = StreamableHttpService<AskUserServer, CappedSessions>;
 
 /// Who may reach the service, and when it stops.
 #[derive(Debug, Clone)]
@@ -21,6 +21,8 @@ pub struct HttpOptions {
     allowed_origins: Vec<String>,
     cancel: CancellationToken,
     body_limit: usize,
+    max_sessions: usize,
+    idle: std::time::Duration,
 }
 
 impl Default for HttpOptions {
@@ -32,13 +34,16 @@ impl Default for HttpOptions {
 impl HttpOptions {
     /// Loopback only: `Host` must be `localhost`, `127.0.0.1` or `::1` (any port), and a
     /// request that carries an `Origin` (a browser's) is refused unless [allowed](Self::origin):
-    /// a web page that rebinds its DNS name to this machine gets `403`. Body limit 256 KiB.
+    /// a web page that rebinds its DNS name to this machine gets `403`. Body limit 256 KiB; at
+    /// most 256 sessions, one idle for 60 s closed when room is needed.
     pub fn new() -> Self {
         Self {
             allowed_hosts: vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()],
             allowed_origins: Vec::new(),
             cancel: CancellationToken::new(),
             body_limit: 256 * 1024,
+            max_sessions: crate::sessions::DEFAULT_MAX_SESSIONS,
+            idle: crate::sessions::DEFAULT_IDLE,
         }
     }
 
@@ -68,6 +73,20 @@ impl HttpOptions {
         self.body_limit = bytes;
         self
     }
+
+    /// The most sessions open at once (at least 1). A new session past it closes sessions with
+    /// no call in flight (those idle longer than [`idle`](Self::idle) first, then the least
+    /// recently used); when every session has a call in flight it is refused. Default: 256.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// How long a session with no call in flight is kept once room is needed. Default: 60 s.
+    pub fn idle(mut self, idle: std::time::Duration) -> Self {
+        self.idle = idle;
+        self
+    }
 }
 
 /// `server` over Streamable HTTP: `POST` for requests (answered as JSON or SSE), `GET` for the
@@ -81,7 +100,8 @@ pub fn http_service(server: AskUserServer, options: HttpOptions) -> McpHttpServi
         .enforce_origin_validation()
         .with_cancellation_token(options.cancel)
         .with_max_request_body_bytes(options.body_limit);
-    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config)
+    let sessions = CappedSessions::new(options.max_sessions, options.idle);
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config)
 }
 
 /// A digest of the `Mcp-Session-Id` of the HTTP request behind `context`: it names the session in

@@ -51,6 +51,12 @@ impl Later {
 
     /// This request's scope: the server's, and over HTTP its MCP session.
     fn scope_of(&self, context: &RequestContext<RoleServer>) -> String {
+        // A stateless call (2026-07-28, no `initialize`) has no session: an `Mcp-Session-Id` it
+        // carries is anyone's to send, and took another session's tickets (issue 36.12).
+        let stateless = context.protocol_version().is_some_and(|version| !version.has_initialize());
+        if stateless {
+            return self.scope.clone();
+        }
         match crate::session_of(context) {
             Some(session) => format!("{} session {session}", self.scope),
             None => self.scope.clone(),

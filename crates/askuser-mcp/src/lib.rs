@@ -37,6 +37,8 @@ mod http;
 mod inbox;
 mod later;
 mod server;
+#[cfg(feature = "http")]
+mod sessions;
 #[doc(hidden)]
 pub mod testing;
 
@@ -47,7 +49,7 @@ pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 pub use askuser_store::PendingStore;
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 #[cfg(feature = "http")]
-pub use http::{HttpOptions, McpHttpService, http_service};
+pub use http::{CappedSessions, HttpOptions, McpHttpService, SessionsError, http_service};
 pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
 pub use server::{
     AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, FORM_ROUNDS, Fallback, INBOX_TIMEOUT, INPUT_KEY,

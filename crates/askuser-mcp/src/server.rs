@@ -64,6 +64,7 @@ pub const FORM_ROUNDS: u8 = 5;
 /// What the model is told when every round's answer missed the form ([`FORM_ROUNDS`]), `last`
 /// being the last round's problem: a retry, not a decline.
 fn misfits(last: &str) -> String {
+    let last = capped(last);
     format!(
         "The person answered the form {FORM_ROUNDS} times, but no answer fitted the questions (the last: {last}), so no answer was taken. Ask again with simpler questions, or ask in your reply."
     )
@@ -596,7 +597,8 @@ impl AskUserServer {
                 )
             }
             _ => format!(
-                "{DESCRIPTION} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+                "{} The questions are shown to the person as a form by the MCP client. When this MCP client cannot show a form, {}.",
+                description_for(self.inner.on_timeout),
                 fallback.described()
             ),
         };
@@ -1073,6 +1075,38 @@ pub(crate) fn text_result(text: &str, is_error: bool) -> CallToolResult {
     if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
 }
 
+/// What [`DESCRIPTION`] says of a timeout.
+const ON_TIMEOUT_GUESS: &str = "If the person declines, or nobody answers in time, the result is a plain sentence saying so: carry on, make a reasonable choice and say which one you made.";
+
+/// [`DESCRIPTION`] as the timeout policy has it: under [`OnTimeout::Stop`] the result of a
+/// timeout says not to guess, so the description does not say to (issue 36.20: it always said
+/// "make a reasonable choice").
+fn description_for(policy: OnTimeout) -> String {
+    match policy {
+        OnTimeout::Stop => DESCRIPTION.replace(
+            ON_TIMEOUT_GUESS,
+            "If the person declines, the result is a plain sentence saying so: carry on, make a reasonable choice and say which one you made. If nobody answers in time, the result says so: do not guess the answers; finish only the work that does not depend on them, then stop and say what you need to know to go on.",
+        ),
+        _ => DESCRIPTION.to_owned(),
+    }
+}
+
+/// The most characters of a text that came from elsewhere (a host's error, a cause) relayed to
+/// the model: a 3,000,000-character typed answer came back as a 6,000,504-character error in the
+/// model's context (issue 36.16).
+pub(crate) const MAX_RELAYED_CHARS: usize = 1_000;
+
+/// `text`, cut to [`MAX_RELAYED_CHARS`] with a note of how much was left out.
+pub(crate) fn capped(text: &str) -> String {
+    match text.char_indices().nth(MAX_RELAYED_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => {
+            let left_out = text[at..].chars().count();
+            format!("{}… ({left_out} more characters left out)", &text[..at])
+        }
+    }
+}
+
 /// What the model is told when nobody could be asked: [`NO_FORM`], then why each fallback that
 /// was tried could not ask.
 pub(crate) fn nobody_asked(skipped: &[String]) -> String {
@@ -1110,7 +1144,7 @@ fn outcome_result(outcome: CallOutcome) -> CallToolResult {
             text_result("The person interrupted: stop and wait for their instructions.", true)
         }
         CallOutcome::Failed(error) => {
-            text_result(&format!("{TOOL_NAME} failed: {}", with_causes(&error)), true)
+            text_result(&format!("{TOOL_NAME} failed: {}", capped(&with_causes(&error))), true)
         }
         other => text_result(&format!("{TOOL_NAME} failed: unexpected outcome {other:?}"), true),
     }
@@ -1157,9 +1191,19 @@ impl Answerer for Eliciting {
                 message: form::message(&self.name, problem.as_deref()),
                 requested_schema: form::schema(&request, self.style),
             };
-            let result = elicit(&self.peer, params, self.request_timeout)
-                .await
-                .map_err(|e| AnswerError::failed("the client's elicitation/create failed").with_source(e))?;
+            let result = match elicit(&self.peer, params, self.request_timeout).await {
+                Ok(result) => result,
+                // The host answered the form with an error: its own check of what the person
+                // typed failed (pydantic-ai's, for an answer past `maxLength`, quoting it twice).
+                // A misfit: the form is shown again, saying so in a few words (issue 36.16).
+                Err(ServiceError::McpError(error)) => {
+                    problem = Some(capped(&format!("the form came back with an error: {}", error.message)));
+                    continue;
+                }
+                Err(e) => {
+                    return Err(AnswerError::failed("the client's elicitation/create failed").with_source(e));
+                }
+            };
             if result.action == ElicitationAction::Cancel && self.dismissal_waits {
                 return Err(AnswerError::failed("the person dismissed the form"));
             }

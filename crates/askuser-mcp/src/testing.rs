@@ -36,6 +36,9 @@ pub enum Reply {
     FirstChoice,
     /// Keeps the form open until the server cancels the request, then closes it (cancels).
     Hang,
+    /// Answers the `elicitation/create` with a JSON-RPC error with this message (a host whose
+    /// own check of the form's content failed).
+    Error(String),
 }
 
 /// A form the host was shown.
@@ -182,6 +185,7 @@ impl ClientHandler for ScriptedClient {
             });
         }
         Ok(match reply {
+            Some(Reply::Error(message)) => return Err(ErrorData::invalid_params(message, None)),
             Some(Reply::Accept(content)) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(content)
             }

@@ -118,11 +118,11 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     if let Some(path) = &options.secret_file
         && let Err(why) = askuser_tool::SecretFile::new(path).check()
     {
-        eprintln!("askuser: --secret-file {}: {why}", path.display());
+        say!("askuser: --secret-file {}: {why}", path.display());
         return ExitCode::from(2);
     }
     if askuser_client::is_cleartext_beyond_loopback(&options.server) {
-        eprintln!(
+        say!(
             "askuser: warning: {} is plain HTTP beyond this machine: the token, the answers and any secret \
              cross the network readable and changeable by anyone on the path; use https://",
             options.server
@@ -132,7 +132,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         match askuser_tool::cli::read_call("askuser", options.source.as_deref(), Some(options.timeout)) {
             Ok(read) => read,
             Err(error) => {
-                eprintln!("askuser: {error}");
+                say!("askuser: {error}");
                 return ExitCode::from(error.exit_status());
             }
         };
@@ -140,7 +140,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     let token = match ApiToken::for_client_from(options.token_file.as_deref()) {
         Ok(token) => token,
         Err(message) => {
-            eprintln!("askuser: {message}");
+            say!("askuser: {message}");
             return ExitCode::from(2);
         }
     };
@@ -157,10 +157,10 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
         Ok(answerer) => answerer
             .timeout(options.timeout)
             .on_link(|url| {
-                eprintln!("askuser: answer at {url}");
+                say!("askuser: answer at {url}");
                 crate::qr::show(url);
             })
-            .on_retry(move |e| eprintln!("askuser: {}", retry_message(&server, e))),
+            .on_retry(move |e| say!("askuser: {}", retry_message(&server, e))),
         Err(e) => return failure(&e),
     };
     if let Some(asked_by) = options.asked_by() {
@@ -171,7 +171,7 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
     match &options.secret_file {
         Some(path) => answerer = answerer.secret_sink(askuser_tool::SecretFile::new(path)),
         None if secret_declined => {
-            eprintln!(
+            say!(
                 "askuser: the questions include a secret; pass --secret-file PATH to receive its value. Declining."
             );
         }
@@ -211,12 +211,12 @@ async fn run(text: &str, options: &Options, (token, source): (ApiToken, TokenSou
     // a question it dropped on the server was withdrawn then: wait until the server has that, so
     // the person is not left answering on the phone a question nobody waits for.
     if tokio::time::timeout(WITHDRAW_WAIT, withdrawing.withdrawn()).await.is_err() {
-        eprintln!("askuser: the server did not confirm the withdrawal; the question expires at its deadline");
+        say!("askuser: the server did not confirm the withdrawal; the question expires at its deadline");
     }
     match ended {
         Ok(outcome) => exit_status(&outcome, &options.server, &source),
         Err(signal) => {
-            eprintln!("askuser: ended by {}", signal.name);
+            say!("askuser: ended by {}", signal.name);
             ExitCode::from(signal.exit_status())
         }
     }
@@ -291,18 +291,18 @@ fn exit_status(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Exi
     if let Some(text) = outcome.model_text() {
         let mut stdout = std::io::stdout().lock();
         if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
-            eprintln!("askuser: cannot write the result to stdout: {e}");
+            say!("askuser: cannot write the result to stdout: {e}");
             return ExitCode::from(exit::WRITE_FAILED);
         }
     }
     if let Some(message) = refused_token(outcome, server, source).or_else(|| outcome.exit_message()) {
-        eprintln!("askuser: {message}");
+        say!("askuser: {message}");
     }
     ExitCode::from(outcome.exit_status())
 }
 
 fn failure(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("askuser: could not ask: {}", exit::with_causes(error));
+    say!("askuser: could not ask: {}", exit::with_causes(error));
     ExitCode::from(exit::COULD_NOT_ASK)
 }
 

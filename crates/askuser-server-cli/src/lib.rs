@@ -3,6 +3,14 @@
 //! `askuser`, feature `server`) and by this package's `askuser-server` binary (whose [`main`]
 //! dispatches between them). See `askuser serve --help` and `docs/server.md`.
 
+/// `eprintln!` that never panics ([`askuser_tool::cli::say`]): a server stops, and a request is
+/// answered, whatever became of stderr.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        askuser_tool::cli::say(format_args!($($arg)*))
+    };
+}
+
 mod ask;
 mod mcp;
 mod qr;

@@ -54,7 +54,7 @@ pub(crate) fn show(url: &str) {
     }
     if !phone_can_open(url) {
         if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            eprintln!(
+            say!(
                 "askuser: no QR code: this link is on this machine's loopback, which a phone cannot open; \
                  serve with --public-url URL (or --bind on an address the phone reaches) for one"
             );
@@ -62,7 +62,8 @@ pub(crate) fn show(url: &str) {
         return;
     }
     if let Some(code) = render(url) {
-        eprint!("{code}");
+        // Not `eprint!`, which panics when the terminal is gone.
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), code.as_bytes());
     }
 }
 

@@ -194,6 +194,17 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--public-url must start with http:// or https://, got {url:?}"));
                 }
+                // It goes into every link, notice and chat message (issue 36.12): a control
+                // character (CR LF) would split a header or a line, and credentials would be
+                // handed to everyone who gets a link.
+                if url.chars().any(char::is_control) || url.contains(' ') {
+                    return Err("--public-url must not contain spaces or control characters".to_owned());
+                }
+                let authority =
+                    url.split_once("://").map_or("", |(_, rest)| rest).split(['/', '?', '#']).next();
+                if authority.is_some_and(|a| a.contains('@')) {
+                    return Err("--public-url must not carry credentials (user:password@): every page link would hand them out".to_owned());
+                }
                 options.public_url = Some(url.to_owned());
             }
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
@@ -264,14 +275,14 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("askuser serve: cannot start the runtime: {e}");
+            say!("askuser serve: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(run(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("askuser serve: {message}");
+            say!("askuser serve: {message}");
             ExitCode::FAILURE
         }
     }
@@ -346,7 +357,7 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
         if mode & 0o077 != 0 {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| format!("cannot make {} private (mode 0700): {e}", dir.display()))?;
-            eprintln!(
+            say!(
                 "askuser serve: {} was open to other users (mode {:04o}): made 0700",
                 dir.display(),
                 mode & 0o777
@@ -356,23 +367,27 @@ fn private_dir(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-async fn run(options: Options) -> Result<(), String> {
-    init_log();
-    // Read first: a mistake in it stops the server before anything opens.
+/// The channels' config: `--config PATH`, else the default place when a file is there.
+fn read_config(options: &Options) -> Result<Option<askuser_channels::ChannelsConfig>, String> {
     let config = options.config.clone().or_else(|| {
         let default = default_config()?;
         default.is_file().then(|| {
-            eprintln!(
+            say!(
                 "askuser serve: config {} (the default place; --config PATH for another)",
                 default.display()
             );
             default
         })
     });
-    let channels_config = match &config {
-        Some(path) => Some(askuser_channels::ChannelsConfig::from_file(path).map_err(|e| e.to_string())?),
-        None => None,
-    };
+    config
+        .map(|path| askuser_channels::ChannelsConfig::from_file(&path).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+async fn run(options: Options) -> Result<(), String> {
+    init_log();
+    // Read first: a mistake in it stops the server before anything opens.
+    let channels_config = read_config(&options)?;
     let (store_url, default_token_file) = store_and_token_file(&options)?;
     // `token_flag`: what `ask --server` needs to find the same token (nothing for the file it
     // reads by default).
@@ -440,37 +455,38 @@ async fn run(options: Options) -> Result<(), String> {
             notifier = notifier.credentials(&credentials).map_err(|e| format!("{place}: {e}"))?;
         }
         builder = builder.notifier(notifier);
-        eprintln!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
+        say!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
     }
     let stop_mcp = tokio_util::sync::CancellationToken::new();
     let server =
         builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, &stop_mcp)).build();
-    eprintln!("askuser serve: listening on {public_url}");
+    say!("askuser serve: listening on {public_url}");
     crate::qr::show(&public_url);
-    eprintln!("askuser serve: store {}", askuser_store::redact_url(&store_url));
-    eprintln!("askuser serve: profile {}", options.profile);
-    eprintln!("askuser serve: API token in {token_place}");
-    eprintln!(
+    say!("askuser serve: store {}", askuser_store::redact_url(&store_url));
+    say!("askuser serve: profile {}", options.profile);
+    say!("askuser serve: API token in {token_place}");
+    say!(
         "askuser serve: ask with `askuser ask --server {public_url}{token_flag} FILE` (FILE: a tool call's \
          arguments, e.g. examples/calls/first.json in the askuser repository)"
     );
     if !local.ip().is_loopback() && options.public_url.is_none() {
-        eprintln!(
+        say!(
             "askuser serve: listening beyond loopback: put it behind HTTPS and pass --public-url with the address people open"
         );
     }
-    eprintln!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
+    say!("askuser serve: MCP (Streamable HTTP) at {public_url}/mcp, with the API token");
     let channels = start_channels(channels_config.as_ref(), &store, &server, options.public_url.is_some())?;
     let result = server.serve(listener, shutdown_signal_ending(stop_mcp)).await;
     if let Some(channels) = channels {
         channels.stop().await;
     }
     result.map_err(|e| format!("serving failed: {e}"))?;
-    eprintln!("askuser serve: stopped");
+    say!("askuser serve: stopped");
     Ok(())
 }
 
-/// The log on stderr: one line per request.
+/// The log on stderr: one line per request. A line that cannot be written (a closed pipe, a full
+/// disk, a terminal gone) is dropped.
 fn init_log() {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -481,8 +497,11 @@ fn init_log() {
         .with_target("rmcp", tracing::Level::WARN)
         // PostgreSQL's NOTICEs ("relation already exists, skipping") are no news to the operator.
         .with_target("sqlx::postgres::notice", tracing::Level::WARN);
+    // Not even a word about a line it could not write: that word would be written with
+    // `eprintln!`, which panics on the same closed pipe, and fail the request being logged.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .with_target(false)
         .finish()
         .with(quiet_rmcp)
@@ -522,7 +541,7 @@ fn start_channels(
     });
     let channels =
         askuser_channels::Channels::start(config, store, links.as_ref()).map_err(|e| e.to_string())?;
-    eprintln!("askuser serve: asking through {}", config.names().join(" and "));
+    say!("askuser serve: asking through {}", config.names().join(" and "));
     Ok(Some(channels))
 }
 
@@ -535,7 +554,7 @@ async fn shutdown_signal_ending(mcp: tokio_util::sync::CancellationToken) {
 /// Resolves on Ctrl-C (SIGINT), SIGTERM or SIGHUP.
 async fn shutdown_signal() {
     let signal = askuser_tool::cli::first_signal().await;
-    eprintln!("askuser serve: shutting down ({})", signal.name);
+    say!("askuser serve: shutting down ({})", signal.name);
 }
 
 #[cfg(test)]
@@ -567,6 +586,14 @@ mod tests {
         assert_eq!((store.as_str(), token), ("sqlite:/tmp/x.db", Some(PathBuf::from("/tmp/token"))));
         assert!(parse(&args(&["--bind", "nowhere"])).unwrap_err().contains("nowhere"));
         assert!(parse(&args(&["--public-url", "ftp://x"])).unwrap_err().contains("http"));
+        // Issue 36.12: CR LF and credentials in the URL every link carries.
+        assert!(
+            parse(&args(&["--public-url", "https://a.example\r\nX: y"])).unwrap_err().contains("control")
+        );
+        assert!(
+            parse(&args(&["--public-url", "https://me:pw@a.example/"])).unwrap_err().contains("credentials")
+        );
+        assert!(parse(&args(&["--public-url", "https://a.example/x@y"])).is_ok(), "an @ in the path is fine");
         assert_eq!(parse(&args(&["--profile", "extended"])).unwrap().profile, Profile::Extended);
         assert_eq!(parse(&args(&[])).unwrap().keep, Some(Duration::from_hours(24 * 30)));
         assert_eq!(parse(&args(&["--keep-days", "7"])).unwrap().keep, Some(Duration::from_hours(24 * 7)));

@@ -67,14 +67,19 @@ pub(crate) async fn wait(
     if state.is_closing() {
         return Err(ApiError::ShuttingDown);
     }
-    let record = tokio::select! {
+    // Dropped with the future when the asker's connection closes: the question is withdrawn
+    // then, unless another wait holds it (`waits.rs`).
+    let held = crate::waits::WaitHold::new(&state, &id);
+    let waited = tokio::select! {
         watched = tokio::time::timeout(limit, state.store.watch(&id)) => match watched {
-            Ok(settled) => settled.map_err(ApiError::from_store)?,
-            Err(_elapsed) => fetch(&state, &id).await?,
+            Ok(settled) => settled.map_err(ApiError::from_store),
+            Err(_elapsed) => fetch(&state, &id).await,
         },
-        failed = hold_lease(&state, &id) => return Err(failed),
-        () = state.closed() => return Err(ApiError::ShuttingDown),
+        failed = hold_lease(&state, &id) => Err(failed),
+        () = state.closed() => Err(ApiError::ShuttingDown),
     };
+    held.finished();
+    let record = waited?;
     let wants_secrets = record.response().is_some_and(|r| {
         record.state() == RecordState::Answered && !crate::secrets::referenced(r).is_empty()
     });
@@ -201,22 +206,59 @@ pub(crate) async fn events(
     Ok(events::stream(&state, move |event| session.is_none() || event.session_id == session).into_response())
 }
 
-#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "Serving, and the store answers", body = Health), (status = 503, description = "The store does not answer, or the server is shutting down", body = Health)))]
-/// `GET /healthz`: 200 `{"status":"ok"}` when the store answers a read; 503 with
-/// `unavailable` or `shutting_down` otherwise. No token needed; it tells nothing else.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "Serving, and the store answers a read and takes a write", body = Health), (status = 503, description = "The store does not answer (`unavailable`), cannot write (`cannot_write`: a full disk), or the server is shutting down", body = Health)))]
+/// `GET /healthz`: 200 `{"status":"ok"}` when the store answers a read and takes a write; 503
+/// with `unavailable`, `cannot_write` or `shutting_down` otherwise. No token needed; it tells
+/// nothing else.
 pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     if state.is_closing() {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: HealthStatus::ShuttingDown }))
             .into_response();
     }
-    match bounded(state.store.get("")).await {
-        Ok(_) => Json(Health { status: HealthStatus::Ok }).into_response(),
-        // Logged (with the causes) where the store error became an `ApiError`.
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(axum::http::header::RETRY_AFTER, crate::error::RETRY_AFTER_SECS.to_string())],
-            Json(Health { status: HealthStatus::Unavailable }),
-        )
-            .into_response(),
+    // Logged (with the causes) where the store error became an `ApiError`.
+    let status = if bounded(state.store.get("")).await.is_err() {
+        HealthStatus::Unavailable
+    } else if state.store.cannot_write() || !state.write_probe.can_write(&*state.store).await {
+        HealthStatus::CannotWrite
+    } else {
+        return Json(Health { status: HealthStatus::Ok }).into_response();
+    };
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(axum::http::header::RETRY_AFTER, crate::error::RETRY_AFTER_SECS.to_string())],
+        Json(Health { status }),
+    )
+        .into_response()
+}
+
+/// Whether the store takes a write, as `/healthz` says: a full disk leaves reads working, so a
+/// read alone said `ok` while every ask and answer failed (issue 36.13). The store says when its
+/// last ask, answer or cancel failed for want of room; when nothing was written lately, one
+/// small write (a row of the channels' table that no channel uses, its value the time) at most
+/// every [`WriteProbe::EVERY`], however often `/healthz` is called, finds a disk with no room
+/// at all.
+#[derive(Debug, Default)]
+pub(crate) struct WriteProbe {
+    last: tokio::sync::Mutex<Option<(tokio::time::Instant, bool)>>,
+}
+
+impl WriteProbe {
+    /// The least time between two probes.
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// The row written: no channel has this name (theirs are `telegram`, `slack`, …).
+    const ROW: &str = "-healthz-write-probe";
+
+    pub(crate) async fn can_write(&self, store: &dyn askuser_store::PendingStore) -> bool {
+        let mut last = self.last.lock().await;
+        if let Some((at, ok)) = *last
+            && at.elapsed() < Self::EVERY
+        {
+            return ok;
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let ok = bounded(store.set_channel_cursor(Self::ROW, &now.as_millis().to_string())).await.is_ok();
+        *last = Some((tokio::time::Instant::now(), ok));
+        ok
     }
 }

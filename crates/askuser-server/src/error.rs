@@ -19,6 +19,13 @@ pub enum ApiError {
     /// No `Authorization: Bearer TOKEN` header, or a wrong token. 401 `unauthorized`.
     #[error("a valid API token is required (Authorization: Bearer TOKEN)")]
     Unauthorized,
+    /// This client presented too many wrong tokens: 429 `too_many_attempts`, with `Retry-After`
+    /// (the same bucket as `/login`'s).
+    #[error("too many wrong API tokens from this client: try again in {wait_secs} s")]
+    TooManyAttempts {
+        /// Seconds until the client may try again.
+        wait_secs: u64,
+    },
     /// No question has this id. 404 `not_found`.
     #[error("no question has id {id:?}")]
     NotFound {
@@ -118,6 +125,7 @@ impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Unauthorized => ErrorCode::Unauthorized,
+            Self::TooManyAttempts { .. } => ErrorCode::TooManyAttempts,
             Self::NotFound { .. } => ErrorCode::NotFound,
             Self::NoRoute => ErrorCode::NoRoute,
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
@@ -142,6 +150,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound { .. } | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::AlreadyAnswered { .. } | Self::IdTaken { .. } => StatusCode::CONFLICT,
@@ -237,7 +246,11 @@ pub(crate) use askuser_client::wire::ErrorBody;
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, error, message) = (self.status(), self.code(), self.to_string());
-        let retry_after = matches!(self, Self::StoreUnavailable | Self::ShuttingDown);
+        let retry_after = match self {
+            Self::StoreUnavailable | Self::ShuttingDown => Some(RETRY_AFTER_SECS),
+            Self::TooManyAttempts { wait_secs } => Some(wait_secs),
+            _ => None,
+        };
         let unauthorized = matches!(self, Self::Unauthorized);
         let (record, retry_payload) = match self {
             Self::AlreadyAnswered { first: record } | Self::Closed { record } => (Some(*record), None),
@@ -246,10 +259,10 @@ impl IntoResponse for ApiError {
         };
         let body = ErrorBody { error, message, record, retry_payload };
         let mut response = (status, Json(body)).into_response();
-        if retry_after {
+        if let Some(secs) = retry_after {
             response
                 .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(RETRY_AFTER_SECS));
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(secs));
         }
         if unauthorized {
             response.headers_mut().insert(

@@ -44,9 +44,11 @@ mod markup;
 mod openapi;
 mod pages;
 mod secrets;
+mod streams;
 mod subpath;
 mod tap;
 mod throttle;
+mod waits;
 mod zeroed;
 
 #[cfg(feature = "client")]
@@ -125,6 +127,12 @@ pub(crate) struct AppState {
     pub(crate) notifier: Option<Arc<Notifier>>,
     /// Login attempts per client.
     pub(crate) logins: throttle::LoginThrottle,
+    /// The waits in progress here, per question.
+    pub(crate) waits: waits::Waits,
+    /// Whether the store takes a write, for `/healthz`.
+    pub(crate) write_probe: api::WriteProbe,
+    /// The pages' event streams open now, within their budget.
+    pub(crate) streams: Arc<streams::StreamBudget>,
     /// Routers mounted behind the API token ([`AnswerServerBuilder::mount_with_token`]).
     pub(crate) mounted: Vec<(String, Router)>,
 }
@@ -333,6 +341,7 @@ impl AnswerServerBuilder {
         let keys = auth::Keys::new(self.token);
         let sealer = secrets::Sealer::new(&keys.seal_key());
         let fleet = self.fleet.map(|store| fleet::Fleet::new(&store, keys.fleet_channel()));
+        let streams = Arc::new(streams::StreamBudget::new(self.config.limits.max_connections));
         AnswerServer {
             state: Arc::new(AppState {
                 store: self.store,
@@ -346,6 +355,9 @@ impl AnswerServerBuilder {
                 #[cfg(feature = "client")]
                 notifier: self.notifier.map(Arc::new),
                 logins: throttle::LoginThrottle::default(),
+                streams,
+                write_probe: api::WriteProbe::default(),
+                waits: waits::Waits::default(),
                 mounted: self.mounted,
             }),
         }
@@ -419,13 +431,18 @@ impl AnswerServer {
         #[cfg(feature = "client")]
         let notices = self.spawn_notifier();
         let this = self.clone();
+        // A signal future that panics (one that printed with `eprintln!` on a closed stderr) is
+        // a signal too: before, the server went on serving and could no longer be stopped.
+        let signal = tokio::spawn(signal);
+        let on_signal = signal.abort_handle();
         let signalled = tokio::spawn(async move {
-            signal.await;
+            let _ = signal.await;
             this.shutdown();
         });
         let closing = self.state.closing.subscribe();
         let result = listen::serve(listener, self.router(), self.state.config.limits, closing).await;
         signalled.abort();
+        on_signal.abort();
         self.shutdown();
         let _ = sweeper.await;
         #[cfg(feature = "client")]

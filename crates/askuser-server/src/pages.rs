@@ -979,10 +979,21 @@ async fn submit(
     };
     match crate::actions::answer(state, id, &response, secrets).await {
         Ok(record) => {
-            let (title, text) = if record.state() == RecordState::Declined {
-                ("Declined", "The assistant was told that you declined to answer.")
-            } else {
-                ("Thank you", "Your answers were sent to the assistant.")
+            // Its asker's wait ended a moment ago and none came back: "sent" would be untrue.
+            let nobody_waits = state.waits.abandoned(id);
+            let (title, text) = match (record.state() == RecordState::Declined, nobody_waits) {
+                (true, false) => ("Declined", "The assistant was told that you declined to answer."),
+                (true, true) => (
+                    "Declined, but nobody is waiting",
+                    "The assistant stopped waiting for these answers just before you declined. \
+                     Your choice is kept with the question: it gets it if it asks again.",
+                ),
+                (false, false) => ("Thank you", "Your answers were sent to the assistant."),
+                (false, true) => (
+                    "Kept, but nobody is waiting",
+                    "The assistant stopped waiting for these answers just before you sent them. \
+                     They are kept with the question: it gets them if it asks again.",
+                ),
             };
             let page = MessagePage {
                 title: title.to_owned(),
@@ -1063,10 +1074,19 @@ async fn submit_by_cookie(
 // ---------------------------------------------------------------------------------------------
 // Live updates
 
-/// One event when the question leaves `pending`, on any replica (the store's watch), then the end.
-fn batch_events(state: &Arc<AppState>, id: String) -> Response {
+/// The client's address, put on each request by the accept loop (absent in process).
+type PeerOf = Option<axum::Extension<crate::throttle::Peer>>;
+
+/// One event when the question leaves `pending`, on any replica (the store's watch), then the end;
+/// within the streams' budget (`streams.rs`).
+fn batch_events(state: &Arc<AppState>, id: String, peer: PeerOf) -> Response {
+    let permit = match state.streams.open(Some(&id), peer.map(|axum::Extension(peer)| peer)) {
+        Ok(permit) => permit,
+        Err(refused) => return refused.into_response(),
+    };
     let state = Arc::clone(state);
     let stream = futures_util::stream::once(async move {
+        let _counted = permit;
         tokio::select! {
             settled = state.store.watch(&id) => settled.ok().map(|r| events::sse_event(&ServerEvent::of(&r))),
             () = state.closed() => None,
@@ -1081,41 +1101,60 @@ fn batch_events(state: &Arc<AppState>, id: String) -> Response {
 async fn batch_events_by_link(
     State(state): State<Arc<AppState>>,
     Path((id, token)): Path<(String, String)>,
+    peer: PeerOf,
 ) -> Response {
     if by_link(&state, &id, &token).is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
-    batch_events(&state, id)
+    batch_events(&state, id, peer)
 }
 
 async fn batch_events_by_cookie(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    peer: PeerOf,
 ) -> Response {
     if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    batch_events(&state, id)
+    batch_events(&state, id, peer)
 }
 
 async fn session_events(
     State(state): State<Arc<AppState>>,
     Path(session): Path<String>,
     headers: HeaderMap,
+    peer: PeerOf,
 ) -> Response {
     if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
+    let permit = match state.streams.open(None, peer.map(|axum::Extension(peer)| peer)) {
+        Ok(permit) => permit,
+        Err(refused) => return refused.into_response(),
+    };
     let session = Some(session);
-    events::stream(&state, move |event| event.session_id == session).into_response()
+    events::stream(&state, move |event| {
+        let _counted = &permit;
+        event.session_id == session
+    })
+    .into_response()
 }
 
-async fn all_events(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn all_events(State(state): State<Arc<AppState>>, headers: HeaderMap, peer: PeerOf) -> Response {
     if logged_in(&state, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    events::stream(&state, |_| true).into_response()
+    let permit = match state.streams.open(None, peer.map(|axum::Extension(peer)| peer)) {
+        Ok(permit) => permit,
+        Err(refused) => return refused.into_response(),
+    };
+    events::stream(&state, move |_| {
+        let _counted = &permit;
+        true
+    })
+    .into_response()
 }
 
 // ---------------------------------------------------------------------------------------------

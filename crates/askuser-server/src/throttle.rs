@@ -66,13 +66,25 @@ impl LoginThrottle {
     }
 }
 
+impl LoginThrottle {
+    /// Gives back the attempt `peer` just took (its token was right).
+    pub(crate) fn refund(&self, peer: Option<Peer>) {
+        let Some(Peer(addr)) = peer else { return };
+        let now = Instant::now();
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bucket) = clients.get_mut(&client_key(addr.ip())) {
+            *bucket = Bucket { tokens: (refilled(*bucket, now) + 1.0).min(f64::from(BURST)), at: now };
+        }
+    }
+}
+
 fn refilled(bucket: Bucket, now: Instant) -> f64 {
     let earned = now.saturating_duration_since(bucket.at).as_secs_f64() / REFILL.as_secs_f64();
     (bucket.tokens + earned).min(f64::from(BURST))
 }
 
 /// An IPv4 address as is (an IPv4-mapped IPv6 one too); an IPv6 address by its /64.
-fn client_key(ip: IpAddr) -> IpAddr {
+pub(crate) fn client_key(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => {

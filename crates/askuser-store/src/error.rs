@@ -72,6 +72,17 @@ pub enum StoreError {
     /// [`DatabaseError::kind`]). The driver's own words are its causes.
     #[error(transparent)]
     Database(DatabaseError),
+    /// A store file (the SQLite file, its `-wal` or `-shm`) that is not this user's own: a
+    /// symbolic link, not a regular file, or another user's (planted in a shared directory, what
+    /// it holds would be taken as this user's questions and answers, and they would be written
+    /// where that user reads them).
+    #[error("store file {path} {reason}")]
+    Unsafe {
+        /// The file.
+        path: String,
+        /// What is wrong with it, and what to do.
+        reason: String,
+    },
     /// A store file could not be created private (mode 0600) or made private.
     #[error("store file {path}: cannot make it private (mode 0600): {source}")]
     Permissions {
@@ -185,11 +196,22 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn sqlx_unavailable(error: &sqlx::Error) -> bool {
     match error {
+        // `InvalidSavePointStatement`, `BeginFailed`: a connection whose last COMMIT failed (a
+        // full disk) and whose ROLLBACK then found nothing to roll back; sqlx still counts a
+        // transaction on it. The connection is closed as it goes back to its pool (sqlite.rs),
+        // so trying again gets a fresh one.
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => true,
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::InvalidSavePointStatement
+        | sqlx::Error::BeginFailed => true,
+        // Behind a TCP proxy (PgBouncer, HAProxy, a cloud SQL proxy) a database that is down
+        // looks like a server that closes the connection before answering the first byte of
+        // the handshake: sqlx reads a zero byte. Another byte is a server that does not speak
+        // PostgreSQL at all: a mistake, not an outage.
+        sqlx::Error::Protocol(message) => message.starts_with("unexpected response from SSLRequest: 0x00"),
         sqlx::Error::Database(error) => database_unavailable(&**error),
         _ => false,
     }
@@ -254,6 +276,8 @@ mod tests {
         check(&sqlx::migrate::MigrateError::Execute(sqlx::Error::PoolTimedOut).into(), true);
         check(&sqlx::Error::RowNotFound.into(), false);
         check(&sqlx::Error::Protocol("bad".to_owned()).into(), false);
+        check(&sqlx::Error::Protocol("unexpected response from SSLRequest: 0x48".to_owned()).into(), false);
+        check(&sqlx::Error::InvalidSavePointStatement.into(), true);
         let migration: StoreError = sqlx::migrate::MigrateError::VersionMissing(3).into();
         check(&migration, false);
         assert!(matches!(&migration, StoreError::Database(e) if e.kind() == DatabaseErrorKind::Migration));
@@ -285,6 +309,32 @@ mod tests {
         for code in ["23505", "42P01", "28P01", "40001", "22001"] {
             assert!(!postgres_unavailable(code), "{code}");
         }
+    }
+
+    /// Issue 36.15: behind a TCP proxy whose database is down, the proxy takes the connection
+    /// and closes it. sqlx says "unexpected response from `SSLRequest`: 0x00"; it was a `500` where
+    /// a database reached directly said `503`.
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn a_proxy_whose_database_is_down_is_unavailable() {
+        use sqlx::Connection as _;
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = proxy.local_addr().unwrap().port();
+        // The proxy reads the client's first message (the 8 bytes of the SSLRequest), finds no
+        // database behind it, and closes the connection.
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = proxy.accept().await {
+                let mut request = [0; 8];
+                let _ = tokio::io::AsyncReadExt::read_exact(&mut stream, &mut request).await;
+                drop(stream);
+            }
+        });
+        let error =
+            sqlx::postgres::PgConnection::connect(&format!("postgres://askuser@127.0.0.1:{port}/askuser"))
+                .await
+                .unwrap_err();
+        assert!(error.to_string().contains("SSLRequest"), "{error}");
+        check(&error.into(), true);
     }
 
     /// A real SQLite error: a database made full with `max_page_count`.

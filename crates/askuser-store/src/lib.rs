@@ -108,7 +108,7 @@ pub use record::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
-pub use store::PendingStore;
+pub use store::{PendingStore, WRITE_FAILURE_MEMORY};
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
 pub use time::{Clock, ManualClock, SystemClock};
 

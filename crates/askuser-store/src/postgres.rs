@@ -178,6 +178,8 @@ struct Inner {
     feed: Arc<Feed>,
     /// The pending records this process put or read lately: an answer skips its read.
     recent: store::Recent,
+    /// Whether its last writes failed, for `cannot_write`.
+    writes: store::WriteHealth,
     clock: Arc<dyn Clock>,
     listener: tokio::task::JoinHandle<()>,
 }
@@ -279,7 +281,15 @@ impl PostgresStoreBuilder {
         };
         let listener = tokio::spawn(listen(listening, reader));
         Ok(PostgresStore {
-            inner: Arc::new(Inner { pool, wakers, feed, recent: store::Recent::default(), clock, listener }),
+            inner: Arc::new(Inner {
+                pool,
+                wakers,
+                feed,
+                recent: store::Recent::default(),
+                writes: store::WriteHealth::default(),
+                clock,
+                listener,
+            }),
         })
     }
 }
@@ -474,6 +484,10 @@ impl Backend for PostgresStore {
 
     fn recent(&self) -> Option<&store::Recent> {
         Some(&self.inner.recent)
+    }
+
+    fn write_health(&self) -> Option<&store::WriteHealth> {
+        Some(&self.inner.writes)
     }
 
     fn feed(&self) -> &Feed {

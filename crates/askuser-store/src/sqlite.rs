@@ -185,6 +185,8 @@ struct Inner {
     feed: Arc<Feed>,
     /// The pending records this process put or read lately: an answer skips its read.
     recent: store::Recent,
+    /// Whether its last writes failed, for `cannot_write`.
+    writes: store::WriteHealth,
     clock: Arc<dyn Clock>,
     follower: tokio::task::JoinHandle<()>,
 }
@@ -286,6 +288,7 @@ impl SqliteStoreBuilder {
                 wakers,
                 feed,
                 recent: store::Recent::default(),
+                writes: store::WriteHealth::default(),
                 clock: self.clock,
                 follower,
             }),
@@ -315,11 +318,13 @@ fn make_private(path: &Path) -> Result<(), StoreError> {
         let mut shm = path.as_os_str().to_owned();
         shm.push("-shm");
         for file in [path.to_owned(), wal.into(), shm.into()] {
-            let mode = match std::fs::metadata(&file) {
-                Ok(metadata) => metadata.permissions().mode(),
+            let metadata = match std::fs::symlink_metadata(&file) {
+                Ok(metadata) => metadata,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(failed(&file, e)),
             };
+            refuse_unless_own(&file, &metadata)?;
+            let mode = metadata.permissions().mode();
             if mode & 0o077 != 0 {
                 std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
                     .map_err(|e| failed(&file, e))?;
@@ -336,6 +341,30 @@ fn make_private(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Refuses a store file that is not this user's own regular file, as the API token file is
+/// refused (issue 36.7): a `pending.db`, `-wal` or `-shm` another user planted in a shared
+/// directory was used silently.
+#[cfg(unix)]
+fn refuse_unless_own(file: &Path, metadata: &std::fs::Metadata) -> Result<(), StoreError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let unsafe_file = |reason: String| StoreError::Unsafe { path: file.display().to_string(), reason };
+    if metadata.file_type().is_symlink() {
+        return Err(unsafe_file("is a symbolic link: refused (name the file it points to)".to_owned()));
+    }
+    if !metadata.is_file() {
+        return Err(unsafe_file("is not a regular file: refused".to_owned()));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if metadata.uid() != me {
+        return Err(unsafe_file(format!(
+            "is owned by user {} and you are user {me}: refused (what another user planted there would \
+             be taken as your questions and answers); use a store of your own",
+            metadata.uid()
+        )));
+    }
+    Ok(())
+}
+
 /// Connects the writer and runs the embedded migrations. Two processes opening a new file at
 /// once can race: switching a new file to WAL mode, and the migrations (SQLite's migrator takes no
 /// lock), may fail with "database is locked" for the loser, whose migration transaction rolls
@@ -344,7 +373,11 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
     let mut attempt = 0;
     loop {
         let opened = async {
-            let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .after_release(|connection, _| Box::pin(fresh_after_a_failed_commit(connection)))
+                .connect_with(options.clone())
+                .await?;
             crate::migrate::sqlite(&writer, &crate::migrate::own_table(sqlx::migrate!("migrations/sqlite")))
                 .await?;
             Ok::<_, StoreError>(writer)
@@ -358,6 +391,24 @@ async fn open_writer(options: &SqliteConnectOptions) -> Result<SqlitePool, Store
             Err(error) => return Err(error),
         }
     }
+}
+
+/// Whether the writer connection may go back to its pool: not when sqlx still counts a
+/// transaction on it. A COMMIT that fails on a full disk can leave SQLite with the transaction
+/// rolled back by itself; the ROLLBACK that sqlx sends when the transaction is dropped then fails
+/// too, and sqlx goes on counting one open transaction, so that every later `BEGIN` on the
+/// connection was refused ("attempted to call `begin_with` at non-zero transaction depth") until
+/// the process restarted (issue 36.13). Closed instead, the connection is replaced at the next
+/// write, which succeeds as soon as the disk has room.
+async fn fresh_after_a_failed_commit(connection: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection as _;
+    // The ROLLBACK queued when the transaction was dropped runs first.
+    connection.ping().await?;
+    let clean = !connection.is_in_transaction();
+    if !clean {
+        tracing::warn!("the store's writer connection was left in a failed transaction: opening a new one");
+    }
+    Ok(clean)
 }
 
 /// Follows the file's changes, on a connection of its own: whenever its `data_version` moved
@@ -477,6 +528,10 @@ impl Backend for SqliteStore {
 
     fn recent(&self) -> Option<&store::Recent> {
         Some(&self.inner.recent)
+    }
+
+    fn write_health(&self) -> Option<&store::WriteHealth> {
+        Some(&self.inner.writes)
     }
 
     fn feed(&self) -> &Feed {

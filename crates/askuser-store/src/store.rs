@@ -33,6 +33,15 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// database error.
     async fn put(&self, question: NewQuestion) -> Result<PendingRecord, StoreError>;
 
+    /// Whether the store's last ask, answer or cancel failed because the database cannot write
+    /// just now ([`StoreError::is_unavailable`]: a full disk, a read-only database), less than
+    /// [`WRITE_FAILURE_MEMORY`] ago, and none has succeeded since. A database that answers reads
+    /// may still be unable to write: a full disk leaves reads working. `false` for a store that
+    /// does not track it (the default).
+    fn cannot_write(&self) -> bool {
+        false
+    }
+
     /// [`put`](Self::put), and whether this call stored the question (`false`: the same question
     /// was stored already, by an earlier put; its record is returned as it stands, settled or
     /// not). The built-in stores know it from their insert; this default, for a store of one's own
@@ -277,6 +286,11 @@ pub(crate) trait Backend: Send + Sync {
         None
     }
 
+    /// What the backend remembers of its last writes, when it can fail to write (a database's).
+    fn write_health(&self) -> Option<&WriteHealth> {
+        None
+    }
+
     /// Inserts the record unless its id exists; whether this call inserted it.
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError>;
 
@@ -385,6 +399,44 @@ pub(crate) async fn put(
         recent.remember(&stored);
     }
     Ok((stored, inserted))
+}
+
+/// How long a failed write is remembered by [`PendingStore::cannot_write`] when no write follows:
+/// 10 seconds.
+pub const WRITE_FAILURE_MEMORY: Duration = Duration::from_secs(10);
+
+/// When a write last failed for want of a database that can write, unless one succeeded since.
+#[derive(Debug, Default)]
+pub(crate) struct WriteHealth {
+    failed_at: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl WriteHealth {
+    /// Notes how a write ended: a success forgets an earlier failure; a refusal that is no
+    /// failure of the database (a conflict, a closed question) says nothing.
+    pub(crate) fn note<T>(&self, result: &Result<T, StoreError>) {
+        let failed = match result {
+            Ok(_) => None,
+            Err(error) if error.is_unavailable() => Some(std::time::Instant::now()),
+            Err(_) => return,
+        };
+        *self.failed_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = failed;
+    }
+
+    pub(crate) fn failing(&self) -> bool {
+        self.failed_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < WRITE_FAILURE_MEMORY)
+    }
+}
+
+/// `result`, noted in `backend`'s write health.
+pub(crate) fn noted<T>(backend: &impl Backend, result: Result<T, StoreError>) -> Result<T, StoreError> {
+    if let Some(health) = backend.write_health() {
+        health.note(&result);
+    }
+    result
 }
 
 /// The records this process put or read while they were pending, by id, up to [`Recent::MAX`]:
@@ -624,14 +676,18 @@ macro_rules! pending_store_via_backend {
                 &self,
                 question: $crate::record::NewQuestion,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
-                $crate::store::put(self, question).await.map(|(record, _)| record)
+                $crate::store::noted(self, $crate::store::put(self, question).await).map(|(record, _)| record)
             }
 
             async fn put_reporting(
                 &self,
                 question: $crate::record::NewQuestion,
             ) -> Result<($crate::record::PendingRecord, bool), $crate::error::StoreError> {
-                $crate::store::put(self, question).await
+                $crate::store::noted(self, $crate::store::put(self, question).await)
+            }
+
+            fn cannot_write(&self) -> bool {
+                $crate::store::Backend::write_health(self).is_some_and($crate::store::WriteHealth::failing)
             }
 
             async fn get(
@@ -657,23 +713,28 @@ macro_rules! pending_store_via_backend {
                 id: &str,
                 response: &askuser_core::AskUserResponse,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
-                $crate::store::answer(self, id, response).await
+                $crate::store::noted(self, $crate::store::answer(self, id, response).await)
             }
 
             async fn cancel(
                 &self,
                 id: &str,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
-                $crate::store::close_now(self, id, $crate::record::State::Cancelled)
-                    .await
-                    .map(|(record, _)| record)
+                $crate::store::noted(
+                    self,
+                    $crate::store::close_now(self, id, $crate::record::State::Cancelled).await,
+                )
+                .map(|(record, _)| record)
             }
 
             async fn cancel_reporting(
                 &self,
                 id: &str,
             ) -> Result<($crate::record::PendingRecord, bool), $crate::error::StoreError> {
-                $crate::store::close_now(self, id, $crate::record::State::Cancelled).await
+                $crate::store::noted(
+                    self,
+                    $crate::store::close_now(self, id, $crate::record::State::Cancelled).await,
+                )
             }
 
             async fn expire(

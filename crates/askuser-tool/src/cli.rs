@@ -91,7 +91,7 @@ impl Command {
             // A closed pipe (`--help | head`) is normal for a filter.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("{}: cannot write {what} to stdout: {e}", self.name);
+                say(format_args!("{}: cannot write {what} to stdout: {e}", self.name));
                 ExitCode::from(WRITE_FAILED)
             }
         }
@@ -100,7 +100,7 @@ impl Command {
     /// Says what is wrong in one line, and how to see the usage, on stderr: status [`USAGE`].
     #[must_use]
     pub fn usage_error(&self, message: &str) -> ExitCode {
-        eprintln!("{}: {message}\n{}", self.name, self.how_to_get_help());
+        say(format_args!("{}: {message}\n{}", self.name, self.how_to_get_help()));
         ExitCode::from(USAGE)
     }
 
@@ -109,6 +109,16 @@ impl Command {
     pub fn how_to_get_help(&self) -> String {
         format!("Run '{} --help' for the options.", self.name)
     }
+}
+
+/// Writes `line` and a newline on stderr in one write, and goes on whatever happens to it.
+/// `eprintln!` panics when stderr fails: a closed pipe (`serve 2>&1 | tee log` after Ctrl-C ended
+/// `tee`), a full disk, a terminal gone. A command's messages are never worth its life, nor a
+/// server's shutdown.
+pub fn say(line: fmt::Arguments<'_>) {
+    let mut text = line.to_string();
+    text.push('\n');
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Whether `args` ask for help (`-h` or `--help` anywhere, before a `--`).
@@ -309,7 +319,7 @@ pub fn read_call(
 ) -> Result<(String, Option<Duration>), ReadError> {
     let file = source.filter(|s| *s != "-").map(ToOwned::to_owned);
     if file.is_none() && io::stdin().is_terminal() {
-        eprintln!("{who}: reading the tool-call arguments from stdin (end with Ctrl-D)");
+        say(format_args!("{who}: reading the tool-call arguments from stdin (end with Ctrl-D)"));
     }
     let started = Instant::now();
     let limit = Validator::DEFAULT_MAX_ARGUMENT_BYTES as u64;

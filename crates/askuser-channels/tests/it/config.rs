@@ -82,3 +82,40 @@ fn the_example_file_in_the_repository_reads() {
     assert_eq!(config.names(), ["telegram", "slack"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 36.6: the natural mistake, a token written inline, is named by its key, line and
+/// column, and the token itself is never printed (toml's own message quoted the line).
+#[test]
+fn a_config_error_names_key_line_and_column_never_the_value() {
+    let dir = temp_dir("config-no-values");
+    token_file(&dir, "t.token", "123:abc");
+    let secret = "987654:AAE-secret-token-value";
+    for (text, key, line) in [
+        (format!("[telegram]\nbot_token = \"{secret}\"\nchat_ids = [1]\n"), "[telegram] bot_token", 2),
+        (
+            format!("[telegram]\nbot_token_file = \"t.token\"\nchat_ids = \"{secret}\"\n"),
+            "[telegram] chat_ids",
+            3,
+        ),
+        (
+            format!(
+                "[telegram]\nbot_token_file = \"t.token\"\nchat_ids = [1]\n\n[slack]\napp_token = '{secret}'\n"
+            ),
+            "[slack] app_token",
+            6,
+        ),
+        (
+            format!(
+                "[telegram]\nbot_token_file = \"t.token\"\nchat_ids = [1]\npoll_timeout_seconds = \"{secret}\"\n"
+            ),
+            "[telegram] poll_timeout_seconds",
+            4,
+        ),
+        (format!("[telegram]\nbot_token = \"{secret}\n"), "[telegram] bot_token", 2),
+    ] {
+        let error = read(&text, &dir).unwrap_err().to_string();
+        assert!(!error.contains("secret") && !error.contains("987654"), "the value is printed: {error}");
+        assert!(error.contains(key) && error.contains(&format!("line {line}, column ")), "{error}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -148,3 +148,25 @@ async fn a_disconnect_is_followed_by_a_new_connection() {
     assert_eq!(slack.count("apps.connections.open"), 2);
     channels.stop().await;
 }
+
+/// Issue 36.4: Slack reads a message's top-level `text` (what phone notifications show) as
+/// mrkdwn, so a question's `<!channel>` pinged the channel and `<https://evil|Click>` was a link:
+/// `&`, `<` and `>` are escaped there (the blocks are plain text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_text_is_escaped_in_slacks_mrkdwn_text() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let channels = start(&config(None, Some(&slack.url)), &store, None);
+    let args = r#"{"questions":[{"header":"Ping","question":"<!channel> see <https://evil.example|Click> & go",
+        "options":[{"label":"<!here>"},{"label":"B & C"}]}]}"#;
+    put(&*store, "q-mrkdwn", args).await;
+    let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+    assert!(!message.text.contains('<') && !message.text.contains('>'), "{}", message.text);
+    assert!(
+        message.text.contains("&lt;!channel&gt; see &lt;https://evil.example|Click&gt; &amp; go"),
+        "{}",
+        message.text
+    );
+    assert!(message.text.contains("&lt;!here&gt;") && message.text.contains("B &amp; C"), "{}", message.text);
+    channels.stop().await;
+}

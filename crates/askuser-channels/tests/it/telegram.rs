@@ -331,3 +331,75 @@ async fn the_documented_message_is_the_one_sent() {
     channels.stop().await;
     server.stop().await;
 }
+
+/// `[telegram]` posting to a group (a negative chat id) and to a private chat, `extra` added.
+fn group_config(url: &str, extra: &str) -> askuser_channels::ChannelsConfig {
+    let dir = crate::support::temp_dir("group-config");
+    crate::support::token_file(&dir, "telegram.token", crate::telegram_double::TOKEN);
+    let text = format!(
+        "[telegram]\nbot_token_file = \"telegram.token\"\nchat_ids = [{GROUP}]\napi_url = \"{url}\"\n\
+         poll_timeout_seconds = 1\n{extra}"
+    );
+    let config = askuser_channels::ChannelsConfig::from_toml(&text, &dir, "test.toml").unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    config.retry_base(Duration::from_millis(20)).hold(Duration::from_millis(300))
+}
+
+/// A Telegram group: everyone in it reads the messages.
+const GROUP: i64 = -1_001_234;
+
+/// Issue 36.2: a page link opens the batch to whoever has it, past the check on who taps, so a
+/// message posted where people outside the allowed list read it (a group) carries none, unless
+/// the operator opts in (`page_links_in_groups`); a secret question's link never goes there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_gets_no_page_link_unless_opted_in_and_never_for_a_secret() {
+    let args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    for (extra, plain_link) in [("", false), ("page_links_in_groups = true\n", true)] {
+        let telegram = TelegramDouble::start().await;
+        let store = memory();
+        let server = Server::start(&store, Profile::Extended).await;
+        let channels = start(&group_config(&telegram.url, extra), &store, Some(&server.links()));
+        put(&*store, "q-group", DATABASE).await;
+        put_extended(&*store, "q-group-secret", args).await;
+        let shown = telegram.wait_for(GROUP, PATIENCE, |m| m.len() == 2).await;
+        let buttons = |secret: bool| {
+            let message = shown.iter().find(|m| m.text.contains("Deploy token?") == secret).unwrap();
+            message.markup["inline_keyboard"].to_string()
+        };
+        let page = format!("{}/q/", server.url);
+        assert_eq!(buttons(false).contains(&page), plain_link, "{extra:?}: {}", buttons(false));
+        assert!(!buttons(true).contains(&page), "{extra:?}: a secret's link in a group: {}", buttons(true));
+        let secret = shown.iter().find(|m| m.text.contains("Deploy token?")).unwrap();
+        assert!(
+            secret.text.contains("its page link is not posted where others can read it"),
+            "{}",
+            secret.text
+        );
+        channels.stop().await;
+        server.stop().await;
+    }
+}
+
+/// Issue 36.9: a typed answer is capped at the page's 2,000 characters (4,000 were stored from
+/// Telegram); a longer reply is refused with a message that says so, and a shorter one answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_answer_past_the_pages_cap_is_refused_with_a_reply_that_says_so() {
+    let telegram = TelegramDouble::start().await;
+    let store = memory();
+    let channels = start(&config(Some(&telegram.url), None), &store, None);
+    put(&*store, "q-long", DATABASE).await;
+    let message = telegram.wait_for(CHAT, PATIENCE, |m| !m.is_empty()).await.remove(0);
+    telegram.tap(CHAT, CHAT, message.message_id, &message.button("Other"));
+    let prompt = telegram.wait_for(CHAT, PATIENCE, |m| m.len() == 2).await.remove(1);
+    telegram.reply(CHAT, prompt.message_id, &"x".repeat(askuser_core::MAX_CUSTOM_CHARS + 1));
+    let told = telegram
+        .wait_for(CHAT, PATIENCE, |m| m.iter().any(|m| m.text.contains("at most 2000 are taken")))
+        .await;
+    assert!(told.iter().any(|m| m.text.contains("2001 characters long")), "{told:?}");
+    assert_eq!(store.get("q-long").await.unwrap().unwrap().state(), State::Pending);
+    telegram.reply(CHAT, prompt.message_id, &"y".repeat(askuser_core::MAX_CUSTOM_CHARS));
+    let record = tokio::time::timeout(PATIENCE, store.watch("q-long")).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered);
+    channels.stop().await;
+}

@@ -114,7 +114,7 @@ struct Codex<'a> {
     tmux: &'a TmuxServer,
     session: String,
     /// `CODEX_HOME`, where Codex 0.171 installs the app-server daemon it leaves running.
-    codex_home: PathBuf,
+    home: PathBuf,
 }
 
 impl<'a> Codex<'a> {
@@ -134,7 +134,7 @@ impl<'a> Codex<'a> {
             .status()
             .unwrap();
         assert!(status.success());
-        Self { tmux, session, codex_home: home.join("codex-home") }
+        Self { tmux, session, home: home.join("codex-home") }
     }
 
     fn screen(&self) -> String {
@@ -167,7 +167,7 @@ impl Drop for Codex<'_> {
         // --managed-daemon` and its pid-update loop) that outlives the session: end it with the test.
         for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
             let Ok(exe) = std::fs::read_link(entry.path().join("exe")) else { continue };
-            if exe.starts_with(&self.codex_home) {
+            if exe.starts_with(&self.home) {
                 let _ = std::process::Command::new("kill").arg("-KILL").arg(entry.file_name()).status();
             }
         }

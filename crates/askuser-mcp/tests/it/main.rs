@@ -8,3 +8,5 @@ mod inbox;
 mod later;
 mod sdk_forms;
 mod server;
+#[cfg(feature = "http")]
+mod sessions;

@@ -547,3 +547,45 @@ async fn an_unavailable_fallback_passes_the_call_on() {
     assert_eq!(text, r#"{"Lang":["Go"]}"#);
     assert_eq!(checks.load(std::sync::atomic::Ordering::SeqCst), 4);
 }
+
+/// Issue 36.16: a host answered the form with an error quoting a 3,000,000-character typed
+/// answer twice, and the model got all 6,000,504 characters. A host's error on a form is a misfit:
+/// the form is shown again saying so in a few words, and a later answer counts; what reaches the
+/// model when no answer ever fits is cut to a thousand characters of the host's words.
+#[tokio::test]
+async fn a_hosts_error_on_a_form_is_asked_again_and_never_relayed_at_full_length() {
+    let huge = format!("validation failed for {}", "x".repeat(3_000_000));
+    let version = ProtocolVersion::V_2025_11_25;
+    let replies = vec![Reply::Error(huge.clone()), Reply::Accept(json!({"q01": "Go"}))];
+    let (text, is_error, shown) =
+        ask(AskUserServer::builder().build(), &version, true, replies, &one()).await;
+    assert_eq!((text.as_str(), is_error), (r#"{"Lang":["Go"]}"#, false));
+    assert_eq!(shown.len(), 2, "asked again");
+    assert!(shown[1].message.contains("the form came back with an error"), "{}", shown[1].message);
+    assert!(shown[1].message.len() < 5_000, "{} characters in the form's message", shown[1].message.len());
+
+    let replies = vec![Reply::Error(huge); 5];
+    let (text, is_error, shown) =
+        ask(AskUserServer::builder().build(), &version, true, replies, &one()).await;
+    assert!(is_error && shown.len() == 5, "{shown:?}");
+    assert!(text.len() < 5_000, "{} characters relayed to the model", text.len());
+    assert!(text.contains("more characters left out"), "{text}");
+}
+
+/// Issue 36.20: the description always said "make a reasonable choice" on a timeout, while the
+/// `stop` policy's result says not to guess: it follows the configured policy.
+#[test]
+fn the_description_says_what_the_timeout_policy_does() {
+    let described = |policy: OnTimeout| {
+        AskUserServer::builder().on_timeout(policy).build().tool().description.unwrap().into_owned()
+    };
+    let stop = described(OnTimeout::Stop);
+    assert!(
+        stop.contains("If nobody answers in time, the result says so: do not guess the answers"),
+        "{stop}"
+    );
+    assert!(!stop.contains("or nobody answers in time, the result is a plain sentence saying so"), "{stop}");
+    assert!(askuser_core::TIMED_OUT_STOP.contains("Do not guess"));
+    let decline = described(OnTimeout::Decline);
+    assert!(decline.contains("If the person declines, or nobody answers in time, the result is a plain sentence saying so: carry on, make a reasonable choice"), "{decline}");
+}

@@ -4,7 +4,9 @@
 mod browser;
 mod channels;
 mod conformance;
+mod full_disk;
 mod mcp;
 mod processes;
+mod stopping;
 mod support;
 mod terminal;

@@ -268,6 +268,16 @@ async fn mcp_needs_the_token_and_refuses_foreign_hosts_and_origins() {
     assert_eq!(status(post(Some(token), &[("origin", origin.as_str())]).await.unwrap()), 200);
     assert_eq!(status(post(Some(token), &[("origin", "http://evil.example.com")]).await.unwrap()), 403);
     assert_eq!(status(post(Some(token), &[("host", "evil.example.com")]).await.unwrap()), 403);
+    // Issue 36.21: ending the session answers 204 (rmcp's 202 is no success to the SDKs).
+    let delete = |session: &str| {
+        reqwest::Client::new()
+            .delete(format!("{}/mcp", served.url))
+            .bearer_auth(token)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+    };
+    assert_eq!(status(delete(&session).await.unwrap()), 204);
     // The log has a line per request, never a session id or a token.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let log = served.log.lock().unwrap().clone();
@@ -409,4 +419,130 @@ async fn the_example_host_answers_the_form_over_http() {
     assert_eq!(refused.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("401") && stderr.contains("a valid API token is required"), "{stderr}");
+}
+
+/// Issue 36.12: `/mcp`'s Origin check took any port of the public URL's host (rmcp reads an
+/// allowed origin without a port as any port): with `--public-url http://localhost`, a page on
+/// `http://localhost:8443` was let in. Only the public URL's own origin is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_takes_only_the_public_urls_own_port_as_its_origin() {
+    let dir = TempDir::new("mcp-origin-port");
+    let store = format!("sqlite:{}", dir.0.join("p.db").display());
+    let bind = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let served = serve_on(&store, &dir.0, &["--bind", &bind, "--public-url", "http://localhost"]).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
+    let status = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{bind}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("origin", origin)
+            .bearer_auth(&served.token)
+            .json(&initialize)
+            .send()
+    };
+    assert_eq!(status("http://localhost").await.unwrap().status(), 200);
+    assert_eq!(status("http://localhost:80").await.unwrap().status(), 200);
+    assert_eq!(status("http://localhost:8443").await.unwrap().status(), 403);
+}
+
+/// Issue 36.12: a stateless (2026-07-28) call has no session, but its ticket's scope was taken
+/// from any `Mcp-Session-Id` it carried: another session's. The ticket is the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_calls_ticket_ignores_the_session_id_it_carries() {
+    let dir = TempDir::new("mcp-stateless-scope");
+    let served =
+        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--mcp-background"]).await;
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let params = json!({"name": "ask_user_question_later", "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "remote-agent", "version": "1.0"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}});
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(format!("{}/mcp", served.url))
+        .bearer_auth(&served.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_user_question_later")
+        .header("mcp-session-id", "someone-elses-session")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    assert!(body.contains("result"), "{body}");
+    let record = only_record(&served).await;
+    assert_eq!(record["session_id"], "askuser serve mcp", "{record}");
+}
+
+/// Reads `response`'s SSE stream until a `data:` line holds `needle`; returns that message.
+async fn next_message_with(response: &mut reqwest::Response, seen: &mut String, needle: &str) -> Value {
+    loop {
+        if let Some(found) = seen
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter(|data| data.contains(needle))
+            .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        {
+            let at = seen.find(needle).unwrap();
+            seen.drain(..at + needle.len());
+            return found;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(30), response.chunk()).await;
+        let chunk = chunk.expect("an SSE message within 30 s").unwrap().expect("the stream goes on");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// Issue 36.19: an answer past the body limit (256 KiB) got `413`, which no SDK reports: the call
+/// hung. The answer is refused inside the protocol, as an error response to the form, and the
+/// form is asked again, so the question stays askable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_past_the_body_limit_is_refused_inside_the_protocol_and_asked_again() {
+    let dir = TempDir::new("mcp-too-large");
+    let served = serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &[]).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: &Value| {
+        let mut request = http
+            .post(format!("{}/mcp", served.url))
+            .bearer_auth(&served.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "big-answers", "version": "1"}}});
+    let response = post(None, &initialize).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = response.text().await;
+    let _ = post(Some(&session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": arguments}});
+    let mut stream = post(Some(&session), &call).await.unwrap();
+    let mut seen = String::new();
+    let form = next_message_with(&mut stream, &mut seen, "elicitation/create").await;
+    let huge = json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept",
+        "content": {"q01": "x".repeat(300 * 1024)}}});
+    let refused = post(Some(&session), &huge).await.unwrap();
+    assert!(refused.status().is_success(), "{}", refused.status());
+    let again = next_message_with(&mut stream, &mut seen, "elicitation/create").await;
+    let message = again["params"]["message"].as_str().unwrap();
+    assert!(message.contains("larger than 262144 bytes"), "{message}");
+    // A request past the limit gets a JSON-RPC error of its id, which a client reports.
+    let big_call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": {"padding": "y".repeat(300 * 1024)}}});
+    let reply: Value = post(Some(&session), &big_call).await.unwrap().json().await.unwrap();
+    assert_eq!(reply["id"], 9, "{reply}");
+    assert!(
+        reply["error"]["message"].as_str().unwrap().contains("the request is larger than 262144 bytes"),
+        "{reply}"
+    );
 }

@@ -263,7 +263,11 @@ async fn serve_names_why_the_store_did_not_open() {
     assert!(said.contains("cannot create the directory") && said.contains("a-file/sub"), "{said}");
     std::fs::create_dir(dir.0.join("a-dir")).unwrap();
     let said = failed(format!("sqlite:{}", dir.0.join("a-dir").display())).await;
-    assert!(said.contains("unable to open database file") && said.contains("Is a directory"), "{said}");
+    // Refused before SQLite tries (issue 36.7: a store file must be this user's regular file).
+    assert!(
+        said.contains("a-dir is not a regular file: refused") && said.contains("Is a directory"),
+        "{said}"
+    );
     // A missing directory is created.
     let mut created = support::serve_on(
         &format!("sqlite:{}", dir.0.join("new/pending.db").display()),
@@ -692,7 +696,7 @@ async fn an_address_in_use_says_whether_askuser_serve_holds_it() {
     assert!(said.contains("the address is in use: an askuser serve is already running there"), "{said}");
 }
 
-/// Without --config, serve reads ~/.config/askuser/serve.toml ($XDG_CONFIG_HOME) when it exists:
+/// Without `--config`, serve reads `~/.config/askuser/serve.toml` (`$XDG_CONFIG_HOME`) when it exists:
 /// a mistake there stops it, naming the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_config_is_read_when_present() {

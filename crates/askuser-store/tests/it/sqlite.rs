@@ -244,3 +244,37 @@ async fn remembered_records_go_stale_safely() {
     let there = SqliteStore::builder(&path).clock(Arc::new(clock.clone())).open().await.expect("open");
     crate::suite::remembered_records_go_stale_safely(&here, &there, &clock).await;
 }
+
+/// Issue 36.7: a `pending.db`, `-wal` or `-shm` that another user planted in a shared directory
+/// was used silently. Refused, as the API token file is: another user's file, a symbolic link.
+#[cfg(unix)]
+#[tokio::test]
+async fn another_users_store_file_or_a_link_is_refused() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &wal).expect("symlink");
+    let refused = SqliteStore::open(&path).await.expect_err("a -wal link");
+    assert!(
+        refused.to_string().ends_with("-wal is a symbolic link: refused (name the file it points to)"),
+        "{refused}"
+    );
+    std::fs::remove_file(&wal).expect("rm");
+
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&path, &link).expect("symlink");
+    let refused = SqliteStore::open(&link).await.expect_err("a link");
+    assert!(refused.to_string().contains("link.db is a symbolic link"), "{refused}");
+
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED another user's store file: giving a file away needs root");
+        return;
+    }
+    let planted = dir.path().join("planted.db");
+    SqliteStore::open(&planted).await.expect("open").close().await;
+    rustix::fs::chown(&planted, Some(rustix::process::Uid::from_raw(65534)), None).expect("chown");
+    let refused = SqliteStore::open(&planted).await.expect_err("another user's file");
+    assert!(refused.to_string().contains("is owned by user 65534 and you are user 0: refused"), "{refused}");
+    assert!(matches!(refused, askuser_store::StoreError::Unsafe { .. }), "{refused:?}");
+}
