@@ -201,12 +201,39 @@ pub(crate) struct Button {
     pub(crate) text: String,
     pub(crate) data: Option<String>,
     pub(crate) url: Option<String>,
+    /// How a surface that can style buttons shows it (Slack; Telegram has no styles).
+    pub(crate) look: Look,
+}
+
+/// A button's emphasis, as the page gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Look {
+    #[default]
+    Plain,
+    /// The option the model recommends (`default`, or a label ending in "(Recommended)").
+    Recommended,
+    /// Decline: asks for a confirmation first where the surface can.
+    Decline,
 }
 
 impl Button {
     fn act(text: &str, key: &str, action: Action) -> Self {
-        Self { text: cut(text, MAX_BUTTON_CHARS), data: Some(action.encode(key)), url: None }
+        let look = if action == Action::Decline { Look::Decline } else { Look::Plain };
+        Self { text: cut(text, MAX_BUTTON_CHARS), data: Some(action.encode(key)), url: None, look }
     }
+}
+
+/// Whether `option` of `question` is the one recommended: declared `default` (extended profile),
+/// else a label ending in "(Recommended)", ignoring ASCII case (what the page preselects).
+fn recommended(question: &Question, option: &askuser_core::QuestionOption) -> bool {
+    const MARK: &str = "(recommended)";
+    if question.declared_defaults().next().is_some() {
+        return option.is_default();
+    }
+    let label = option.label();
+    label.len() >= MARK.len()
+        && label.is_char_boundary(label.len() - MARK.len())
+        && label[label.len() - MARK.len()..].eq_ignore_ascii_case(MARK)
 }
 
 /// What a message shows: its text and rows of buttons.
@@ -262,6 +289,26 @@ fn body(record: &PendingRecord) -> String {
     text
 }
 
+/// When the batch stops waiting, as a chat shows it (the message is not updated as time passes,
+/// so an instant, in UTC, and the whole span): "⏳ Answer within 10 min, by 18:30 UTC".
+pub(crate) fn deadline(record: &PendingRecord) -> String {
+    let (asked, expires) = (record.asked_at(), record.expires_at());
+    let span = expires.unix_millis().saturating_sub(asked.unix_millis()) / 1000;
+    let within = match span {
+        s if s < 120 => format!("{s} s"),
+        s if s < 2 * 3600 => format!("{} min", (s + 30) / 60),
+        s if s < 2 * 86_400 => format!("{} h", (s + 1800) / 3600),
+        s => format!("{} days", (s + 43_200) / 86_400),
+    };
+    let at = expires.to_string();
+    let by = if span < 86_400 {
+        format!("{} UTC", at.get(11..16).unwrap_or_default())
+    } else {
+        format!("{} {} UTC", at.get(..10).unwrap_or_default(), at.get(11..16).unwrap_or_default())
+    };
+    format!("⏳ Answer within {within}, by {by}")
+}
+
 /// Where a channel posts, as far as page links go (issue 36.2). A page link opens the batch to
 /// whoever has it, so where people outside the allowed list read the messages (a Slack channel,
 /// a Telegram group) it would let any of them answer, past the `user_ids` check that holds for
@@ -295,6 +342,7 @@ pub(crate) fn pending_view(
 ) -> View {
     let key = key_of(record.id());
     let mut text = body(record);
+    let _ = write!(text, "\n\n{}", deadline(record));
     let mut rows = Vec::new();
     if answerable(record, types_text) {
         let questions = record.request().questions().as_slice();
@@ -325,7 +373,12 @@ pub(crate) fn pending_view(
         rows.push(vec![Button::act("Decline", &key, Action::Decline)]);
     }
     if let Some(link) = link {
-        rows.push(vec![Button { text: "Open the page".to_owned(), data: None, url: Some(link.to_owned()) }]);
+        rows.push(vec![Button {
+            text: "Open the page".to_owned(),
+            data: None,
+            url: Some(link.to_owned()),
+            look: Look::Plain,
+        }]);
     }
     View { text: cut(&text, MAX_TEXT_CHARS), rows }
 }
@@ -350,7 +403,11 @@ fn question_rows(
             let label = format!("{}{prefix}{}", if ticked { "✓ " } else { "" }, shown(option.label()));
             let action =
                 if question.multi_select() { Action::Toggle { q, o } } else { Action::Pick { q, o } };
-            Button::act(&label, key, action)
+            let mut button = Button::act(&label, key, action);
+            if recommended(question, option) {
+                button.look = Look::Recommended;
+            }
+            button
         })
         .collect();
     if types_text && (question.allow_other() || question.kind() == QuestionKind::Text) {

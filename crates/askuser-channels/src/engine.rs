@@ -106,8 +106,9 @@ pub(crate) struct Counters {
 pub(crate) enum Reply {
     /// A short line (Telegram shows it as a toast).
     Say(String),
-    /// Ask them to type the answer to `header` (question `q` of batch `id`).
-    Type { id: String, q: usize, header: String },
+    /// Ask them to type the answer to `header` (question `q` of batch `id`, whose text is
+    /// `question`).
+    Type { id: String, q: usize, header: String, question: String },
 }
 
 const STALE: &str = "This question is no longer waiting: nothing was answered.";
@@ -589,8 +590,13 @@ impl<S: Surface> Engine<S> {
                 Reply::Say("Noted.".to_owned())
             }
             Step::Type(q) => {
-                let header = record.request().questions().as_slice().get(q).map(|q| q.header().to_owned());
-                Reply::Type { id: id.to_owned(), q, header: header.unwrap_or_default() }
+                let asked = record.request().questions().as_slice().get(q);
+                Reply::Type {
+                    id: id.to_owned(),
+                    q,
+                    header: asked.map(|q| q.header().to_owned()).unwrap_or_default(),
+                    question: asked.map(|q| q.question().to_owned()).unwrap_or_default(),
+                }
             }
             Step::Refused(why) => Reply::Say(why.to_owned()),
             Step::Incomplete(why) => Reply::Say(why),
@@ -623,4 +629,10 @@ impl<S: Surface> Engine<S> {
             }
         }
     }
+}
+
+/// Whether what a tap or a typed answer was told means it was taken (the batch's own message shows
+/// it), rather than a problem the person must read.
+pub(crate) fn taken(said: &str) -> bool {
+    said == "Noted." || said.starts_with("Answered") || said == "Declined."
 }

@@ -183,9 +183,9 @@ impl Slack {
             let Some(value) = action["value"].as_str() else { continue };
             match engine.tap(value).await {
                 Reply::Say(said) => self.tell(payload, user, &said).await,
-                Reply::Type { id, q, header } => {
+                Reply::Type { id, q, header, question } => {
                     let trigger = payload["trigger_id"].as_str().unwrap_or_default();
-                    self.open_form(trigger, &crate::batch::key_of(&id), q, &header).await;
+                    self.open_form(trigger, &crate::batch::key_of(&id), q, &header, &question).await;
                 }
             }
         }
@@ -193,7 +193,7 @@ impl Slack {
 
     /// Tells `user` (only them) what became of their tap, unless the message shows it.
     async fn tell(&self, payload: &Value, user: &str, said: &str) {
-        if said == "Noted." || said.starts_with("Answered") || said == "Declined." {
+        if crate::engine::taken(said) {
             return;
         }
         // https://api.slack.com/methods/chat.postEphemeral
@@ -206,13 +206,17 @@ impl Slack {
 
     /// Opens a modal asking for the typed answer to question `q` ("Other…", a text question),
     /// from the tap's `trigger_id` (valid for 3 s): <https://api.slack.com/methods/views.open>.
-    async fn open_form(&self, trigger: &str, key: &str, q: usize, header: &str) {
+    async fn open_form(&self, trigger: &str, key: &str, q: usize, header: &str, question: &str) {
+        // The question itself above the box, as plain text (a section's text: 3,000 characters at
+        // most, https://api.slack.com/reference/block-kit/blocks#section).
         let view = json!({
             "type": "modal", "callback_id": FORM, "private_metadata": format!("{key}:{q}"),
             "title": {"type": "plain_text", "text": "Your answer"},
             "submit": {"type": "plain_text", "text": "Send"},
             "close": {"type": "plain_text", "text": "Cancel"},
-            "blocks": [{"type": "input", "block_id": "answer",
+            "blocks": [{"type": "section", "block_id": "question",
+                        "text": {"type": "plain_text", "text": crate::batch::cut(question, 2900), "emoji": true}},
+                       {"type": "input", "block_id": "answer",
                         "label": {"type": "plain_text", "text": crate::batch::cut(header, 1900)},
                         "element": {"type": "plain_text_input", "action_id": "text", "multiline": true,
                                     "max_length": askuser_core::MAX_CUSTOM_CHARS}}]});
@@ -258,6 +262,7 @@ fn escaped(text: &str) -> String {
 /// Block Kit blocks (<https://api.slack.com/reference/block-kit/blocks>): a plain-text section
 /// (nothing to escape), then one `actions` block per row of buttons.
 fn blocks(view: &View) -> Value {
+    use crate::batch::Look;
     let mut blocks =
         vec![json!({"type": "section", "text": {"type": "plain_text", "text": view.text, "emoji": true}})];
     let mut n = 0;
@@ -273,6 +278,24 @@ fn blocks(view: &View) -> Value {
                 }
                 if let Some(url) = &button.url {
                     element["url"] = json!(url);
+                }
+                // https://api.slack.com/reference/block-kit/block-elements#button: `style`, and a
+                // `confirm` dialog (https://api.slack.com/reference/block-kit/composition-objects#confirm),
+                // as the page asks before declining.
+                match button.look {
+                    Look::Plain => {}
+                    Look::Recommended => element["style"] = json!("primary"),
+                    Look::Decline => {
+                        element["style"] = json!("danger");
+                        element["confirm"] = json!({
+                            "title": {"type": "plain_text", "text": "Decline to answer?"},
+                            "text": {"type": "plain_text",
+                                     "text": "The assistant is told that you chose not to answer these questions."},
+                            "confirm": {"type": "plain_text", "text": "Yes, decline"},
+                            "deny": {"type": "plain_text", "text": "Keep answering"},
+                            "style": "danger"
+                        });
+                    }
                 }
                 element
             })

@@ -243,6 +243,11 @@ enum FollowUp {
         q: usize,
         header: String,
     },
+    /// `deleteMessage` of each: the prompt and the reply that answered it.
+    Tidy {
+        chat: i64,
+        messages: [Option<i64>; 2],
+    },
     /// A reply to message `message_id`.
     Say {
         chat: i64,
@@ -281,7 +286,7 @@ impl Telegram {
         let data = query["data"].as_str().unwrap_or_default();
         match engine.tap(data).await {
             Reply::Say(text) => FollowUp::Toast { query_id, text: Some(text) },
-            Reply::Type { id, q, header } => FollowUp::Prompt { query_id, chat, id, q, header },
+            Reply::Type { id, q, header, .. } => FollowUp::Prompt { query_id, chat, id, q, header },
         }
     }
 
@@ -299,6 +304,11 @@ impl Telegram {
             return FollowUp::Nothing;
         };
         match engine.typed(&format!("{chat}:{replied}"), text).await {
+            // Taken: the batch's own message shows it (ticked, or answered). The prompt and the
+            // person's reply go, so that an "Other…" answer leaves nothing behind.
+            Some(Reply::Say(said)) if crate::engine::taken(&said) => {
+                FollowUp::Tidy { chat, messages: [Some(replied), message["message_id"].as_i64()] }
+            }
             Some(Reply::Say(text)) => {
                 FollowUp::Say { chat, message_id: message["message_id"].as_i64(), text }
             }
@@ -335,6 +345,14 @@ impl Telegram {
                     && let Some(message_id) = sent["message_id"].as_i64()
                 {
                     engine.prompted(&id, format!("{chat}:{message_id}"), q).await;
+                }
+            }
+            FollowUp::Tidy { chat, messages } => {
+                // https://core.telegram.org/bots/api#deletemessage: a bot may delete its own
+                // messages, and incoming ones in a private chat; elsewhere the reply stays.
+                for message_id in messages.into_iter().flatten() {
+                    let _ =
+                        self.call("deleteMessage", &json!({"chat_id": chat, "message_id": message_id})).await;
                 }
             }
             FollowUp::Say { chat, message_id, text } => {

@@ -4,6 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use askuser_core::{AskContext, Profile};
 use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_store::{MemoryStore, PendingStore, State};
@@ -72,6 +74,37 @@ async fn rate_limits_are_waited_out() {
     channels.stop().await;
 }
 
+/// The recommended option's button is `primary`; Decline is `danger` and asks to confirm, as the
+/// page does; the message says by when to answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recommended_option_stands_out_and_decline_asks_to_confirm() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let channels = start(&config(None, Some(&slack.url)), &store, None);
+    let args = r#"{"questions":[{"header":"Database","question":"Which database?",
+        "options":[{"label":"PostgreSQL (Recommended)"},{"label":"SQLite"}]}]}"#;
+    put(&*store, "s-look", args).await;
+    let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+    let buttons: Vec<Value> = message
+        .blocks
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "actions")
+        .flat_map(|b| b["elements"].as_array().unwrap().clone())
+        .collect();
+    let by_text = |text: &str| {
+        buttons.iter().find(|b| b["text"]["text"].as_str().unwrap().starts_with(text)).unwrap().clone()
+    };
+    assert_eq!(by_text("PostgreSQL")["style"], "primary", "{buttons:?}");
+    assert!(by_text("SQLite").get("style").is_none(), "{buttons:?}");
+    let decline = by_text("Decline");
+    assert_eq!(decline["style"], "danger");
+    assert_eq!(decline["confirm"]["confirm"]["text"], "Yes, decline", "{decline}");
+    assert!(message.text.contains("⏳ Answer within"), "{}", message.text);
+    channels.stop().await;
+}
+
 /// "Other…" opens a modal from the tap's `trigger_id`; its submission is the answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_opens_a_modal_whose_submission_answers() {
@@ -89,7 +122,9 @@ async fn other_opens_a_modal_whose_submission_answers() {
         assert!(tokio::time::Instant::now() < deadline, "no modal opened");
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    assert_eq!(view["blocks"][0]["label"]["text"], "Database", "{view}");
+    // The question is shown in the modal, above the box.
+    assert_eq!(view["blocks"][0]["text"]["text"], "Which database?", "{view}");
+    assert_eq!(view["blocks"][1]["label"]["text"], "Database", "{view}");
     // Someone else's submission of the same form answers nothing.
     slack.submit("U999STRANGER", &view, "MySQL").await;
     slack.submit(USER, &view, "DuckDB, embedded").await;

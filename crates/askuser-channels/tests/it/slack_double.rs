@@ -160,8 +160,10 @@ impl SlackDouble {
     /// The person sends the modal `view` (as `views.open` got it) with `text` typed in its
     /// input.
     pub(crate) async fn submit(&self, user: &str, view: &Value, text: &str) -> String {
-        let block = view["blocks"][0]["block_id"].as_str().unwrap().to_owned();
-        let action = view["blocks"][0]["element"]["action_id"].as_str().unwrap().to_owned();
+        // The form's input block (a section with the question may come first).
+        let input = view["blocks"].as_array().unwrap().iter().find(|b| b["type"] == "input").unwrap();
+        let block = input["block_id"].as_str().unwrap().to_owned();
+        let action = input["element"]["action_id"].as_str().unwrap().to_owned();
         let mut submitted = view.clone();
         submitted["id"] = json!("V1");
         submitted["state"] =

@@ -11,6 +11,8 @@
 //! - `sendMessage` returns the `Message` (<https://core.telegram.org/bots/api#sendmessage>);
 //!   `editMessageText` refuses an edit that changes nothing with 400 "message is not modified"
 //!   (<https://core.telegram.org/bots/api#editmessagetext>);
+//! - `deleteMessage` deletes the bot's own messages and, in a private chat, incoming ones
+//!   (<https://core.telegram.org/bots/api#deletemessage>);
 //! - `answerCallbackQuery`, its `text` 0–200 characters
 //!   (<https://core.telegram.org/bots/api#answercallbackquery>);
 //! - inline keyboard buttons' `callback_data` must be 1–64 bytes
@@ -77,6 +79,8 @@ pub(crate) struct Bot {
     next_message: Mutex<i64>,
     /// `answerCallbackQuery` calls: (query id, text).
     pub(crate) answered: Mutex<Vec<(String, Option<String>)>>,
+    /// `deleteMessage` calls: (chat, message id).
+    pub(crate) deleted: Mutex<Vec<(i64, i64)>>,
     /// Every method called, in order.
     pub(crate) calls: Mutex<Vec<String>>,
     /// The next this many calls of `sendMessage`/`editMessageText` get 429 with `retry_after`.
@@ -283,6 +287,15 @@ async fn method(
             shown.markup = markup;
             shown.edits += 1;
             ok(&json!({"message_id": message_id, "chat": {"id": chat_id}, "text": shown.text}))
+        }
+        "deleteMessage" => {
+            let (Some(chat_id), Some(message_id)) = (body["chat_id"].as_i64(), body["message_id"].as_i64())
+            else {
+                return error(StatusCode::BAD_REQUEST, "Bad Request: message to delete not found");
+            };
+            bot.messages.lock().unwrap().remove(&(chat_id, message_id));
+            bot.deleted.lock().unwrap().push((chat_id, message_id));
+            ok(&json!(true))
         }
         "answerCallbackQuery" => {
             let id = body["callback_query_id"].as_str().unwrap_or_default().to_owned();
