@@ -36,7 +36,7 @@ fn check_id(field: &'static str, value: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// An approval (SPEC §17) is one single-select multiple-choice question whose options are
+/// An approval (docs/contract.md §17) is one single-select multiple-choice question whose options are
 /// `Allow once` and `Deny`, and perhaps `Always allow`, in that order, none marked as a default:
 /// nothing can then pick an answer for the person.
 fn check_approval(questions: &Questions) -> Result<(), ApiError> {
@@ -177,7 +177,7 @@ pub(crate) async fn answer(
             bounded(state.store.get(id)).await?.ok_or_else(|| ApiError::NotFound { id: id.to_owned() })?;
         if record.state() == RecordState::Pending {
             if unattended && record.is_approval() {
-                // SPEC §17: a permission is given or refused by a person, never by a default,
+                // contract §17: a permission is given or refused by a person, never by a default,
                 // a timeout or an unattended responder.
                 return Err(ApiError::InvalidResponse {
                     message: format!(

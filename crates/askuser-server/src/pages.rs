@@ -627,7 +627,7 @@ struct QuestionView {
     options: Vec<OptionView>,
     /// Whether a choice offers "Other…" (`allow_other`).
     other: bool,
-    /// Its label and its field's placeholder: on an approval (SPEC §17) a typed answer denies,
+    /// Its label and its field's placeholder: on an approval (docs/contract.md §17) a typed answer denies,
     /// with the text as the reason the agent reads.
     other_label: &'static str,
     other_placeholder: &'static str,

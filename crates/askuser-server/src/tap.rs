@@ -22,7 +22,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 
 /// The labels a one-tap answer can pick, in order: the options of a batch of one single-select
 /// multiple-choice question; none for any other batch (several questions, multi-select, text or
-/// secret), which needs the page, and none for an approval (SPEC §17: a permission is given on
+/// secret), which needs the page, and none for an approval (docs/contract.md §17: a permission is given on
 /// the page or a chat's allowed users' buttons, never by a link that anyone holding the notice
 /// can tap).
 pub(crate) fn choices(record: &PendingRecord) -> Vec<&str> {

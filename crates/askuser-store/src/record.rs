@@ -216,7 +216,7 @@ fn stamps_of(deadline: &Deadline) -> (Timestamp, Timestamp) {
 /// carried by `askuser hook`): one single-select question whose options are exactly
 /// [`APPROVAL_OPTIONS`] (the third only where the CLI offers an "always allow" rule), none marked
 /// as a default. Surfaces never offer it a one-tap answer, and nothing answers it for the person
-/// (SPEC §17).
+/// (docs/contract.md §17).
 pub const APPROVAL_TOOL_NAME: &str = "askuser_approval";
 
 /// The options of an approval, in order: `Allow once`, `Deny`, and where offered `Always allow`.

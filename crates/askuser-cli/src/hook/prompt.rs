@@ -123,14 +123,14 @@ fn questions(input: &Map<String, Value>) -> Option<Value> {
 }
 
 /// The option of every carried question that hands it back to the CLI's own menu: picked on any
-/// surface, the hook steps aside (SPEC §17: the person may choose the terminal).
+/// surface, the hook steps aside (docs/contract.md §17: the person may choose the terminal).
 pub(crate) const AT_THE_TERMINAL: &str = "Answer at the terminal";
 
-/// The most options a question takes (SPEC §2): with one more than that, the terminal option is
+/// The most options a question takes (contract §2): with one more than that, the terminal option is
 /// left out.
 const MAX_OPTIONS: usize = 6;
 
-/// The most characters of a question's text (SPEC §10).
+/// The most characters of a question's text (contract §10).
 const QUESTION_CHARS: usize = 500;
 
 /// The most characters of a header.

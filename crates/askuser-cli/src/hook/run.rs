@@ -15,7 +15,7 @@ use super::prompt::{self, Decision, Prompt};
 use super::{Cli, DEFAULT_SERVER, DEFAULT_WAIT_SECS};
 
 /// How long connecting to the server may take: an unreachable server hands the prompt back to
-/// the terminal within 2 s (SPEC §17: the person at the terminal is never locked out).
+/// the terminal within 2 s (docs/contract.md §17: the person at the terminal is never locked out).
 const CONNECT_LIMIT: Duration = Duration::from_millis(800);
 
 /// How long the ask (`POST /v1/questions`) may take, connecting included.

@@ -319,7 +319,7 @@ fn an_unreachable_server_hands_the_question_back_at_once() {
         let output = child.wait_with_output().unwrap();
         let took = started.elapsed();
         assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), ""), "{}", stderr(&output));
-        // SPEC §17: the terminal asks within 2 s when no server answers.
+        // docs/contract.md §17: the terminal asks within 2 s when no server answers.
         assert!(took < Duration::from_secs(2), "{url}: {took:?}");
         assert!(stderr(&output).contains("Claude Code asks at its terminal"), "{}", stderr(&output));
     }

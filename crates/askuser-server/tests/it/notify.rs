@@ -305,7 +305,7 @@ async fn one_tap_answers_a_single_question_with_the_page_secret() {
     assert_eq!(store.get("tap-2").await.unwrap().unwrap().state(), askuser_store::State::Pending);
 }
 
-/// SPEC §17: an approval (a permission prompt `askuser hook` carries) is never answered by a
+/// docs/contract.md §17: an approval (a permission prompt `askuser hook` carries) is never answered by a
 /// notice's one tap: its ntfy notice has only `Open`, its JSON notice no `answer_urls`, and its
 /// tap URL answers nothing, though it is one single-select question.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

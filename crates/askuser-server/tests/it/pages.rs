@@ -47,7 +47,7 @@ pub(crate) async fn record_state(h: &Harness, id: &str) -> String {
     h.store.get(id).await.unwrap().unwrap().state().as_str().to_owned()
 }
 
-/// An approval's page (SPEC §17): the command as code, the two options, nothing checked, and
+/// An approval's page (docs/contract.md §17): the command as code, the two options, nothing checked, and
 /// "Other…" read as what it does there: deny, with the reason the agent reads.
 #[tokio::test]
 async fn an_approval_shows_the_command_as_code_and_a_deny_with_a_reason() {
