@@ -274,7 +274,7 @@ fn body(record: &PendingRecord) -> String {
     for question in questions {
         let _ = write!(text, "\n\n[{}] {}", shown(question.header()), shown(question.question()));
         for option in question.options() {
-            let _ = write!(text, "\n• {}", shown(option.label()));
+            let _ = write!(text, "\n• {}", askuser_core::show_label(option.label()));
             if let Some(description) = option.description() {
                 let _ = write!(text, " — {}", shown(description));
             }
@@ -400,7 +400,11 @@ fn question_rows(
         .enumerate()
         .map(|(o, option)| {
             let ticked = picks.is_some_and(|p| p.contains(&o));
-            let label = format!("{}{prefix}{}", if ticked { "✓ " } else { "" }, shown(option.label()));
+            let label = format!(
+                "{}{prefix}{}",
+                if ticked { "✓ " } else { "" },
+                askuser_core::show_label(option.label())
+            );
             let action =
                 if question.multi_select() { Action::Toggle { q, o } } else { Action::Pick { q, o } };
             let mut button = Button::act(&label, key, action);

@@ -92,7 +92,7 @@ pub use profile::{
     MAX_PURPOSE_CHARS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Profile, QuestionKind, UnknownProfile,
 };
 pub use secret::{SECRET_REF_PREFIX, SecretError, SecretValue, parse_secret_ref, session_secret_ref};
-pub use text::{is_forbidden_char, renders_blank, show_blank};
+pub use text::{is_forbidden_char, mixed_scripts, renders_blank, show_blank, show_label};
 pub use time::{Deadline, Timestamp, TimestampError};
 pub use validate::Validator;
 

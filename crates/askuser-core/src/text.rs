@@ -93,6 +93,57 @@ pub fn show_blank(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The scripts whose letters are confused with one another: Latin, Greek, Cyrillic.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Latin,
+    Greek,
+    Cyrillic,
+}
+
+fn script(c: char) -> Option<Script> {
+    match c {
+        'A'..='Z' | 'a'..='z' | '\u{00c0}'..='\u{024f}' | '\u{1e00}'..='\u{1eff}' => Some(Script::Latin),
+        '\u{0370}'..='\u{03ff}' | '\u{1f00}'..='\u{1fff}' => Some(Script::Greek),
+        '\u{0400}'..='\u{052f}' | '\u{2de0}'..='\u{2dff}' | '\u{a640}'..='\u{a69f}' => Some(Script::Cyrillic),
+        _ => None,
+    }
+}
+
+/// Whether a word of `s` mixes Latin, Greek and Cyrillic letters, the scripts whose letters look
+/// alike: `Yеѕ` (a Cyrillic `е` and `ѕ`) beside `Yes` reads the same and is another label. A word
+/// of one script in a text of another (`Ja, или нет`) is no mix.
+///
+/// ```
+/// assert!(askuser_core::mixed_scripts("Y\u{0435}\u{0455}"));
+/// assert!(!askuser_core::mixed_scripts("Yes") && !askuser_core::mixed_scripts("Да, yes"));
+/// assert!(!askuser_core::mixed_scripts("αβγ test"));
+/// ```
+#[must_use]
+pub fn mixed_scripts(s: &str) -> bool {
+    if s.is_ascii() {
+        return false;
+    }
+    s.split(|c: char| !c.is_alphanumeric()).any(|word| {
+        let mut scripts = word.chars().filter_map(script);
+        scripts.next().is_some_and(|first| scripts.any(|other| other != first))
+    })
+}
+
+/// A label (or any short text a person picks by sight) as shown: [`show_blank`], then
+/// ` ⟨mixed scripts⟩` when a word of it mixes look-alike scripts ([`mixed_scripts`]). For display
+/// only: what is answered stays the label itself.
+///
+/// ```
+/// assert_eq!(askuser_core::show_label("Y\u{0435}s"), "Y\u{0435}s ⟨mixed scripts⟩");
+/// assert_eq!(askuser_core::show_label("Yes"), "Yes");
+/// ```
+#[must_use]
+pub fn show_label(s: &str) -> Cow<'_, str> {
+    let shown = show_blank(s);
+    if mixed_scripts(s) { Cow::Owned(format!("{shown} ⟨mixed scripts⟩")) } else { shown }
+}
+
 /// The first forbidden character of `s` with its position in code points.
 pub(crate) fn first_forbidden(s: &str, allow_lf: bool) -> Option<(usize, char)> {
     if printable_ascii(s, allow_lf) {

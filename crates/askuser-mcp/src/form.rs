@@ -11,7 +11,7 @@
 
 use askuser_core::{
     AskUserAnswer, AskUserRequest, AskUserResponse, MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionKind,
-    check_response, show_blank,
+    check_response, show_blank, show_label,
 };
 use std::collections::BTreeMap;
 
@@ -114,7 +114,7 @@ fn key(index: usize) -> &'static str {
 /// not with `format!`: it runs for every option of every form, and the formatting machinery cost
 /// several times the copying (callgrind, the typical 4 × 4 form).
 fn option_title(option: &askuser_core::QuestionOption) -> String {
-    let label = show_blank(option.label());
+    let label = show_label(option.label());
     match option.description() {
         Some(description) if !description.is_empty() => joined(&[&label, " — ", &show_blank(description)]),
         _ => label.into_owned(),
@@ -146,9 +146,9 @@ fn boolean_fields(
                 Some(d) if !d.is_empty() => format!("{text}\n\n{}", show_blank(d)),
                 _ => text.to_owned(),
             };
-            field.title(format!("{header}: {}", show_blank(option.label()))).description(description)
+            field.title(format!("{header}: {}", show_label(option.label()))).description(description)
         } else {
-            let field = field.title(show_blank(option.label()).into_owned());
+            let field = field.title(show_label(option.label()).into_owned());
             match option.description() {
                 Some(d) if !d.is_empty() => field.description(show_blank(d).into_owned()),
                 _ => field,

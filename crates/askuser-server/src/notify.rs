@@ -293,7 +293,7 @@ impl Outgoing {
             crate::tap::choices(record)
                 .into_iter()
                 .enumerate()
-                .map(|(n, label)| (askuser_core::show_blank(label).into_owned(), format!("{url}/tap/{n}")))
+                .map(|(n, label)| (askuser_core::show_label(label).into_owned(), format!("{url}/tap/{n}")))
                 .collect()
         } else {
             Vec::new()

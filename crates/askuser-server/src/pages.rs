@@ -189,7 +189,7 @@ fn asked_views(record: &PendingRecord) -> Vec<AskedView> {
         .map(|q| AskedView {
             header: askuser_core::show_blank(q.header()).into_owned(),
             question: pieces(&askuser_core::show_blank(q.question())),
-            options: q.options().iter().map(|o| askuser_core::show_blank(o.label()).into_owned()).collect(),
+            options: q.options().iter().map(|o| askuser_core::show_label(o.label()).into_owned()).collect(),
         })
         .collect()
 }
@@ -745,7 +745,7 @@ fn question_view(
             .enumerate()
             .map(|(i, o)| OptionView {
                 index: i,
-                label: askuser_core::show_blank(o.label()).into_owned(),
+                label: askuser_core::show_label(o.label()).into_owned(),
                 description: o.description().map_or_else(Vec::new, |d| pieces(&askuser_core::show_blank(d))),
                 checked: if fresh { o.is_default() } else { picked.contains(&i.to_string().as_str()) },
             })

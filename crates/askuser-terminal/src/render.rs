@@ -442,6 +442,11 @@ fn option_entry(
     }
     let option = &question.options()[index];
     let mut label = sanitize(option.label(), false).into_owned();
+    // Look-alike letters of two scripts in one word (`Yеѕ` beside `Yes`): marked, so two options
+    // that read the same are told apart.
+    if askuser_core::mixed_scripts(option.label()) {
+        label.push_str(" ⟨mixed scripts⟩");
+    }
     if option.is_default() {
         label.push_str(" (default)");
     }

@@ -621,3 +621,18 @@ async fn the_history_shows_the_newest_answers_first() {
     let bad = send(&h.app, get("/s/long/history?after=nonsense", Some(&cookie))).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 }
+
+/// A label mixing look-alike scripts (`Yеѕ`: a Cyrillic `е` and `ѕ`) beside `Yes` is marked on
+/// the page, so the two options do not read the same (issue 36.12); the plain one is not.
+#[tokio::test]
+async fn a_label_mixing_look_alike_scripts_is_marked() {
+    let h = harness();
+    let args = json!({"questions":[{"header":"Deploy","question":"Deploy now?",
+        "options":[{"label":"Yes"},{"label":"Y\u{0435}\u{0455}"}]}]});
+    let reply = api(&h.app, Method::POST, "/v1/questions", Some(json!({"arguments": args}))).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let page = send(&h.app, get(&link_of(&h, &id), None)).await;
+    assert!(page.text.contains("Y\u{0435}\u{0455} ⟨mixed scripts⟩"), "{}", page.text);
+    assert!(!page.text.contains("Yes ⟨mixed scripts⟩"), "{}", page.text);
+}

@@ -246,3 +246,27 @@ async fn without_a_sink_a_secret_question_is_declined_unasked() {
     assert!(out.text().contains("nowhere to keep one: declined without asking"), "{}", out.text());
     assert!(!out.text().contains("Token?"), "not asked");
 }
+
+/// A label mixing look-alike scripts (`Yеѕ`: a Cyrillic `е` and `ѕ`) beside `Yes` is marked in
+/// the menu, so the two do not read the same (issue 36.12); picking it answers with the label as
+/// it is.
+#[tokio::test(start_paused = true)]
+async fn a_label_mixing_look_alike_scripts_is_marked() {
+    let out = Shared::default();
+    let (answerer, tx) = answerer(&out);
+    let request = askuser_core::AskUserRequest::new(
+        askuser_core::Questions::from_json(
+            "{\"questions\":[{\"header\":\"Deploy\",\"question\":\"Deploy now?\",\
+             \"options\":[{\"label\":\"Yes\"},{\"label\":\"Y\u{0435}\u{0455}\"}]}]}",
+        )
+        .unwrap(),
+    );
+    for event in chars("2").into_iter().chain([key(KeyCode::Enter)]) {
+        tx.send(event).unwrap();
+    }
+    let response = answerer.ask(&request).await.unwrap();
+    assert_eq!(response, AskUserResponse::answered(vec![AskUserAnswer::picked("Deploy", ["Y\u{0435}\u{0455}"])]));
+    let text = out.text();
+    assert!(text.contains("Y\u{0435}\u{0455} ⟨mixed scripts⟩"), "{text:?}");
+    assert!(!text.contains("Yes ⟨mixed scripts⟩"), "{text:?}");
+}
