@@ -265,7 +265,10 @@ async fn a_label_mixing_look_alike_scripts_is_marked() {
         tx.send(event).unwrap();
     }
     let response = answerer.ask(&request).await.unwrap();
-    assert_eq!(response, AskUserResponse::answered(vec![AskUserAnswer::picked("Deploy", ["Y\u{0435}\u{0455}"])]));
+    assert_eq!(
+        response,
+        AskUserResponse::answered(vec![AskUserAnswer::picked("Deploy", ["Y\u{0435}\u{0455}"])])
+    );
     let text = out.text();
     assert!(text.contains("Y\u{0435}\u{0455} ⟨mixed scripts⟩"), "{text:?}");
     assert!(!text.contains("Yes ⟨mixed scripts⟩"), "{text:?}");
