@@ -172,7 +172,10 @@ async fn without_a_form_or_a_fallback_the_ticket_waits_in_the_store_and_says_why
         let client = TestClient::new(version.clone(), forms, vec![]);
         let running = connect(server(Arc::clone(&store), "here"), client.clone()).await;
         let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
-        assert!(!is_error && text.contains(why) && text.contains("answer server's page"), "{version}: {text}");
+        assert!(
+            !is_error && text.contains(why) && text.contains("answer server's page"),
+            "{version}: {text}"
+        );
         assert!(!text.contains("did not declare") || !forms, "{version}: {text}");
         let ticket = ticket_of(&text);
         assert_eq!(store.get(&ticket).await.unwrap().unwrap().state(), State::Pending, "{version}");
