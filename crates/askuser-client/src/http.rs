@@ -118,6 +118,9 @@ pub struct HttpAnswerer {
     on_retry: Option<Arc<RetryHandler>>,
     secret_sink: Option<Arc<dyn SecretSink>>,
     asked_by: Option<AskedBy>,
+    /// Whether a request the server already holds under its own id is waited on, not asked
+    /// again: [`joins_stored_questions`](Self::joins_stored_questions).
+    joins_stored: bool,
     /// The cancels that dropped calls sent, shared by clones: [`withdrawn`](Self::withdrawn).
     withdrawals: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
@@ -150,6 +153,7 @@ impl HttpAnswerer {
             on_retry: None,
             secret_sink: None,
             asked_by: None,
+            joins_stored: false,
             withdrawals: Arc::default(),
         })
     }
@@ -196,6 +200,32 @@ impl HttpAnswerer {
     pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
         self.asked_by = Some(asked_by);
         self
+    }
+
+    /// Before asking, looks the request's own id up on the server: when the server already holds
+    /// it as a question nobody waits for (no lease) with the same questions, that question is
+    /// waited on instead of a copy being asked, and never withdrawn by this answerer. For
+    /// questions kept in a store the server reads too (`askuser mcp --background` beside
+    /// `askuser serve` on the same `pending.db`): one question, one entry on the page, its answer
+    /// the ticket's even after the asker has gone (issue 36.17). Costs one request per ask.
+    /// Default: off.
+    #[must_use]
+    pub fn joins_stored_questions(mut self) -> Self {
+        self.joins_stored = true;
+        self
+    }
+
+    /// The question the server already holds under `request`'s own id, waiting for nobody (no
+    /// lease), with the same questions: [`joins_stored_questions`](Self::joins_stored_questions).
+    /// `None` when there is none, or the server could not say.
+    async fn stored_twin(&self, request: &AskUserRequest) -> Option<askuser_store::PendingRecord> {
+        let url = format!("{}/v1/questions/{}", self.base, crate::encode_segment(request.id()));
+        let record: askuser_store::PendingRecord =
+            self.call(self.client.get(url).timeout(ASK_LIMIT)).await.ok()?;
+        let same = record.id() == request.id()
+            && record.lease_until().is_none()
+            && record.request().questions() == request.questions();
+        same.then_some(record)
     }
 
     /// Called with each question's page link once the server has it (print it, send it).
@@ -429,6 +459,15 @@ impl Answerer for HttpAnswerer {
             // Nowhere to put the value: do not ask for it, and say that nobody was asked.
             return Ok(AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended));
         }
+        if self.joins_stored
+            && let Some(stored) = self.stored_twin(&request).await
+        {
+            // Not withdrawn when this call is dropped: the question is the store's, kept for
+            // whoever collects it later.
+            let deadline = tokio::time::Instant::now() + self.limit(&request);
+            let settled = self.settle(stored.id(), deadline).await;
+            return self.settled(settled, &request, &context, deadline).await;
+        }
         let id = call_id(&request, &context);
         self.answer_as(&id, request, context, None).await
     }
@@ -465,6 +504,18 @@ impl HttpAnswerer {
         }
         let settled = self.settle(&id, deadline).await;
         guard.answerer = None;
+        self.settled(settled, &request, &context, deadline).await
+    }
+
+    /// The call's outcome once its wait has ended (`settled`): the answer, with any secret
+    /// values handed on, or why there is none.
+    async fn settled(
+        &self,
+        settled: Result<Option<WaitReply>, ClientError>,
+        request: &AskUserRequest,
+        context: &AskContext,
+        deadline: tokio::time::Instant,
+    ) -> Result<AskUserResponse, AnswerError> {
         let reply = match settled {
             Ok(Some(reply)) => reply,
             Ok(None) => {
@@ -482,7 +533,7 @@ impl HttpAnswerer {
             }
             other => other?,
         };
-        self.hand_secrets(&request, &response, reply.secret_values.unwrap_or_default(), &context)?;
+        self.hand_secrets(request, &response, reply.secret_values.unwrap_or_default(), context)?;
         Ok(response)
     }
 }

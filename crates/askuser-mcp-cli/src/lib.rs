@@ -284,7 +284,12 @@ fn fallback_step(mode: &FallbackMode, options: &Options) -> Result<Fallback, Str
         FallbackMode::Decline => Fallback::decline(),
         FallbackMode::Defaults => Fallback::defaults(),
         FallbackMode::Server(url) => {
-            let answerer = http_answerer(url, options, "--fallback server")?;
+            let mut answerer = http_answerer(url, options, "--fallback server")?;
+            if options.background {
+                // A ticket's question is already in the store, which the answer server may read
+                // too: it is waited on there, not asked a second time (issue 36.17).
+                answerer = answerer.joins_stored_questions();
+            }
             let described = format!(
                 "the questions are put on the answer server at {url}, where the person answers them on a web page"
             );

@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::inbox::{commit, is_pending};
-use crate::server::{AskUserServer, nobody_asked, random_nonce, store_failed, supports_form, text_result};
+use crate::server::{AskUserServer, random_nonce, store_failed, supports_form, text_result};
 
 /// The background ask: the same arguments as `ask_user_question`, a ticket back at once.
 pub const LATER_TOOL: &str = "ask_user_question_later";
@@ -194,6 +194,14 @@ fn asked(ticket: &str) -> String {
     )
 }
 
+/// What the model is told of a ticket nobody is asked about on the side (`why`): its question
+/// waits in the store, for an answer server that reads it.
+fn asked_in_the_store(ticket: &str, why: &str) -> String {
+    format!(
+        "Asked. Ticket: {ticket}. Nobody is asked through this MCP client ({why}): the questions wait in the pending-question store, where the answer server's page (askuser serve on the same store), its notices and chat channels answer them, until their deadline. The person has not answered yet: go on with work that does not depend on the answers, then call {ANSWERS_TOOL} with {{\"ticket\":\"{ticket}\"}} (add \"wait_seconds\" up to {MAX_WAIT_SECONDS} to wait for them). If the answers matter now, tell the person in your reply that questions wait for them on the answer server. Do not guess the answers."
+    )
+}
+
 fn withdrawn(ticket: &str) -> String {
     format!(
         "The questions of ticket {ticket} were withdrawn before anyone answered them: nobody will. Continue without the answers, or ask again if you still need them."
@@ -206,24 +214,36 @@ impl AskUserServer {
     }
 
     /// Who asks the person on the side for a call of this client: its form (2025 revisions;
-    /// 2026-07-28 has no server-to-client request outside a call), else the fallback; `None`
-    /// when nobody can (the inbox, when there is one, still can).
-    fn side_asker(
-        &self,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Option<Arc<dyn Answerer>>, Vec<String>> {
+    /// 2026-07-28 has no server-to-client request outside a call), else the fallback;
+    /// `Err(why)` when nobody can, saying why: the question then waits in the store alone, where
+    /// an answer server reading it (its page, notices, chat channels) answers it (issue 36.18: a
+    /// host without forms got no ticket, and a 2026-07-28 host that declared forms was told it
+    /// had not).
+    fn side_asker(&self, context: &RequestContext<RoleServer>) -> Result<Arc<dyn Answerer>, String> {
         let version = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_06_18);
         let can_form = context.client_capabilities().as_ref().is_some_and(supports_form);
         if can_form && version.has_initialize() {
             // A dismissed form (or a connection closed under it) leaves the question waiting:
             // the next get_user_answers shows it again, another surface may answer it.
             let form = self.eliciting(context, &version).dismissal_waits();
-            return Ok(Some(Arc::new(form)));
+            return Ok(Arc::new(form));
         }
         match self.fallback_step(false) {
-            Ok((answerer, _)) => Ok(Some(answerer)),
-            Err(_) if self.inner.inbox.is_some() => Ok(None),
-            Err(skipped) => Err(skipped),
+            Ok((answerer, _)) => Ok(answerer),
+            Err(skipped) => {
+                let mut why = if can_form {
+                    format!(
+                        "MCP {version} has no request from the server outside a tool call, so the client's form can show only {TOOL_NAME}'s questions"
+                    )
+                } else {
+                    "this MCP client did not declare form elicitation".to_owned()
+                };
+                for skipped in skipped {
+                    why.push_str("; ");
+                    why.push_str(&skipped);
+                }
+                Err(why)
+            }
         }
     }
 
@@ -247,10 +267,7 @@ impl AskUserServer {
             )
             .into());
         }
-        let asker = match self.side_asker(&context) {
-            Ok(asker) => asker,
-            Err(skipped) => return Ok(text_result(&nobody_asked(&skipped), false).into()),
-        };
+        let asker = self.side_asker(&context);
         let ticket = format!("t{}", random_nonce());
         let timeout = questions
             .timeout_seconds()
@@ -266,10 +283,14 @@ impl AskUserServer {
         let record = later.store.put(question).await.map_err(|e| {
             ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
         })?;
-        if let Some(asker) = asker {
-            later.ask_on_the_side(&record, asker, label);
-        }
-        Ok(text_result(&asked(&ticket), false).into())
+        let text = match asker {
+            Ok(asker) => {
+                later.ask_on_the_side(&record, asker, label);
+                asked(&ticket)
+            }
+            Err(why) => asked_in_the_store(&ticket, &why),
+        };
+        Ok(text_result(&text, false).into())
     }
 
     /// `get_user_answers`: the ticket's outcome, after waiting up to `wait_seconds` for it.
@@ -301,7 +322,7 @@ impl AskUserServer {
         if is_pending(&record) {
             // After a restart (or a dismissed form) nobody asks on the side: ask again, through
             // this client.
-            if let Ok(Some(asker)) = self.side_asker(&context) {
+            if let Ok(asker) = self.side_asker(&context) {
                 later.ask_on_the_side(&record, asker, self.asked_by(&context));
             }
             if !args.wait.is_zero() {

@@ -337,3 +337,83 @@ async fn also_an_answer_on_the_server_wins_and_cancels_the_form() {
     assert_eq!(client.cancelled(), vec![client.shown()[0].id.clone()]);
     running.cancel().await.unwrap();
 }
+
+/// Issue 36.17: `--background` and `--fallback server` on the answer server's own store showed one
+/// ticket twice on the page (the ticket, and a copy the fallback posted), and once the host had
+/// quit, answering the copy was acknowledged while the ticket stayed pending (and a later process
+/// posted a third entry). The fallback now waits on the ticket itself: one question, one entry,
+/// and its answer is the ticket's, whichever process collects it.
+#[cfg(feature = "background")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_asks_on_the_answer_servers_store_make_one_entry() {
+    let Some(server) = answer_server("background-shared", "reference").await else { return };
+    let store = format!("sqlite:{}", server.dir.0.join("pending.db").display());
+    let token_file = server.token_file.to_str().unwrap().to_owned();
+    let args = [
+        "--background",
+        "--store",
+        store.as_str(),
+        "--fallback",
+        "server",
+        server.url.as_str(),
+        "--token-file",
+        token_file.as_str(),
+        "--timeout",
+        "60",
+    ];
+    let tool = |name: &str, arguments: Value| {
+        rmcp::model::CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().unwrap().clone())
+    };
+    let (running, _) = spawn(&args, ProtocolVersion::V_2025_11_25, false).await;
+    let arguments = batch().arguments.map(Value::Object).unwrap();
+    let later = running.call_tool(tool("ask_user_question_later", arguments)).await.unwrap();
+    let ticket = text(&later).split("Ticket: ").nth(1).unwrap().split('.').next().unwrap().to_owned();
+    // The host quits before anyone answers; another process of it is asked for the answers, and
+    // asks on the side again while the person has not answered.
+    let waited = running
+        .call_tool(tool("get_user_answers", json!({"ticket": ticket, "wait_seconds": 1})))
+        .await
+        .unwrap();
+    assert!(text(&waited).contains("has not answered yet"), "{}", text(&waited));
+    running.cancel().await.unwrap();
+    let (running, _) = spawn(&args, ProtocolVersion::V_2025_11_25, false).await;
+    let waited = running
+        .call_tool(tool("get_user_answers", json!({"ticket": ticket, "wait_seconds": 1})))
+        .await
+        .unwrap();
+    assert!(text(&waited).contains("has not answered yet"), "{}", text(&waited));
+
+    let http = reqwest::Client::new();
+    let all = || async {
+        let reply =
+            http.get(format!("{}/v1/questions", server.url)).bearer_auth(&server.token).send().await.unwrap();
+        let reply: Value = serde_json::from_str(&reply.text().await.unwrap()).unwrap();
+        reply["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(all().await, std::slice::from_ref(&ticket), "one question, one entry on the page");
+    let answer = json!({"answers": [
+        {"header": "Plan", "selected": ["Large"]},
+        {"header": "Extras", "selected": ["Support"]}]});
+    let reply = http
+        .post(format!("{}/v1/questions/{ticket}/answer", server.url))
+        .bearer_auth(&server.token)
+        .header("content-type", "application/json")
+        .body(answer.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200, "{}", reply.text().await.unwrap());
+    let answers = running
+        .call_tool(tool("get_user_answers", json!({"ticket": ticket, "wait_seconds": 20})))
+        .await
+        .unwrap();
+    assert_eq!(text(&answers), r#"{"Plan":["Large"],"Extras":["Support"]}"#);
+    assert_eq!(all().await, [ticket], "still one entry");
+    running.cancel().await.unwrap();
+}

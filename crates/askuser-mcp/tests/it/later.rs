@@ -154,16 +154,37 @@ async fn bad_calls_are_refused_with_what_is_wrong() {
     running.cancel().await.unwrap();
 }
 
+/// Issue 36.18: with no form to show a background ask in and no fallback (the default), a host
+/// without forms got no ticket at all, and a 2026-07-28 host that declared forms was told it had
+/// not. Each gets a ticket whose question waits in the store (the answer server's page answers
+/// it there), and the true reason nobody is asked through it.
 #[tokio::test]
-async fn without_a_form_or_a_fallback_nobody_is_asked_and_no_ticket_is_made() {
-    let store: Arc<dyn PendingStore> = Arc::new(askuser_store::MemoryStore::new());
-    let running = connect(
-        server(Arc::clone(&store), "here"),
-        TestClient::new(ProtocolVersion::V_2025_11_25, false, vec![]),
-    )
-    .await;
-    let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
-    assert_eq!((text.as_str(), is_error), (askuser_mcp::NO_FORM, false));
-    assert!(store.list(&askuser_store::ListQuery::new()).await.unwrap().records.is_empty());
-    running.cancel().await.unwrap();
+async fn without_a_form_or_a_fallback_the_ticket_waits_in_the_store_and_says_why() {
+    for (version, forms, why) in [
+        (ProtocolVersion::V_2025_11_25, false, "this MCP client did not declare form elicitation"),
+        (
+            ProtocolVersion::V_2026_07_28,
+            true,
+            "has no request from the server outside a tool call, so the client's form can show only ask_user_question's questions",
+        ),
+    ] {
+        let store: Arc<dyn PendingStore> = Arc::new(askuser_store::MemoryStore::new());
+        let client = TestClient::new(version.clone(), forms, vec![]);
+        let running = connect(server(Arc::clone(&store), "here"), client.clone()).await;
+        let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
+        assert!(
+            !is_error && text.contains(why) && text.contains("answer server's page"),
+            "{version}: {text}"
+        );
+        assert!(!text.contains("did not declare") || !forms, "{version}: {text}");
+        let ticket = ticket_of(&text);
+        assert_eq!(store.get(&ticket).await.unwrap().unwrap().state(), State::Pending, "{version}");
+        // The page answers it.
+        let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", ["Go"])]);
+        store.answer(&ticket, &response).await.unwrap();
+        let (text, is_error) = tool(&running, ANSWERS_TOOL, &json!({"ticket": ticket})).await;
+        assert_eq!((text.as_str(), is_error), (r#"{"Lang":["Go"]}"#, false), "{version}");
+        assert!(client.shown().is_empty(), "{version}: no form was shown");
+        running.cancel().await.unwrap();
+    }
 }
