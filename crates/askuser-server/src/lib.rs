@@ -189,15 +189,28 @@ impl AppState {
 
     /// Takes a secret answer's values for its asker (waiting a moment for them to arrive from
     /// the replica that took the answer); the other replicas forget theirs.
+    ///
+    /// The values are handed over once of all the servers sharing the store: the hand-over is
+    /// claimed on the question's record ([`Notice::SecretsTaken`](askuser_store::Notice)), so a
+    /// copy replayed to another replica, or a second wait on another replica at the same moment,
+    /// gets none (issue 36.5). When the store cannot say, nothing is handed over.
     pub(crate) async fn take_secrets(&self, id: &str) -> Option<Vec<secrets::Secret>> {
-        let taken = self.secrets.take_within(id, secrets::ARRIVAL).await;
-        if taken.is_some()
-            && let Some(fleet) = &self.fleet
+        let taken = self.secrets.take_within(id, secrets::ARRIVAL).await?;
+        if let Some(fleet) = &self.fleet
             && let Some(sealed) = self.sealer.seal(&fleet::taken_aad(id), &[])
         {
             fleet.taken(id, sealed);
         }
-        taken
+        match error::bounded(self.store.claim_notice(id, askuser_store::Notice::SecretsTaken)).await {
+            Ok(true) => Some(taken),
+            Ok(false) => {
+                tracing::warn!(
+                    "a secret answer's values were handed to its asker before (a replayed copy, or a second wait): not handed again"
+                );
+                None
+            }
+            Err(_) => None,
+        }
     }
 }
 

@@ -203,25 +203,31 @@ impl Sealer {
         Self { key: LessSafeKey::new(key) }
     }
 
-    /// `secrets` sealed for question `id`: base64 of nonce, ciphertext and tag.
+    /// `secrets` sealed for question `id` until [`HOLD`] from now: base64 of nonce, ciphertext
+    /// and tag.
     pub(crate) fn seal(&self, id: &str, secrets: &[Secret]) -> Option<String> {
+        let hold = i64::try_from(HOLD.as_millis()).unwrap_or(i64::MAX);
+        self.seal_until(id, secrets, askuser_core::Timestamp::now().unix_millis().saturating_add(hold))
+    }
+
+    /// `secrets` sealed for question `id`, opening until `until` (Unix milliseconds): a copy
+    /// replayed later does not open (issue 36.5).
+    pub(crate) fn seal_until(&self, id: &str, secrets: &[Secret], until: i64) -> Option<String> {
         let mut nonce = [0u8; NONCE_LEN];
         getrandom::fill(&mut nonce).ok()?;
-        // NAME \0 VALUE \0 … (names and values hold no NUL: names are [A-Za-z0-9_], values have
-        // no control characters).
-        let mut plain = Zeroizing::new(Vec::new());
+        // UNTIL \0 NAME \0 VALUE \0 … (names and values hold no NUL: names are [A-Za-z0-9_],
+        // values have no control characters).
+        let mut plain = Zeroizing::new(until.to_string().into_bytes());
+        plain.push(0);
         for (name, value) in secrets {
             plain.extend_from_slice(name.as_bytes());
             plain.push(0);
             plain.extend_from_slice(value.expose().as_bytes());
             plain.push(0);
         }
+        let aad = aad(id);
         self.key
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(id.as_bytes()),
-                &mut *plain,
-            )
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(&aad), &mut *plain)
             .ok()?;
         let mut message = nonce.to_vec();
         message.extend_from_slice(&plain);
@@ -229,14 +235,18 @@ impl Sealer {
     }
 
     /// The secrets sealed in `text` for question `id`, or `None` when it was not sealed by a
-    /// replica with this token for this question.
+    /// replica with this token for this question, or its time is up.
     pub(crate) fn open(&self, id: &str, text: &str) -> Option<Vec<Secret>> {
         let message = Zeroizing::new(BASE64.decode(text).ok()?);
         let (nonce, sealed) = message.split_at_checked(NONCE_LEN)?;
         let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut buffer = Zeroizing::new(sealed.to_vec());
-        let plain = self.key.open_in_place(nonce, Aad::from(id.as_bytes()), &mut buffer).ok()?;
+        let plain = self.key.open_in_place(nonce, Aad::from(&aad(id)), &mut buffer).ok()?;
         let mut parts = plain.split(|b| *b == 0);
+        let until: i64 = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+        if askuser_core::Timestamp::now().unix_millis() >= until {
+            return None;
+        }
         let mut secrets = Vec::new();
         while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
             if name.is_empty() {
@@ -248,6 +258,14 @@ impl Sealer {
         }
         Some(secrets)
     }
+}
+
+/// What an envelope for question `id` is sealed with: a version, so that a replica of an older
+/// version (which read no expiry) refuses it instead of misreading it, and the id.
+fn aad(id: &str) -> Vec<u8> {
+    let mut aad = b"askuser secrets v2\0".to_vec();
+    aad.extend_from_slice(id.as_bytes());
+    aad
 }
 
 #[cfg(test)]
@@ -272,6 +290,12 @@ mod tests {
         let last = tampered.len() - 1;
         tampered[last] ^= 1;
         assert!(sealer.open("q1", &BASE64.encode(tampered)).is_none(), "authenticated");
+        // Sealed with an expiry: a copy replayed after it does not open (issue 36.5).
+        let now = askuser_core::Timestamp::now().unix_millis();
+        let expired = sealer.seal_until("q1", &[secret("API_TOKEN", "hunter2 ✓")], now - 1).unwrap();
+        assert!(sealer.open("q1", &expired).is_none(), "expired");
+        let fresh = sealer.seal_until("q1", &[secret("API_TOKEN", "hunter2 ✓")], now + 60_000).unwrap();
+        assert_eq!(sealer.open("q1", &fresh).unwrap()[0].1.expose(), "hunter2 ✓");
         // Two seals of one value differ (a fresh nonce each).
         assert_ne!(text, sealer.seal("q1", &[secret("API_TOKEN", "hunter2 ✓")]).unwrap());
     }

@@ -676,6 +676,10 @@ pub enum Notice {
     Reminder,
     /// It left `pending` (answered, declined, expired or withdrawn).
     Settled,
+    /// The values of its secret answers were handed to its asker: by one wait of one server of
+    /// all those sharing the store, once (a sealed copy replayed to another replica, or a second
+    /// wait, gets none; issue 36.5).
+    SecretsTaken,
 }
 
 impl Notice {
@@ -685,6 +689,7 @@ impl Notice {
             Self::Asked => 1,
             Self::Reminder => 2,
             Self::Settled => 4,
+            Self::SecretsTaken => 8,
         }
     }
 }

@@ -115,6 +115,69 @@ async fn a_secret_answered_on_one_replica_reaches_the_wait_on_the_other_and_no_t
     store_b.close().await;
 }
 
+/// Issue 36.5: a secret answer's sealed copy, replayed to a replica that had not heard of its
+/// hand-over (one started since, or one whose ten-minute memory had passed), handed the value
+/// over a second time; so did two waits on two replicas at the same moment. The hand-over is
+/// claimed in the store, once of all replicas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_secret_is_not_handed_over_again() {
+    let Some(url) = postgres_url("fleet::a_replayed_secret_is_not_handed_over_again") else {
+        return;
+    };
+    let schema = format!("askuser_server_fleet_replay_{}", std::process::id());
+    let (store_a, a) = fleet_replica(&url, &schema).await;
+    let a = a.router();
+    // The fleet's channel, as an eavesdropper on the database finds it: the LISTEN of A's link.
+    let channel: String = sqlx::query_scalar(
+        "SELECT substring(query from 'LISTEN \"(askuser_fleet_[0-9a-f]+)\"') FROM pg_stat_activity \
+         WHERE query LIKE 'LISTEN \"askuser_fleet_%' LIMIT 1",
+    )
+    .fetch_one(store_a.pool())
+    .await
+    .expect("the fleet's LISTEN");
+    let mut eavesdropper = sqlx::postgres::PgListener::connect_with(store_a.pool()).await.unwrap();
+    eavesdropper.listen(&channel).await.unwrap();
+
+    let args = r#"{"questions":[{"kind":"secret","header":"Token","question":"Deploy token?",
+        "secret_name":"DEPLOY_TOKEN","purpose":"To deploy"}]}"#;
+    let asked = api(&a, Method::POST, "/v1/questions", Some(json!({"arguments": args}))).await;
+    assert_eq!(asked.status, StatusCode::CREATED, "{}", asked.text);
+    let id = asked.json()["id"].as_str().unwrap().to_owned();
+    let body = json!({"answers":[{"header":"Token","secret_ref":"session:DEPLOY_TOKEN"}],
+                      "secret_values":{"DEPLOY_TOKEN": SECRET}});
+    let done = api(&a, Method::POST, &format!("/v1/questions/{id}/answer"), Some(body)).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    let envelope = loop {
+        let heard = tokio::time::timeout(Duration::from_secs(10), eavesdropper.recv()).await;
+        let payload = heard.expect("the sealed copy goes out").unwrap().payload().to_owned();
+        if payload.contains(r#""k":"secret""#) && payload.contains(&id) {
+            break payload;
+        }
+    };
+    assert!(!envelope.contains(SECRET), "sealed");
+    let wait_uri = format!("/v1/questions/{id}/wait?timeout_secs=5");
+    let taken = api(&a, Method::GET, &wait_uri, None).await;
+    assert_eq!(taken.json()["secret_values"], json!({"DEPLOY_TOKEN": SECRET}), "{}", taken.text);
+
+    // A replica that never heard of the hand-over gets the copy again.
+    let (store_c, c) = fleet_replica(&url, &schema).await;
+    let c = c.router();
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(&channel)
+        .bind(&envelope)
+        .execute(store_a.pool())
+        .await
+        .unwrap();
+    let replayed = api(&c, Method::GET, &wait_uri, None).await;
+    assert!(replayed.text.contains(r#""done":true"#), "{}", replayed.text);
+    assert!(!replayed.text.contains(SECRET), "handed over once: {}", replayed.text);
+    // Its connection goes back to the pool, which closes only once it has every one.
+    drop(eavesdropper);
+    drop_schema(&store_a, &schema).await;
+    store_a.close().await;
+    store_c.close().await;
+}
+
 /// Reads an SSE body until `done` says the text so far is enough (or 10 s pass).
 async fn read_events(body: &mut axum::body::Body, text: &mut String, done: impl Fn(&str) -> bool) {
     use http_body_util::BodyExt as _;

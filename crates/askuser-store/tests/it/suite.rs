@@ -647,6 +647,9 @@ async fn notices_are_claimed_once(store: &dyn PendingStore) {
     assert!(store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
     assert!(!store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
     assert!(!store.claim_notice("notice-1", Notice::Reminder).await.expect("claim"));
+    // A secret answer's values are handed over once, of a settled question (issue 36.5).
+    assert!(store.claim_notice("notice-1", Notice::SecretsTaken).await.expect("claim"));
+    assert!(!store.claim_notice("notice-1", Notice::SecretsTaken).await.expect("claim"), "handed twice");
     assert!(!store.claim_notice("no-such-question", Notice::Asked).await.expect("claim"));
     // Claiming changes nothing a reader sees, and is no change in the feed.
     let record = store.get("notice-1").await.expect("get").expect("exists");
