@@ -964,6 +964,25 @@ pub(crate) fn back_up(file: &Path, original: &str) -> std::io::Result<PathBuf> {
     create_beside(file, &format!("askuser-bak-{secs}"), original.as_bytes(), Some(&mode))
 }
 
+/// Replaces `file` (whose text was `existing`, `None` when it did not exist) with `text`: backed up
+/// first, then written; returns the command that undoes it. `shown` names the file in errors.
+pub(crate) fn replace(
+    file: &Path,
+    existing: Option<&str>,
+    text: &str,
+    shown: &str,
+) -> Result<String, String> {
+    let undo = match existing {
+        Some(original) => {
+            let backup = back_up(file, original).map_err(|e| format!("cannot back up {shown}: {e}"))?;
+            format!("mv {} {shown}", quoted(&backup))
+        }
+        None => format!("rm {shown}"),
+    };
+    write(file, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+    Ok(undo)
+}
+
 /// The file to write for `host`: `named` (a link there is followed to the file it points to), or
 /// the host's own file, refused when it, or a folder between the project and it, is a symbolic
 /// link: a directory someone else prepared (a cloned repository) must not redirect the write.
@@ -1122,15 +1141,7 @@ fn run(options: Options) -> Result<ExitCode, String> {
             }
         }
         Merge::Changed { text, replaced } => {
-            let undo = match &existing {
-                Some(original) => {
-                    let backup =
-                        back_up(&file, original).map_err(|e| format!("cannot back up {shown}: {e}"))?;
-                    format!("mv {} {shown}", quoted(&backup))
-                }
-                None => format!("rm {shown}"),
-            };
-            write(&file, &text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+            let undo = replace(&file, existing.as_deref(), &text, &shown)?;
             let did = if replaced { "replaced the entry" } else { "added" };
             eprintln!(
                 "askuser mcp install: {did} {} in {shown} for {}; restart it or reload its MCP servers.\n\

@@ -9,7 +9,7 @@ use askuser_tool::cli::{self, Args, Command};
 use serde_json::{Value, json};
 
 use super::{Cli, DEFAULT_WAIT_SECS};
-use crate::install::{Places, back_up, default_command, jsonc, quoted, target, write};
+use crate::install::{Places, default_command, jsonc, quoted, replace, target};
 
 const USAGE: &str = "\
 usage: askuser hook install claude-code|codex [options]
@@ -312,15 +312,7 @@ fn run(options: &Options) -> Result<(), String> {
             eprintln!("askuser hook install: --print: {shown} was not written");
         }
         Some(text) => {
-            let undo = match &existing {
-                Some(original) => {
-                    let backup =
-                        back_up(&file, original).map_err(|e| format!("cannot back up {shown}: {e}"))?;
-                    format!("mv {} {shown}", quoted(&backup))
-                }
-                None => format!("rm {shown}"),
-            };
-            write(&file, &text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+            let undo = replace(&file, existing.as_deref(), &text, &shown)?;
             eprintln!(
                 "askuser hook install: added askuser's hook to {shown} for {title} (it runs: {command}).\n\
                  Questions and permission prompts now go to the answer server; start it with askuser serve.{trust}\n\
