@@ -1,7 +1,7 @@
 //! What every channel does the same way: hold the channel in the store (one process of a fleet
 //! runs it), follow the store's change feed, post each waiting batch once, retire its message
 //! once the batch is settled (by any surface, by expiry or withdrawal), and turn taps into
-//! answers through [`PendingStore::answer`] (which checks them with `check_response`; the first
+//! answers through [`PendingStore::answer`](askuser_store::PendingStore::answer) (which checks them with `check_response`; the first
 //! answer wins).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use askuser_core::AskUserResponse;
 use askuser_core::MAX_CUSTOM_CHARS;
-use askuser_store::{ChannelPost, ListQuery, PendingRecord, PendingStore, State, StoreError};
+use askuser_store::{Key, ListQuery, PendingRecord, SharedStore, State, StoreError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
 
@@ -152,10 +152,26 @@ impl Queue {
     }
 }
 
+/// The store's coordination rows a channel keeps: its lease (`channel.NAME`: which server
+/// process runs it), its cursor (key `NAME` in `channel.cursor`: where it is in its service's
+/// stream) and the messages it shows (`channel.NAME.posts`, by question id, going with their
+/// questions on purge). Migration 0013 of askuser-store moved earlier versions' rows here.
+pub(crate) fn lease_name(channel: &str) -> String {
+    format!("channel.{channel}")
+}
+
+/// See [`lease_name`].
+pub(crate) const CURSORS: &str = "channel.cursor";
+
+/// See [`lease_name`].
+pub(crate) fn posts_namespace(channel: &str) -> String {
+    format!("channel.{channel}.posts")
+}
+
 /// One channel's engine, shared by its tasks.
 pub(crate) struct Engine<S: Surface> {
     pub(crate) surface: Arc<S>,
-    store: Arc<dyn PendingStore>,
+    store: Arc<dyn SharedStore>,
     links: Option<PageLinks>,
     /// Where its messages are posted, as far as page links go.
     chat: batch::Chat,
@@ -183,7 +199,7 @@ impl<S: Surface> std::fmt::Debug for Engine<S> {
 
 /// What [`Engine::new`] takes besides the surface.
 pub(crate) struct Parts {
-    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) store: Arc<dyn SharedStore>,
     pub(crate) links: Option<PageLinks>,
     pub(crate) chat: batch::Chat,
     pub(crate) holder: String,
@@ -225,7 +241,7 @@ impl<S: Surface> Engine<S> {
     /// Runs the channel: waits to hold it, runs it while it holds it, until the channels stop.
     pub(crate) async fn run(self: Arc<Self>) {
         while !self.is_closing() {
-            match self.store.hold_channel(S::NAME, &self.holder, self.hold).await {
+            match self.store.lease(&lease_name(S::NAME), &self.holder, self.hold).await {
                 Ok(true) => {
                     tracing::info!(channel = S::NAME, "running the channel");
                     self.clone().session().await;
@@ -269,7 +285,7 @@ impl<S: Surface> Engine<S> {
         let mut last = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(self.hold / 3).await;
-            match self.store.hold_channel(S::NAME, &self.holder, self.hold).await {
+            match self.store.lease(&lease_name(S::NAME), &self.holder, self.hold).await {
                 Ok(true) => last = tokio::time::Instant::now(),
                 Ok(false) => return,
                 Err(error) => {
@@ -304,7 +320,7 @@ impl<S: Surface> Engine<S> {
     /// Loads the messages kept in the store (they are the ones a tap can be on), and queues them.
     async fn load_posts(&self) {
         let posts = loop {
-            match self.store.channel_posts(S::NAME).await {
+            match self.store.values(&posts_namespace(S::NAME)).await {
                 Ok(posts) => break posts,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's messages; retrying");
@@ -315,7 +331,7 @@ impl<S: Surface> Engine<S> {
         {
             let mut mine = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
             let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-            for ChannelPost { question_id, message, .. } in posts {
+            for (question_id, message) in posts {
                 match serde_json::from_str::<Post>(&message) {
                     Ok(post) => {
                         keys.insert(batch::key_of(&question_id), question_id.clone());
@@ -374,7 +390,7 @@ impl<S: Surface> Engine<S> {
             return Ok(());
         }
         let message = serde_json::to_string(post).unwrap_or_default();
-        self.store.put_channel_post(S::NAME, &ChannelPost::new(id, message)).await
+        self.store.set_value(&Key::of_question(posts_namespace(S::NAME), id), &message).await
     }
 
     /// Brings question `id`'s message in line with its record.
@@ -400,7 +416,7 @@ impl<S: Surface> Engine<S> {
                     let view = batch::settled_view(record, self.via.of(id));
                     self.edit(&post.at, &view).await;
                 }
-                self.store.delete_channel_post(S::NAME, id).await?;
+                self.store.remove_value(&posts_namespace(S::NAME), id).await?;
                 self.posts.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
                 self.keys.lock().unwrap_or_else(PoisonError::into_inner).remove(&batch::key_of(id));
                 Ok(())
@@ -466,7 +482,7 @@ impl<S: Surface> Engine<S> {
     /// store answers).
     pub(crate) async fn cursor(&self) -> Option<String> {
         loop {
-            match self.store.channel_cursor(S::NAME).await {
+            match self.store.value(CURSORS, S::NAME).await {
                 Ok(cursor) => return cursor,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's cursor; retrying");
@@ -478,7 +494,7 @@ impl<S: Surface> Engine<S> {
 
     /// Keeps where the channel is in its service's stream.
     pub(crate) async fn set_cursor(&self, cursor: &str) -> Result<(), StoreError> {
-        self.store.set_channel_cursor(S::NAME, cursor).await
+        self.store.set_value(&Key::new(CURSORS, S::NAME), cursor).await
     }
 
     /// A tap on button data `data`: what the person is told.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, Profile};
 use askuser_core::{AskUserRequest, Questions};
 use askuser_server::{ApiToken, HttpAnswerer};
-use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, PendingStore, SqliteStore, State};
+use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, SharedStore, SqliteStore, State};
 use askuser_tool::{AskUser, ToolCall};
 
 use crate::support::{API_TOKEN, CHAT, DATABASE, Server, config, put, put_extended, start, stats, temp_dir};
@@ -14,7 +14,7 @@ use crate::telegram_double::TelegramDouble;
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
-fn memory() -> Arc<dyn PendingStore> {
+fn memory() -> Arc<dyn SharedStore> {
     Arc::new(MemoryStore::new())
 }
 
@@ -219,7 +219,7 @@ async fn rate_limits_and_faults_are_retried_and_nothing_is_lost() {
 async fn a_restart_resumes_without_double_posts() {
     let telegram = TelegramDouble::start().await;
     let dir = temp_dir("restart");
-    let store: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
+    let store: Arc<dyn SharedStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
     let config = config(Some(&telegram.url), None);
     let channels = start(&config, &store, None);
     let multi = r#"{"questions":[{"header":"Features","question":"Which?","multi_select":true,
@@ -245,7 +245,7 @@ async fn a_restart_resumes_without_double_posts() {
     put(&*store, "r-4", DATABASE).await;
 
     // A new process (a new holder: it takes over once the old hold lapses).
-    let reopened: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
+    let reopened: Arc<dyn SharedStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
     let channels = start(&config, &reopened, None);
     let record = tokio::time::timeout(PATIENCE, reopened.watch("r-2")).await.unwrap().unwrap();
     assert_eq!(record.result().unwrap().unwrap().text(), r#"{"Database":["PostgreSQL"]}"#);
@@ -288,7 +288,7 @@ async fn a_thousand_questions_are_each_posted_once() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 1000, "a thousand different questions");
-    assert_eq!(store.channel_posts("telegram").await.unwrap().len(), 1000);
+    assert_eq!(store.values("channel.telegram.posts").await.unwrap().len(), 1000);
     assert_eq!(stats(&channels, "telegram").posted, 1000);
     channels.stop().await;
 }

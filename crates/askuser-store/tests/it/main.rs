@@ -12,3 +12,4 @@ mod sqlite;
 mod suite;
 mod support;
 mod tls;
+mod upgrade;
