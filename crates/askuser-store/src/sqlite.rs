@@ -200,6 +200,8 @@ struct Inner {
     writes: store::WriteHealth,
     clock: Arc<dyn Clock>,
     follower: tokio::task::JoinHandle<()>,
+    /// How many times the follower looked at the file's `data_version`.
+    polls: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Drop for Inner {
@@ -289,8 +291,15 @@ impl SqliteStoreBuilder {
         let feed = Arc::<Feed>::default();
         let mut reader = SqliteConnection::connect_with(&options).await?;
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&mut reader).await?;
-        let follower =
-            tokio::spawn(follow(reader, Arc::clone(&wakers), Arc::clone(&feed), cursor, self.poll_interval));
+        let polls = Arc::<std::sync::atomic::AtomicU64>::default();
+        let follower = tokio::spawn(follow(
+            reader,
+            Arc::clone(&wakers),
+            Arc::clone(&feed),
+            cursor,
+            self.poll_interval,
+            Arc::clone(&polls),
+        ));
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 pool,
@@ -302,6 +311,7 @@ impl SqliteStoreBuilder {
                 writes: store::WriteHealth::default(),
                 clock: self.clock,
                 follower,
+                polls,
             }),
         })
     }
@@ -426,24 +436,35 @@ async fn fresh_after_a_failed_commit(connection: &mut sqlx::SqliteConnection) ->
 /// (any other connection, in this process or another, committed), when this process kicks the
 /// feed, and at least every [`BACKSTOP`], reads the rows past `cursor`, wakes the watchers of those
 /// that left `pending` and tells the feed.
+///
+/// While nobody listens (no subscriber to the feed, no watcher) it does not tick: it waits for a
+/// kick (a commit here, a new subscriber or watcher), then reads on from `cursor`, so a change
+/// committed while it was idle still wakes a watcher that came meanwhile.
 async fn follow(
     mut reader: SqliteConnection,
     wakers: Arc<Wakers>,
     feed: Arc<Feed>,
     mut cursor: i64,
     interval: Duration,
+    polls: Arc<std::sync::atomic::AtomicU64>,
 ) {
     let mut data_version = None;
     let mut last_read = tokio::time::Instant::now();
     loop {
-        tokio::select! {
-            () = feed.kicked() => {}
-            () = tokio::time::sleep(interval) => {
-                let now = sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut reader).await.ok();
-                if now.is_some() && now == data_version && last_read.elapsed() < BACKSTOP {
-                    continue;
+        if !feed.has_subscribers() && wakers.is_empty() {
+            feed.kicked().await;
+        } else {
+            tokio::select! {
+                () = feed.kicked() => {}
+                () = tokio::time::sleep(interval) => {
+                    polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let now =
+                        sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut reader).await.ok();
+                    if now.is_some() && now == data_version && last_read.elapsed() < BACKSTOP {
+                        continue;
+                    }
+                    data_version = now;
                 }
-                data_version = now;
             }
         }
         last_read = tokio::time::Instant::now();
@@ -492,6 +513,15 @@ impl SqliteStore {
             synchronous_full: false,
             max_pages: None,
         }
+    }
+
+    /// How many times this store's follower has looked at the file for changes by other
+    /// processes: it looks only while someone listens (a [`changes`](PendingStore::changes)
+    /// subscriber or a [`watch`](PendingStore::watch)). For tests and diagnostics.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn follower_polls(&self) -> u64 {
+        self.inner.polls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The connection pool (for a host that keeps its own tables beside the store's). Feature

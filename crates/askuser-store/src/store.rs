@@ -502,6 +502,8 @@ pub(crate) async fn sweep(
 
 pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
     let subscription = backend.wakers().subscribe(id);
+    // A follower idle for want of listeners (SQLite's) follows again.
+    backend.feed().kick();
     loop {
         let notified = subscription.notify().notified();
         tokio::pin!(notified);
