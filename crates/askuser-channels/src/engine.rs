@@ -168,6 +168,23 @@ pub(crate) fn posts_namespace(channel: &str) -> String {
     format!("channel.{channel}.posts")
 }
 
+/// The longest one store call of a channel may take (a read or a write; the change feed is a
+/// wait): a database that does not answer must not hold a channel's worker for the pool's own
+/// timeout (30 s by default in sqlx). As the answer server's own limit.
+pub(crate) const STORE_CALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// `call`, or an unavailable-store error once it has taken [`STORE_CALL_LIMIT`].
+pub(crate) async fn bounded<T>(
+    call: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(STORE_CALL_LIMIT, call).await.unwrap_or_else(|_| {
+        Err(StoreError::unavailable(format!(
+            "the store did not answer within {} s",
+            STORE_CALL_LIMIT.as_secs()
+        )))
+    })
+}
+
 /// One channel's engine, shared by its tasks.
 pub(crate) struct Engine<S: Surface> {
     pub(crate) surface: Arc<S>,
@@ -241,7 +258,7 @@ impl<S: Surface> Engine<S> {
     /// Runs the channel: waits to hold it, runs it while it holds it, until the channels stop.
     pub(crate) async fn run(self: Arc<Self>) {
         while !self.is_closing() {
-            match self.store.lease(&lease_name(S::NAME), &self.holder, self.hold).await {
+            match bounded(self.store.lease(&lease_name(S::NAME), &self.holder, self.hold)).await {
                 Ok(true) => {
                     tracing::info!(channel = S::NAME, "running the channel");
                     self.clone().session().await;
@@ -285,7 +302,7 @@ impl<S: Surface> Engine<S> {
         let mut last = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(self.hold / 3).await;
-            match self.store.lease(&lease_name(S::NAME), &self.holder, self.hold).await {
+            match bounded(self.store.lease(&lease_name(S::NAME), &self.holder, self.hold)).await {
                 Ok(true) => last = tokio::time::Instant::now(),
                 Ok(false) => return,
                 Err(error) => {
@@ -320,7 +337,7 @@ impl<S: Surface> Engine<S> {
     /// Loads the messages kept in the store (they are the ones a tap can be on), and queues them.
     async fn load_posts(&self) {
         let posts = loop {
-            match self.store.values(&posts_namespace(S::NAME)).await {
+            match bounded(self.store.values(&posts_namespace(S::NAME))).await {
                 Ok(posts) => break posts,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's messages; retrying");
@@ -350,7 +367,7 @@ impl<S: Surface> Engine<S> {
     async fn queue_pending(&self) {
         let mut query = ListQuery::new().state(State::Pending).limit(ListQuery::MAX_LIMIT);
         loop {
-            match self.store.list(&query).await {
+            match bounded(self.store.list(&query)).await {
                 Ok(page) => {
                     for record in &page.records {
                         self.queue.push(record.id());
@@ -390,12 +407,12 @@ impl<S: Surface> Engine<S> {
             return Ok(());
         }
         let message = serde_json::to_string(post).unwrap_or_default();
-        self.store.set_value(&Key::of_question(posts_namespace(S::NAME), id), &message).await
+        bounded(self.store.set_value(&Key::of_question(posts_namespace(S::NAME), id), &message)).await
     }
 
     /// Brings question `id`'s message in line with its record.
     async fn reconcile(&self, id: &str) -> Result<(), StoreError> {
-        let record = self.store.get(id).await?;
+        let record = bounded(self.store.get(id)).await?;
         let post = self.post_of(id);
         match (record, post) {
             (Some(record), None) if record.state() == State::Pending => self.post(&record).await,
@@ -416,7 +433,7 @@ impl<S: Surface> Engine<S> {
                     let view = batch::settled_view(record, self.via.of(id));
                     self.edit(&post.at, &view).await;
                 }
-                self.store.remove_value(&posts_namespace(S::NAME), id).await?;
+                bounded(self.store.remove_value(&posts_namespace(S::NAME), id)).await?;
                 self.posts.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
                 self.keys.lock().unwrap_or_else(PoisonError::into_inner).remove(&batch::key_of(id));
                 Ok(())
@@ -482,7 +499,7 @@ impl<S: Surface> Engine<S> {
     /// store answers).
     pub(crate) async fn cursor(&self) -> Option<String> {
         loop {
-            match self.store.value(CURSORS, S::NAME).await {
+            match bounded(self.store.value(CURSORS, S::NAME)).await {
                 Ok(cursor) => return cursor,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's cursor; retrying");
@@ -494,7 +511,7 @@ impl<S: Surface> Engine<S> {
 
     /// Keeps where the channel is in its service's stream.
     pub(crate) async fn set_cursor(&self, cursor: &str) -> Result<(), StoreError> {
-        self.store.set_value(&Key::new(CURSORS, S::NAME), cursor).await
+        bounded(self.store.set_value(&Key::new(CURSORS, S::NAME), cursor)).await
     }
 
     /// A tap on button data `data`: what the person is told.
@@ -506,7 +523,7 @@ impl<S: Surface> Engine<S> {
         let Some(id) = self.keys.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned() else {
             return Reply::Say(STALE.to_owned());
         };
-        let record = match self.store.get(&id).await {
+        let record = match bounded(self.store.get(&id)).await {
             Ok(Some(record)) => record,
             Ok(None) => return Reply::Say(STALE.to_owned()),
             Err(error) => {
@@ -573,7 +590,7 @@ impl<S: Surface> Engine<S> {
                 "Your answer is {chars} characters long; at most {MAX_CUSTOM_CHARS} are taken. Shorten it and send it again."
             ));
         }
-        let record = match self.store.get(id).await {
+        let record = match bounded(self.store.get(id)).await {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Reply::Say(STALE.to_owned()),
             Err(_) => {
@@ -622,7 +639,7 @@ impl<S: Surface> Engine<S> {
     /// Commits `response` as the answer to `id`: the first answer wins, on every surface.
     async fn commit(&self, id: &str, response: &AskUserResponse) -> Reply {
         let marked = self.via.mark(id, S::SHOWN);
-        let result = self.store.answer(id, response).await;
+        let result = bounded(self.store.answer(id, response)).await;
         self.queue.push(id);
         match result {
             Ok(_) => {
@@ -651,4 +668,20 @@ impl<S: Surface> Engine<S> {
 /// it), rather than a problem the person must read.
 pub(crate) fn taken(said: &str) -> bool {
     said == "Noted." || said.starts_with("Answered") || said == "Declined."
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store call that never answers fails as an unavailable store once the limit has passed,
+    /// and not before; one that answers in time is passed through.
+    #[tokio::test(start_paused = true)]
+    async fn a_store_call_that_hangs_fails_at_the_limit() {
+        let started = tokio::time::Instant::now();
+        let hung = bounded(std::future::pending::<Result<(), StoreError>>()).await;
+        assert!(hung.as_ref().is_err_and(StoreError::is_unavailable), "{hung:?}");
+        assert_eq!(started.elapsed(), STORE_CALL_LIMIT);
+        assert_eq!(bounded(async { Ok::<_, StoreError>(7) }).await.ok(), Some(7));
+    }
 }

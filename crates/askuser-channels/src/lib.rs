@@ -176,8 +176,12 @@ impl Channels {
         for (name, ..) in &self.stats {
             // A hold renewed for no time is over now; a channel another process holds is left
             // alone (the store renews only the holder's own).
-            if let Err(error) =
-                self.store.lease(&engine::lease_name(name), &self.holder, std::time::Duration::ZERO).await
+            if let Err(error) = engine::bounded(self.store.lease(
+                &engine::lease_name(name),
+                &self.holder,
+                std::time::Duration::ZERO,
+            ))
+            .await
             {
                 tracing::warn!(channel = name, error = %error, "could not let go of the channel; it lapses by itself");
             }

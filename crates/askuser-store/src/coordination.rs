@@ -32,7 +32,7 @@ pub(crate) const LEASES: &str = "lease";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     pub(crate) namespace: String,
-    pub(crate) key: String,
+    pub(crate) name: String,
     pub(crate) question_id: Option<String>,
     pub(crate) expires_at: Option<Timestamp>,
 }
@@ -41,7 +41,7 @@ impl Key {
     /// `key` in `namespace`, tied to no question, never lapsing.
     #[must_use]
     pub fn new(namespace: impl Into<String>, key: impl Into<String>) -> Self {
-        Self { namespace: namespace.into(), key: key.into(), question_id: None, expires_at: None }
+        Self { namespace: namespace.into(), name: key.into(), question_id: None, expires_at: None }
     }
 
     /// The key `question_id` in `namespace`, tied to that question: it goes when the question is
@@ -49,7 +49,7 @@ impl Key {
     #[must_use]
     pub fn of_question(namespace: impl Into<String>, question_id: impl Into<String>) -> Self {
         let id = question_id.into();
-        Self { namespace: namespace.into(), key: id.clone(), question_id: Some(id), expires_at: None }
+        Self { namespace: namespace.into(), name: id.clone(), question_id: Some(id), expires_at: None }
     }
 
     /// Tied to question `question_id` (whatever the key).
@@ -75,7 +75,7 @@ impl Key {
     /// The key within the namespace.
     #[must_use]
     pub fn key(&self) -> &str {
-        &self.key
+        &self.name
     }
 
     /// The question the row goes with, if any.

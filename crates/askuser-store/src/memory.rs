@@ -258,7 +258,7 @@ impl Backend for MemoryStore {
             return Ok(false);
         }
         let mut rows = self.coordination();
-        let slot = (key.namespace.clone(), key.key.clone());
+        let slot = (key.namespace.clone(), key.name.clone());
         if rows.get(&slot).is_some_and(|row| !row.lapsed(now)) {
             return Ok(false);
         }
@@ -279,7 +279,7 @@ impl Backend for MemoryStore {
         }
         let mut rows = self.coordination();
         rows.retain(|(namespace, _), row| *namespace != key.namespace || !row.lapsed(now));
-        rows.insert((key.namespace.clone(), key.key.clone()), Row::of(key, value.to_owned()));
+        rows.insert((key.namespace.clone(), key.name.clone()), Row::of(key, value.to_owned()));
         Ok(())
     }
 

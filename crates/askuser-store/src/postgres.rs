@@ -634,7 +634,7 @@ impl Backend for PostgresStore {
     async fn claim_once(&self, key: &Key, now: Timestamp) -> Result<bool, StoreError> {
         let claimed: Option<i32> = sqlx::query_scalar(CLAIM_ONCE)
             .bind(&key.namespace)
-            .bind(&key.key)
+            .bind(&key.name)
             .bind(key.question_id.as_deref())
             .bind(key.expires_at.map(Timestamp::unix_millis))
             .bind(now.unix_millis())
@@ -660,7 +660,7 @@ impl Backend for PostgresStore {
             .await?;
         sqlx::query(SET_VALUE)
             .bind(&key.namespace)
-            .bind(&key.key)
+            .bind(&key.name)
             .bind(value)
             .bind(key.question_id.as_deref())
             .bind(key.expires_at.map(Timestamp::unix_millis))

@@ -723,7 +723,7 @@ impl Backend for SqliteStore {
         let mut tx = self.write().await?;
         let claimed: Option<i64> = sqlx::query_scalar(CLAIM_ONCE)
             .bind(&key.namespace)
-            .bind(&key.key)
+            .bind(&key.name)
             .bind(key.question_id.as_deref())
             .bind(key.expires_at.map(Timestamp::unix_millis))
             .bind(now.unix_millis())
@@ -747,7 +747,7 @@ impl Backend for SqliteStore {
         sqlx::query(DROP_LAPSED).bind(&key.namespace).bind(now.unix_millis()).execute(&mut *tx).await?;
         sqlx::query(SET_VALUE)
             .bind(&key.namespace)
-            .bind(&key.key)
+            .bind(&key.name)
             .bind(value)
             .bind(key.question_id.as_deref())
             .bind(key.expires_at.map(Timestamp::unix_millis))
