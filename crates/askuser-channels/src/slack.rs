@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use askuser_client::reply::{MAX_REPLY_BYTES, ReplyError, read_body, retry_after};
 use futures_util::{SinkExt as _, StreamExt as _};
-use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -100,21 +101,19 @@ impl Slack {
         let status = response.status();
         if status.as_u16() == 429 {
             // https://api.slack.com/apis/rate-limits: `Retry-After` in seconds.
-            let after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(1);
-            return Err(Fault::RateLimited(Duration::from_secs(after)));
+            let after = retry_after(response.headers()).unwrap_or(Duration::from_secs(1));
+            return Err(Fault::RateLimited(after));
         }
         if status.is_server_error() {
             return Err(Fault::Transient(format!("{method}: {status}")));
         }
-        let reply: Value = response
-            .json()
-            .await
-            .map_err(|e| Fault::Transient(format!("{method}: unreadable reply: {}", e.without_url())))?;
+        let body = match read_body(response, MAX_REPLY_BYTES).await {
+            Ok(body) => body,
+            Err(ReplyError::Transport(error)) => return Err(Fault::transport(error)),
+            Err(too_large) => return Err(Fault::Transient(format!("{method}: {too_large}"))),
+        };
+        let reply: Value = serde_json::from_slice(&body)
+            .map_err(|e| Fault::Transient(format!("{method}: unreadable reply: {e}")))?;
         if reply["ok"].as_bool() == Some(true) {
             return Ok(reply);
         }

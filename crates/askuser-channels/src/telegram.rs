@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use askuser_client::reply::{MAX_REPLY_BYTES, ReplyError, read_body};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -89,14 +90,17 @@ impl Telegram {
             .await
             .map_err(Fault::transport)?;
         let status = response.status();
-        let answer: Answer = match response.json().await {
+        let body = match read_body(response, MAX_REPLY_BYTES).await {
+            Ok(body) => body,
+            Err(ReplyError::Transport(error)) => return Err(Fault::transport(error)),
+            Err(too_large) => return Err(Fault::Transient(format!("{method}: {too_large}"))),
+        };
+        let answer: Answer = match serde_json::from_slice(&body) {
             Ok(answer) => answer,
             Err(_) if status.is_server_error() => {
                 return Err(Fault::Transient(format!("{method}: {status}")));
             }
-            Err(error) => {
-                return Err(Fault::Transient(format!("{method}: unreadable reply: {}", error.without_url())));
-            }
+            Err(error) => return Err(Fault::Transient(format!("{method}: unreadable reply: {error}"))),
         };
         if answer.ok {
             return Ok(answer.result);
