@@ -572,6 +572,44 @@ impl<S: Surface> Engine<S> {
         Some(self.typed_for(&id, q, text).await)
     }
 
+    /// Text typed in reply to a batch's own message, read whole by the typed-answer grammar
+    /// (docs/typed-answers.md): committed when it answers every question, else the person is told
+    /// exactly what is missing or unclear and nothing is answered. `shown` says which posts the
+    /// reply is to (their surface ids): `None` when it is to none of them; when it could be to
+    /// several (a plain message in a chat showing two batches), the person is asked to reply to
+    /// one.
+    pub(crate) async fn replied(
+        &self,
+        shown: impl Fn(&serde_json::Value) -> bool,
+        text: &str,
+    ) -> Option<Reply> {
+        let ids: Vec<String> = {
+            let posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
+            posts.iter().filter(|(_, post)| shown(&post.at)).map(|(id, _)| id.clone()).collect()
+        };
+        let id = match ids.as_slice() {
+            [] => return None,
+            [id] => id,
+            _ => {
+                return Some(Reply::Say(
+                    "Several questions are open here: reply to the message of the one you are answering."
+                        .to_owned(),
+                ));
+            }
+        };
+        let record = match bounded(self.store.get(id)).await {
+            Ok(Some(record)) if record.state() == State::Pending => record,
+            Ok(_) => return Some(Reply::Say(STALE.to_owned())),
+            Err(_) => {
+                return Some(Reply::Say("The answer store is unreachable; try again in a moment.".to_owned()));
+            }
+        };
+        Some(match askuser_core::read_typed_reply(record.request().questions(), text) {
+            Ok(answers) => self.commit(id, &AskUserResponse::answered(answers)).await,
+            Err(unclear) => Reply::Say(format!("Not taken, nothing was answered: {unclear}")),
+        })
+    }
+
     /// Text typed in a form (Slack's modal) as the answer to question `q` of the batch whose
     /// button key is `key` (untrusted: from the form's metadata).
     pub(crate) async fn typed_at(&self, key: &str, q: usize, text: &str) -> Reply {

@@ -125,6 +125,21 @@ impl Telegram {
     }
 }
 
+/// Where a batch's message was placed (its `at`), chat by chat.
+fn placed_in(at: &Value) -> impl Iterator<Item = Placed> {
+    serde_json::from_value::<Vec<Placed>>(at.clone()).unwrap_or_default().into_iter()
+}
+
+/// What follows a typed reply to a whole batch: nothing once it is taken (the batch's message
+/// says it was answered), else what is wrong, in reply to the person's message.
+fn batch_reply(chat: i64, message: &Value, reply: Reply) -> FollowUp {
+    match reply {
+        Reply::Say(said) if crate::engine::taken(&said) => FollowUp::Nothing,
+        Reply::Say(text) => FollowUp::Say { chat, message_id: message["message_id"].as_i64(), text },
+        Reply::Type { .. } => FollowUp::Nothing,
+    }
+}
+
 /// An inline keyboard (`InlineKeyboardMarkup`) of `rows`.
 fn keyboard(rows: &[Vec<Button>]) -> Value {
     let rows: Vec<Vec<Value>> = rows
@@ -302,11 +317,19 @@ impl Telegram {
             tracing::warn!(channel = "telegram", chat = ?chat, "a message from a chat not in chat_ids was ignored");
             return FollowUp::Nothing;
         };
-        let (Some(replied), Some(text)) =
-            (message["reply_to_message"]["message_id"].as_i64(), message["text"].as_str())
-        else {
-            return FollowUp::Nothing;
+        let Some(text) = message["text"].as_str() else { return FollowUp::Nothing };
+        let Some(replied) = message["reply_to_message"]["message_id"].as_i64() else {
+            // A plain message: the typed answer to the one batch this chat shows, if one.
+            let said = engine.replied(|at| placed_in(at).any(|p| p.chat_id == chat), text).await;
+            return said.map_or(FollowUp::Nothing, |reply| batch_reply(chat, message, reply));
         };
+        if let Some(reply) = engine
+            .replied(|at| placed_in(at).any(|p| p.chat_id == chat && p.message_id == replied), text)
+            .await
+        {
+            // A reply to a batch's own message: the whole batch, by the typed-answer grammar.
+            return batch_reply(chat, message, reply);
+        }
         match engine.typed(&format!("{chat}:{replied}"), text).await {
             // Taken: the batch's own message shows it (ticked, or answered). The prompt and the
             // person's reply go, so that an "Other…" answer leaves nothing behind.

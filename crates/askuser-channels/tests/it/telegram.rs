@@ -417,3 +417,47 @@ async fn a_typed_answer_past_the_pages_cap_is_refused_with_a_reply_that_says_so(
     assert_eq!(record.state(), State::Answered);
     channels.stop().await;
 }
+
+/// A reply typed to a batch's own message answers the whole batch by the typed-answer grammar
+/// (docs/typed-answers.md): one that misses a question is told exactly which, in reply, and
+/// answers nothing; the whole reply answers every question at once. A plain message in a chat
+/// showing one batch is a reply to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_typed_to_the_batch_message_answers_the_whole_batch() {
+    let telegram = TelegramDouble::start().await;
+    let store = memory();
+    let channels = start(&config(Some(&telegram.url), None), &store, None);
+    let args = r#"{"questions":[
+        {"header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL"}]},
+        {"header":"Features","question":"Which features?","multi_select":true,
+         "options":[{"label":"Auth"},{"label":"Billing"},{"label":"Search"}]}]}"#;
+    put(&*store, "typed-1", args).await;
+    let message = telegram.wait_for(CHAT, PATIENCE, |m| !m.is_empty()).await.remove(0);
+    telegram.reply(CHAT, message.message_id, "Database: postgres");
+    let told = telegram.wait_for(CHAT, PATIENCE, |m| m.len() == 2).await.remove(1);
+    assert_eq!(told.text, "Not taken, nothing was answered: No answer for Features.");
+    assert_eq!(store.get("typed-1").await.unwrap().unwrap().state(), State::Pending);
+    telegram.reply(CHAT, message.message_id, "database: postgres\nFeatures: 1, 3");
+    let record = tokio::time::timeout(PATIENCE, store.watch("typed-1")).await.unwrap().unwrap();
+    assert_eq!(
+        record.result().unwrap().unwrap().text(),
+        r#"{"Database":["PostgreSQL"],"Features":["Auth","Search"]}"#
+    );
+    telegram.wait_for(CHAT, PATIENCE, |m| m[0].text.contains("Answered on Telegram")).await;
+
+    // A plain message, no reply: the one batch the chat shows.
+    put(&*store, "typed-2", DATABASE).await;
+    telegram
+        .wait_for(CHAT, PATIENCE, |m| {
+            m.iter().any(|m| {
+                m.text.contains("Which database") && m.edits == 0 && m.message_id != message.message_id
+            })
+        })
+        .await;
+    telegram.push(serde_json::json!({"message": {"message_id": 9999, "date": 0,
+        "chat": {"id": CHAT, "type": "private"}, "from": {"id": CHAT, "is_bot": false, "first_name": "P"},
+        "text": "2"}}));
+    let record = tokio::time::timeout(PATIENCE, store.watch("typed-2")).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered);
+    channels.stop().await;
+}

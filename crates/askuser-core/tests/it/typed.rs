@@ -44,7 +44,11 @@ fn every_reply_in_the_corpus_reads_as_the_corpus_says() {
             None => json!({"answers": case["answers"]}),
         };
         if got != expected {
-            failures.push(format!("line {} ({}), reply {reply:?}:\n  expected {expected}\n  got      {got}", n + 1, case["note"]));
+            failures.push(format!(
+                "line {} ({}), reply {reply:?}:\n  expected {expected}\n  got      {got}",
+                n + 1,
+                case["note"]
+            ));
         }
     }
     assert!(cases >= 200, "the corpus holds {cases} cases");
