@@ -3,12 +3,11 @@
 //! the ticket's outcome from the store, waiting a bounded while. The questions live in the store,
 //! so a ticket outlives the server process.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{Answerer, AskContext, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp};
-use askuser_store::{AskedBy, NewQuestion, PendingRecord, PendingStore, State};
+use askuser_core::{Answerer, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp};
+use askuser_store::{AskedBy, NewQuestion, PendingRecord, State};
 use askuser_tool::{Dialect, TOOL_NAME, parameters_for};
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -17,8 +16,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use crate::inbox::{commit, is_pending};
-use crate::server::{AskUserServer, random_nonce, store_failed, supports_form, text_result};
+use crate::eliciting::supports_form;
+use crate::inbox::is_pending;
+use crate::render::{store_failed, text_result};
+use crate::sealed::random_nonce;
+use crate::server::AskUserServer;
+use crate::tickets::Later;
 
 /// The background ask: the same arguments as `ask_user_question`, a ticket back at once.
 pub const LATER_TOOL: &str = "ask_user_question_later";
@@ -30,83 +33,11 @@ pub const ANSWERS_TOOL: &str = "get_user_answers";
 /// SDKs give up on a tool call.
 pub const MAX_WAIT_SECONDS: u64 = 50;
 
-/// What [`AskUserServerBuilder::background`](crate::AskUserServerBuilder::background) was given.
-pub(crate) struct LaterConfig {
-    pub(crate) store: Arc<dyn PendingStore>,
-    pub(crate) scope: String,
-}
-
-/// The background tools' state: the store, this server's scope, and the tickets whose person is
-/// being asked by this process.
-pub(crate) struct Later {
-    store: Arc<dyn PendingStore>,
-    scope: String,
-    asking: Arc<Mutex<HashSet<String>>>,
-}
-
-impl Later {
-    pub(crate) fn new(config: LaterConfig) -> Self {
-        Self { store: config.store, scope: config.scope, asking: Arc::default() }
-    }
-
-    /// This request's scope: the server's, and over HTTP its MCP session.
-    fn scope_of(&self, context: &RequestContext<RoleServer>) -> String {
-        // A stateless call (2026-07-28, no `initialize`) has no session: an `Mcp-Session-Id` it
-        // carries is anyone's to send, and took another session's tickets (issue 36.12).
-        let stateless = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        if stateless {
-            return self.scope.clone();
-        }
-        match crate::session_of(context) {
-            Some(session) => format!("{} session {session}", self.scope),
-            None => self.scope.clone(),
-        }
-    }
-
-    /// Starts asking the person for `record` on the side, unless this process already is: the
-    /// first answer (the form's, or the store's from any other surface) wins; at the deadline the
-    /// question is expired.
-    fn ask_on_the_side(&self, record: &PendingRecord, asker: Arc<dyn Answerer>, label: Option<String>) {
-        let id = record.id().to_owned();
-        if !self.asking.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone()) {
-            return;
-        }
-        let guard = Asking { set: Arc::clone(&self.asking), id };
-        let store = Arc::clone(&self.store);
-        let request = record.request().clone();
-        let until = Timestamp::now().until(record.expires_at());
-        let mut context = AskContext::new().with_tool_call_id(guard.id.clone());
-        if let Some(label) = label {
-            context = context.with_asked_by(label);
-        }
-        tokio::spawn(async move {
-            let id = guard.id.as_str();
-            let settled = store.watch(id);
-            let asking = asker.answer(request, context);
-            let deadline = tokio::time::sleep(until);
-            tokio::pin!(settled, asking, deadline);
-            tokio::select! {
-                // Answered elsewhere: dropping the form cancels it on the client.
-                _ = &mut settled => {}
-                answered = &mut asking => {
-                    if let Ok(response) = answered {
-                        // A failure leaves the question waiting: get_user_answers asks again.
-                        let _ = commit(&*store, id, &response).await;
-                    }
-                }
-                () = &mut deadline => {
-                    let _ = store.expire(id).await;
-                }
-            }
-        });
-    }
-}
-
 /// The two tools, as listed.
-pub(crate) fn tools(server: &AskUserServer) -> [Tool; 2] {
+pub(crate) fn tools(profile: Profile) -> [Tool; 2] {
     let annotations =
         || ToolAnnotations::new().read_only(true).destructive(false).idempotent(false).open_world(false);
-    let schema = match parameters_for(server.profile(), Dialect::Generic) {
+    let schema = match parameters_for(profile, Dialect::Generic) {
         Value::Object(schema) => schema,
         _ => JsonObject::new(),
     };
@@ -348,18 +279,6 @@ impl AskUserServer {
             State::Answered | State::Declined | State::TimedOut => self.settled_result(record),
             _ => text_result(&withdrawn(ticket), false),
         }
-    }
-}
-
-/// A ticket this process is asking about; dropped when the asking ends.
-struct Asking {
-    set: Arc<Mutex<HashSet<String>>>,
-    id: String,
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
     }
 }
 
