@@ -14,7 +14,7 @@ use crate::inbox::Inbox;
 use crate::progress::Heartbeat;
 use crate::sealed::{Redeemed, random_codec};
 use crate::server::{AlsoHook, AskUserServer, Inner};
-use crate::tickets::{Later, LaterConfig};
+use crate::tickets::{Later, LaterConfig, MAX_OPEN_TICKETS};
 
 /// How long a 2026-07-28 `requestState` stays valid when no timeout is set.
 pub const DEFAULT_STATE_TTL: Duration = Duration::from_hours(1);
@@ -32,6 +32,7 @@ pub struct AskUserServerBuilder {
     workspace: Option<String>,
     inbox: Option<Inbox>,
     later: Option<LaterConfig>,
+    max_open_tickets: usize,
     also: Option<Arc<AlsoHook>>,
 }
 
@@ -151,6 +152,15 @@ impl AskUserServerBuilder {
         self
     }
 
+    /// The most [background](Self::background) tickets open at once in one scope (and over HTTP
+    /// one MCP session), at least 1; past it `ask_user_question_later` asks nobody and tells the
+    /// model to wait for an earlier ticket's answers first. `usize::MAX` sets no cap (and counts
+    /// nothing). Default: [`MAX_OPEN_TICKETS`].
+    pub fn max_open_tickets(mut self, max: usize) -> Self {
+        self.max_open_tickets = max.max(1);
+        self
+    }
+
     /// Shows the questions on another surface as well as in the client's form: at each call that
     /// has a form, `race` is given the form as an answerer and returns the answerer the call asks
     /// through (askuser-client's `Racing` of an answer server and the form: the first answer
@@ -183,7 +193,7 @@ impl AskUserServerBuilder {
                 state_ttl: self.state_ttl.or(self.timeout).unwrap_or(DEFAULT_STATE_TTL),
                 workspace: self.workspace,
                 inbox: self.inbox,
-                later: self.later.map(Later::new),
+                later: self.later.map(|config| Later::new(config, self.max_open_tickets)),
                 also: self.also,
                 redeemed: Mutex::new(Redeemed::default()),
                 heartbeat: Heartbeat::default(),
@@ -206,6 +216,7 @@ impl AskUserServer {
             workspace: None,
             inbox: None,
             later: None,
+            max_open_tickets: MAX_OPEN_TICKETS,
             also: None,
         }
     }

@@ -133,6 +133,13 @@ fn asked_in_the_store(ticket: &str, why: &str) -> String {
     )
 }
 
+/// What the model is told when `cap` tickets of its scope are open.
+fn too_many_open(cap: usize) -> String {
+    format!(
+        "{LATER_TOOL}: {cap} questions asked with it here are still open (not yet answered, declined or timed out), the most kept open at once, so nobody was asked this time. Wait for the answers to an earlier ticket first: call {ANSWERS_TOOL} with its ticket (add \"wait_seconds\" up to {MAX_WAIT_SECONDS} to wait for them), then call {LATER_TOOL} again. If you need these answers now, ask with {TOOL_NAME} instead."
+    )
+}
+
 fn withdrawn(ticket: &str) -> String {
     format!(
         "The questions of ticket {ticket} were withdrawn before anyone answered them: nobody will. Continue without the answers, or ask again if you still need them."
@@ -206,14 +213,20 @@ impl AskUserServer {
         let request = AskUserRequest::with_id(ticket.as_str(), questions)
             .with_deadline(Deadline::new(Timestamp::now(), Some(timeout)));
         let label = self.asked_by(&context);
+        let scope = later.scope_of(&context);
+        let turn = later.opening.lock().await;
+        if later.is_full(&scope).await.map_err(|e| store_failed(&e))? {
+            return Ok(text_result(&too_many_open(later.max_open), true).into());
+        }
         // No lease: nobody waits for a background question by design, and it keeps its deadline.
-        let mut question = NewQuestion::new(request.clone(), timeout).session_id(later.scope_of(&context));
+        let mut question = NewQuestion::new(request.clone(), timeout).session_id(scope);
         if let Some(asked_by) = label.as_deref().and_then(AskedBy::lossy) {
             question = question.asked_by(asked_by);
         }
         let record = later.store.put(question).await.map_err(|e| {
             ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
         })?;
+        drop(turn);
         let text = match asker {
             Ok(asker) => {
                 later.ask_on_the_side(&record, asker, label);

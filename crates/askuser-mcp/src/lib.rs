@@ -67,6 +67,7 @@ pub use input_required::INPUT_KEY;
 pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
 pub use progress::PROGRESS_EVERY;
 pub use server::{AskUserServer, INBOX_TIMEOUT};
+pub use tickets::MAX_OPEN_TICKETS;
 
 /// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.
 #[cfg(doctest)]

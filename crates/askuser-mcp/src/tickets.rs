@@ -5,10 +5,18 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use askuser_core::{Answerer, AskContext, Timestamp};
-use askuser_store::{PendingRecord, PendingStore};
+use askuser_store::{ListQuery, PendingRecord, PendingStore, State, StoreError};
 use rmcp::service::{RequestContext, RoleServer};
 
 use crate::inbox::commit;
+
+/// The default of [`AskUserServerBuilder::max_open_tickets`](crate::AskUserServerBuilder::max_open_tickets):
+/// the most background tickets open at once in one scope (the server's
+/// [scope](crate::AskUserServerBuilder::background), and over HTTP one MCP session): a ticket is
+/// open until its questions are answered, declined, withdrawn or past their deadline. Past it
+/// `ask_user_question_later` asks nobody and tells the model to wait for an earlier ticket's
+/// answers first, so that a looping model cannot fill the store and the person's surfaces.
+pub const MAX_OPEN_TICKETS: usize = 32;
 
 /// What [`AskUserServerBuilder::background`](crate::AskUserServerBuilder::background) was given.
 pub(crate) struct LaterConfig {
@@ -22,11 +30,44 @@ pub(crate) struct Later {
     pub(crate) store: Arc<dyn PendingStore>,
     scope: String,
     asking: Arc<Mutex<HashSet<String>>>,
+    /// The most tickets of one scope open at once; `usize::MAX`: no cap, nothing counted.
+    pub(crate) max_open: usize,
+    /// Held from counting a scope's open tickets to putting a new one, so that calls at once in
+    /// this process cannot all pass the cap on the same count.
+    pub(crate) opening: tokio::sync::Mutex<()>,
 }
 
+/// How many records a page of the open-ticket count reads.
+const COUNT_PAGE: usize = 64;
+
 impl Later {
-    pub(crate) fn new(config: LaterConfig) -> Self {
-        Self { store: config.store, scope: config.scope, asking: Arc::default() }
+    pub(crate) fn new(config: LaterConfig, max_open: usize) -> Self {
+        Self {
+            store: config.store,
+            scope: config.scope,
+            asking: Arc::default(),
+            max_open,
+            opening: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Whether [`max_open`](Self::max_open) tickets of `scope` are open (pending and not past
+    /// their deadline), counted a page at a time up to the cap.
+    pub(crate) async fn is_full(&self, scope: &str) -> Result<bool, StoreError> {
+        if self.max_open == usize::MAX {
+            return Ok(false);
+        }
+        let now = Timestamp::now();
+        let mut query = ListQuery::new().session_id(scope).state(State::Pending).limit(COUNT_PAGE);
+        let mut open = 0;
+        loop {
+            let page = self.store.list(&query).await?;
+            open += page.records.iter().filter(|record| !record.is_overdue(now)).count();
+            match page.next {
+                Some(next) if open < self.max_open => query = query.after(next),
+                _ => return Ok(open >= self.max_open),
+            }
+        }
     }
 
     /// This request's scope: the server's, and over HTTP its MCP session.
