@@ -213,7 +213,7 @@ impl ServerHandler for AskUserServer {
     /// Sends the client a `ping` first (2025 revisions; 2026-07-28 has no `initialize`). rmcp
     /// numbers a connection's requests from 0, and the TypeScript SDK ignores a
     /// `notifications/cancelled` whose request id is 0 (it tests the id for truth): the ping takes
-    /// id 0, so that every form this server opens can be closed (`elicit`).
+    /// id 0, so that every form this server opens can be closed (`eliciting.rs`'s `elicit`).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(PING_PATIENCE);
