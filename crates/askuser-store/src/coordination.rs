@@ -9,7 +9,6 @@ use std::time::Duration;
 use askuser_core::Timestamp;
 
 use crate::error::StoreError;
-use crate::store::PendingStore;
 
 /// The namespace [`Coordination::lease`] keeps its rows in (`holder` as the value).
 pub(crate) const LEASES: &str = "lease";
@@ -95,9 +94,9 @@ impl Key {
 /// and a small namespaced key-value table. Every method is one atomic statement, so of several
 /// processes racing exactly one wins; times are the store's clock.
 ///
-/// The built-in stores implement it beside [`PendingStore`], in the same database
+/// The built-in stores implement it beside [`PendingStore`](crate::PendingStore), in the same database
 /// (`askuser_coordination`). A host whose own store implements only `PendingStore` needs it only
-/// to run an answer server or chat channels ([`SharedStore`]).
+/// to run an answer server or chat channels ([`SharedStore`](crate::SharedStore)).
 #[async_trait::async_trait]
 pub trait Coordination: Send + Sync + fmt::Debug {
     /// Takes or renews `holder`'s lease on `name` for `ttl` from now: `true` when `holder` holds
@@ -149,8 +148,3 @@ pub trait Coordination: Send + Sync + fmt::Debug {
     async fn values(&self, namespace: &str) -> Result<Vec<(String, String)>, StoreError>;
 }
 
-/// A store that keeps both questions and coordination: what an answer server and chat channels
-/// run on. Every type implementing both traits is one; [`open`](crate::open) returns one.
-pub trait SharedStore: PendingStore + Coordination {}
-
-impl<T: PendingStore + Coordination + ?Sized> SharedStore for T {}

@@ -102,7 +102,7 @@ use std::sync::Arc;
 pub struct StoreGuideDoctests;
 
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
-pub use coordination::{Coordination, Key, SharedStore};
+pub use coordination::{Coordination, Key};
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
@@ -114,7 +114,7 @@ pub use record::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
-pub use store::{PendingStore, WRITE_FAILURE_MEMORY};
+pub use store::{PendingStore, SharedStore, WRITE_FAILURE_MEMORY};
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
 pub use time::{Clock, ManualClock, SystemClock};
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use askuser_core::{AskUserRequest, Profile};
 use askuser_core::{AskUserResponse, Timestamp};
 
-use crate::coordination::Key;
+use crate::coordination::{Coordination, Key};
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
 use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
@@ -174,6 +174,12 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// a second of its commit, normally within milliseconds.
     fn changes(&self) -> Changes;
 }
+
+/// A store that keeps both questions and coordination: what an answer server and chat channels
+/// run on. Every type implementing both traits is one; [`open`](crate::open) returns one.
+pub trait SharedStore: PendingStore + Coordination {}
+
+impl<T: PendingStore + Coordination + ?Sized> SharedStore for T {}
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
