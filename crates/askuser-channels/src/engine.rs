@@ -601,7 +601,9 @@ impl<S: Surface> Engine<S> {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Some(Reply::Say(STALE.to_owned())),
             Err(_) => {
-                return Some(Reply::Say("The answer store is unreachable; try again in a moment.".to_owned()));
+                return Some(Reply::Say(
+                    "The answer store is unreachable; try again in a moment.".to_owned(),
+                ));
             }
         };
         Some(match askuser_core::read_typed_reply(record.request().questions(), text) {

@@ -147,4 +147,3 @@ pub trait Coordination: Send + Sync + fmt::Debug {
     /// A database error.
     async fn values(&self, namespace: &str) -> Result<Vec<(String, String)>, StoreError>;
 }
-
