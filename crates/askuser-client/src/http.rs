@@ -532,7 +532,7 @@ impl HttpAnswerer {
             }
             other => other?,
         };
-        self.hand_secrets(request, &response, reply.secret_values.unwrap_or_default(), context)?;
+        self.hand_secrets(request, &response, reply.secret_values.unwrap_or_default(), context).await?;
         Ok(response)
     }
 }
@@ -572,7 +572,7 @@ impl HttpAnswerer {
     /// `secret_values` (taken out of the reply and zeroed as they drop). Only the names `request`
     /// asked for are taken: a server (or anyone between) naming another is refused, nothing
     /// written.
-    fn hand_secrets(
+    async fn hand_secrets(
         &self,
         request: &AskUserRequest,
         response: &AskUserResponse,
@@ -599,7 +599,7 @@ impl HttpAnswerer {
             let sink = self.secret_sink.as_ref().ok_or_else(|| {
                 AnswerError::failed(format!("a value for the secret {name} came, but no secret sink was set"))
             })?;
-            sink.put(context, name, value).map_err(|e| {
+            sink.put(context, name, value).await.map_err(|e| {
                 AnswerError::failed(format!("the secret sink did not take {name}")).with_source(e)
             })?;
         }

@@ -299,13 +299,17 @@ pub fn default_answers(request: &AskUserRequest) -> Vec<AskUserAnswer> {
 ///
 /// The name is the question's `secret_name` (`[A-Za-z_][A-Za-z0-9_]{0,63}`); `context` says
 /// whose session it belongs to.
+///
+/// Async, so that a sink that writes a file or calls a vault does its blocking work off the
+/// answerer's thread (`askuser_tool::SecretFile` locks and syncs on a blocking thread).
+#[async_trait::async_trait]
 pub trait SecretSink: Send + Sync {
     /// Stores `value` under `name` for the session in `context`, replacing an earlier value.
     ///
     /// # Errors
     ///
     /// The sink could not store it; the answerer should then fail the call rather than answer.
-    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError>;
+    async fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError>;
 }
 
 /// Secrets kept in memory, per session: for tests and single-process hosts.
@@ -313,10 +317,11 @@ pub trait SecretSink: Send + Sync {
 /// ```
 /// use askuser_core::{AskContext, InMemorySecretSink, SecretSink, SecretValue};
 ///
-/// # fn main() -> Result<(), askuser_core::SecretError> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), askuser_core::SecretError> {
 /// let sink = InMemorySecretSink::new();
 /// let context = AskContext::new().with_session_id("s1");
-/// sink.put(&context, "API_TOKEN", SecretValue::new("t0k3n".to_owned()))?;
+/// sink.put(&context, "API_TOKEN", SecretValue::new("t0k3n".to_owned())).await?;
 /// let value = sink.resolve(Some("s1"), "session:API_TOKEN").expect("stored");
 /// assert_eq!(value.expose(), "t0k3n");
 /// assert!(sink.resolve(Some("s2"), "session:API_TOKEN").is_none());
@@ -362,8 +367,9 @@ impl InMemorySecretSink {
     }
 }
 
+#[async_trait::async_trait]
 impl SecretSink for InMemorySecretSink {
-    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+    async fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
         let mut secrets = self.secrets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         secrets.insert((context.session_id.clone(), name.to_owned()), value);
         Ok(())
@@ -379,9 +385,10 @@ impl fmt::Debug for InMemorySecretSink {
     }
 }
 
+#[async_trait::async_trait]
 impl<T: SecretSink + ?Sized> SecretSink for std::sync::Arc<T> {
-    fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
-        (**self).put(context, name, value)
+    async fn put(&self, context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+        (**self).put(context, name, value).await
     }
 }
 

@@ -190,13 +190,13 @@ impl TerminalAnswerer {
         )
         .await
         .map_err(|e| AnswerError::failed("the terminal failed").with_source(e))?;
-        response(request, outcome, self.inner.secrets.as_deref(), context)
+        response(request, outcome, self.inner.secrets.as_deref(), context).await
     }
 }
 
 /// What `ask()` returns for `outcome`. Answers pass core's `check_response` first, so a bug in
 /// the menu or the line protocol fails the call here instead of reaching the model.
-fn response(
+async fn response(
     request: &AskUserRequest,
     outcome: MenuOutcome,
     secrets: Option<&dyn SecretSink>,
@@ -212,6 +212,7 @@ fn response(
             };
             // The value goes to the sink before the answer (its reference only) returns.
             sink.put(context, name, value)
+                .await
                 .map_err(|e| AnswerError::failed("the secret could not be stored").with_source(e))?;
             Ok(response)
         }
@@ -776,8 +777,8 @@ mod tests {
 
     /// Guards the check before returning: an answer that does not fit its request (here a header
     /// the request lacks, or nothing picked) fails the call rather than reaching the model.
-    #[test]
-    fn answers_are_checked_before_they_are_returned() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn answers_are_checked_before_they_are_returned() {
         let request = AskUserRequest::new(
             Questions::from_json(
                 r#"{"questions":[{"header":"H","question":"Q?","options":[{"label":"a"},{"label":"b"}]}]}"#,
@@ -787,16 +788,19 @@ mod tests {
         let ok = MenuOutcome::Answered(vec![AskUserAnswer::picked("H", ["b"])]);
         let context = AskContext::new();
         let response = |outcome| response(&request, outcome, None, &context);
-        assert_eq!(response(ok).unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
+        assert_eq!(response(ok).await.unwrap().answers, [AskUserAnswer::picked("H", ["b"])]);
         for bad in [AskUserAnswer::picked("Nope", ["a"]), AskUserAnswer::picked("H", Vec::<String>::new())] {
-            let err = response(MenuOutcome::Answered(vec![bad])).unwrap_err();
+            let err = response(MenuOutcome::Answered(vec![bad])).await.unwrap_err();
             assert_eq!(err.kind(), AnswerErrorKind::Failed);
         }
-        assert_eq!(response(MenuOutcome::Declined).unwrap(), AskUserResponse::declined());
+        assert_eq!(response(MenuOutcome::Declined).await.unwrap(), AskUserResponse::declined());
         assert_eq!(
-            response(MenuOutcome::Unasked).unwrap(),
+            response(MenuOutcome::Unasked).await.unwrap(),
             AskUserResponse::declined().with_answered_by(AnsweredBy::Unattended)
         );
-        assert_eq!(response(MenuOutcome::Interrupted).unwrap_err().kind(), AnswerErrorKind::Interrupted);
+        assert_eq!(
+            response(MenuOutcome::Interrupted).await.unwrap_err().kind(),
+            AnswerErrorKind::Interrupted
+        );
     }
 }

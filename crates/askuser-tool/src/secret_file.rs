@@ -15,7 +15,7 @@ use zeroize::Zeroize as _;
 /// whole (written beside it, synced, then renamed, and the directory synced), so a reader never
 /// sees half a value and a write reported done is on disk. Writers at once (threads or
 /// processes) take turns under an exclusive advisory lock on the file, so none loses another's
-/// line. A name that is not letters, digits and `_`, or a value with a line break or a NUL
+/// line. The lock, the write and the syncs run on a blocking thread, never the answerer's. A name that is not letters, digits and `_`, or a value with a line break or a NUL
 /// (which could not be one `NAME=value` line), is refused before the file is touched. An existing file
 /// that is not a regular file, or that others could read, is refused and left untouched:
 /// [`SecretFile::check`] says so before anything is asked. Errors name the file and the reason,
@@ -25,7 +25,8 @@ use zeroize::Zeroize as _;
 /// use askuser_core::{AskContext, SecretSink, SecretValue};
 /// use askuser_tool::SecretFile;
 ///
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let dir = std::env::temp_dir().join(format!("askuser-secret-file-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir)?;
 /// let path = dir.join("secrets.env");
@@ -33,7 +34,7 @@ use zeroize::Zeroize as _;
 /// sink.check()?; // before asking: nobody types a secret only to have it refused
 /// # #[cfg(unix)]
 /// # {
-/// sink.put(&AskContext::new(), "DEPLOY_TOKEN", SecretValue::new("s3cr3t".to_owned()))?;
+/// sink.put(&AskContext::new(), "DEPLOY_TOKEN", SecretValue::new("s3cr3t".to_owned())).await?;
 /// assert_eq!(std::fs::read_to_string(&path)?, "DEPLOY_TOKEN=s3cr3t\n");
 /// # }
 /// # std::fs::remove_dir_all(&dir)?;
@@ -216,10 +217,22 @@ fn check_existing(_: &std::fs::Metadata) -> io::Result<()> {
     Err(io::Error::other("a secret file needs a Unix system (mode 0600)"))
 }
 
-impl SecretSink for SecretFile {
-    fn put(&self, _context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+impl SecretFile {
+    /// [`SecretSink::put`]'s work, on the calling thread: the lock, the write and the syncs.
+    fn store(&self, name: &str, value: &SecretValue) -> Result<(), SecretError> {
         // The error names the file and the reason, never the value.
-        self.write(name, &value).map_err(|e| SecretError::new(name, format!("{}: {e}", self.path.display())))
+        self.write(name, value).map_err(|e| SecretError::new(name, format!("{}: {e}", self.path.display())))
+    }
+}
+
+#[askuser_core::async_trait]
+impl SecretSink for SecretFile {
+    /// Locks, writes and syncs the file on a blocking thread: never on the answerer's.
+    async fn put(&self, _context: &AskContext, name: &str, value: SecretValue) -> Result<(), SecretError> {
+        let (file, owned) = (self.clone(), name.to_owned());
+        tokio::task::spawn_blocking(move || file.store(&owned, &value)).await.unwrap_or_else(|_| {
+            Err(SecretError::new(name, "writing the secret file stopped (a panic)".to_owned()))
+        })
     }
 }
 
@@ -239,8 +252,7 @@ mod tests {
         let path = dir.join("secrets.env");
         let sink = SecretFile::new(&path);
         sink.check().unwrap();
-        let put =
-            |name: &str, value: &str| sink.put(&AskContext::new(), name, SecretValue::new(value.to_owned()));
+        let put = |name: &str, value: &str| sink.store(name, &SecretValue::new(value.to_owned()));
         put("A", "one").unwrap();
         put("B", "two=2 ✓").unwrap();
         put("A", "three").unwrap();
@@ -278,11 +290,7 @@ mod tests {
                 scope.spawn(move || {
                     for n in 0..EACH {
                         SecretFile::new(path)
-                            .put(
-                                &AskContext::new(),
-                                &format!("W{writer}_{n}"),
-                                SecretValue::new(format!("v{writer}.{n}")),
-                            )
+                            .store(&format!("W{writer}_{n}"), &SecretValue::new(format!("v{writer}.{n}")))
                             .unwrap();
                     }
                 });
@@ -308,8 +316,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("secrets.env");
         let sink = SecretFile::new(&path);
-        let put =
-            |name: &str, value: &str| sink.put(&AskContext::new(), name, SecretValue::new(value.to_owned()));
+        let put = |name: &str, value: &str| sink.store(name, &SecretValue::new(value.to_owned()));
         put("A", "one").unwrap();
         for value in ["x\nLD_PRELOAD=/tmp/evil.so", "x\r", "x\0y"] {
             let err = put("B", value).unwrap_err().to_string();

@@ -327,13 +327,13 @@ fn the_extended_answer_messages_are_the_ones_the_contract_quotes() {
     );
 }
 
-#[test]
-fn secret_values_never_show_and_sinks_resolve_references() {
+#[tokio::test(flavor = "current_thread")]
+async fn secret_values_never_show_and_sinks_resolve_references() {
     let value = SecretValue::new("s3cr3t-value".to_owned());
     assert!(!format!("{value:?}{value}").contains("s3cr3t"));
     let sink = InMemorySecretSink::new();
     let context = AskContext::new().with_session_id("s");
-    sink.put(&context, "DEPLOY_TOKEN", value).unwrap();
+    sink.put(&context, "DEPLOY_TOKEN", value).await.unwrap();
     assert!(!format!("{sink:?}").contains("s3cr3t"), "{sink:?}");
     assert_eq!(sink.resolve(Some("s"), "session:DEPLOY_TOKEN").unwrap().expose(), "s3cr3t-value");
     assert!(sink.resolve(None, "session:DEPLOY_TOKEN").is_none());

@@ -138,6 +138,7 @@ fn secret_taker(sink: Arc<InMemorySecretSink>) -> Fallback {
             assert_eq!(question.kind(), QuestionKind::Secret);
             let name = question.secret_name().unwrap();
             sink.put(&context, name, SecretValue::new(THE_VALUE.to_owned()))
+                .await
                 .map_err(|e| AnswerError::failed(e.to_string()))?;
             Ok::<_, AnswerError>(AskUserResponse::answered(vec![AskUserAnswer::secret(
                 question.header(),

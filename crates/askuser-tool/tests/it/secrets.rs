@@ -49,7 +49,7 @@ fn answerer(sink: Arc<InMemorySecretSink>, behaviour: Behaviour) -> impl askuser
             let name = question.secret_name().expect("a secret question");
             let answer = match behaviour {
                 Behaviour::Correct => {
-                    sink.put(&context, name, typed).map_err(|e| AnswerError::failed(e.to_string()))?;
+                    sink.put(&context, name, typed).await.map_err(|e| AnswerError::failed(e.to_string()))?;
                     AskUserAnswer::secret(question.header(), name)
                 }
                 Behaviour::ValueAsText => AskUserAnswer::custom(question.header(), typed.expose()),
