@@ -572,6 +572,11 @@ impl<S: Surface> Engine<S> {
         Some(self.typed_for(&id, q, text).await)
     }
 
+    /// Whether a post that `shown` picks is one of this channel's.
+    pub(crate) fn shows(&self, shown: impl Fn(&serde_json::Value) -> bool) -> bool {
+        self.posts.lock().unwrap_or_else(PoisonError::into_inner).values().any(|post| shown(&post.at))
+    }
+
     /// Text typed in reply to a batch's own message, read whole by the typed-answer grammar
     /// (docs/typed-answers.md): committed when it answers every question, else the person is told
     /// exactly what is missing or unclear and nothing is answered. `shown` says which posts the

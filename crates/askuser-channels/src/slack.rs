@@ -163,6 +163,20 @@ impl Slack {
                 let ack = json!({"envelope_id": envelope_id}).to_string();
                 socket.send(Message::text(ack)).await.map_err(|e| format!("acknowledging failed: {e}"))?;
             }
+            if envelope["type"] == "events_api" {
+                // https://api.slack.com/apis/socket-mode#events: an Events API event, here a
+                // message (https://api.slack.com/events/message) that may reply in a batch's thread.
+                let event = envelope["payload"]["event"].clone();
+                if event["type"] == "message" && event["subtype"].is_null() && event["bot_id"].is_null() {
+                    while tasks.try_join_next().is_some() {}
+                    if tasks.len() < IN_FLIGHT {
+                        let engine = Arc::clone(engine);
+                        let slack = Arc::clone(&engine.surface);
+                        tasks.spawn(async move { slack.message(&engine, &event).await });
+                    }
+                }
+                continue;
+            }
             if envelope["type"] == "interactive" {
                 while tasks.try_join_next().is_some() {}
                 if tasks.len() >= IN_FLIGHT {
@@ -208,6 +222,38 @@ impl Slack {
                     self.open_form(trigger, &crate::batch::key_of(&id), q, &header, &question).await;
                 }
             }
+        }
+    }
+
+    /// A message in a batch's thread: the whole batch typed, read by the typed-answer grammar
+    /// (docs/typed-answers.md). Only from a user in `user_ids`; what is wrong is told to them
+    /// alone, in the thread.
+    async fn message(&self, engine: &Engine<Self>, event: &Value) {
+        let (Some(thread), Some(channel), Some(text)) =
+            (event["thread_ts"].as_str(), event["channel"].as_str(), event["text"].as_str())
+        else {
+            return;
+        };
+        let user = event["user"].as_str().unwrap_or_default();
+        let shown = |at: &Value| {
+            serde_json::from_value::<Placed>(at.clone()).is_ok_and(|p| p.channel == channel && p.ts == thread)
+        };
+        if !self.users.contains(user) {
+            // Counted only when it is a reply to one of ours: other talk in the channel is none of ours.
+            if engine.shows(shown) {
+                engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(channel = "slack", "a reply by a user not in user_ids was ignored");
+            }
+            return;
+        }
+        let Some(Reply::Say(said)) = engine.replied(shown, &unescaped(text)).await else { return };
+        if crate::engine::taken(&said) {
+            return;
+        }
+        // https://api.slack.com/methods/chat.postEphemeral: `thread_ts` shows it in the thread.
+        let body = json!({"channel": channel, "user": user, "text": escaped(&said), "thread_ts": thread});
+        if let Err(fault) = self.call("chat.postEphemeral", &self.bot_token, &body).await {
+            tracing::warn!(channel = "slack", error = %fault, "could not tell the person");
         }
     }
 
@@ -269,6 +315,12 @@ impl Slack {
         };
         self.tell(payload, user, &said).await;
     }
+}
+
+/// A message's text as the person typed it: Slack sends `&`, `<` and `>` escaped
+/// (<https://api.slack.com/reference/surfaces/formatting#escaping>).
+fn unescaped(text: &str) -> String {
+    text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 }
 
 /// `text` for a message's top-level `text` (what notifications show) and an ephemeral reply,

@@ -205,3 +205,43 @@ async fn model_text_is_escaped_in_slacks_mrkdwn_text() {
     assert!(message.text.contains("&lt;!here&gt;") && message.text.contains("B &amp; C"), "{}", message.text);
     channels.stop().await;
 }
+
+/// A reply in a batch's thread answers the whole batch by the typed-answer grammar: one that
+/// misses a question is told so, to that user alone in the thread, and answers nothing; a
+/// stranger's reply answers nothing; the whole reply (`&` as Slack escapes it) answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_in_the_thread_answers_the_whole_batch() {
+    let slack = SlackDouble::start().await;
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
+    let channels = start(&config(None, Some(&slack.url)), &store, None);
+    let args = r#"{"questions":[
+        {"header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL"}]},
+        {"header":"Notes","question":"Anything else?","options":[{"label":"None"},{"label":"Later"}]}]}"#;
+    put(&*store, "thread-1", args).await;
+    let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
+    slack.thread_reply("U999STRANGER", &message.ts, "Database: 1\nNotes: 1").await;
+    slack.thread_reply(USER, &message.ts, "Database: sqlite").await;
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while slack.slack.ephemeral.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no ephemeral reply");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (user, text) = slack.slack.ephemeral.lock().unwrap()[0].clone();
+    assert_eq!(
+        (user.as_str(), text.as_str()),
+        (USER, "Not taken, nothing was answered: No answer for Notes.")
+    );
+    assert_eq!(store.get("thread-1").await.unwrap().unwrap().state(), State::Pending);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while stats(&channels, "slack").ignored != 1 {
+        assert!(tokio::time::Instant::now() < deadline, "the stranger's reply is not counted as ignored");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    slack.thread_reply(USER, &message.ts, "Database: PostgreSQL\nNotes: Other: Q&A <first>").await;
+    let record = tokio::time::timeout(PATIENCE, store.watch("thread-1")).await.unwrap().unwrap();
+    assert_eq!(
+        record.result().unwrap().unwrap().text(),
+        r#"{"Database":["PostgreSQL"],"Notes":["Q&A <first>"]}"#
+    );
+    channels.stop().await;
+}

@@ -122,12 +122,31 @@ impl SlackDouble {
 
     /// Sends an interaction envelope over the open socket (waits for one); returns its id.
     pub(crate) async fn interact(&self, payload: Value) -> String {
+        self.envelope("interactive", payload).await
+    }
+
+    /// `user` replies in the thread of message `thread_ts` with `text`: an Events API `message`
+    /// event (<https://api.slack.com/events/message>; Socket Mode wraps it as `events_api`,
+    /// <https://api.slack.com/apis/socket-mode#events>), its text escaped as Slack sends it
+    /// (<https://api.slack.com/reference/surfaces/formatting#escaping>).
+    pub(crate) async fn thread_reply(&self, user: &str, thread_ts: &str, text: &str) -> String {
+        let text = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        self.envelope(
+            "events_api",
+            json!({"type": "event_callback", "event": {
+            "type": "message", "channel": CHANNEL, "user": user, "text": text,
+            "ts": "1700000099.000100", "thread_ts": thread_ts}}),
+        )
+        .await
+    }
+
+    async fn envelope(&self, kind: &str, payload: Value) -> String {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let sender = self.slack.socket.lock().unwrap().clone();
             if let Some(sender) = sender {
                 let id = format!("env-{}", self.slack.sent.lock().unwrap().len() + 1);
-                let envelope = json!({"envelope_id": id, "type": "interactive", "payload": payload,
+                let envelope = json!({"envelope_id": id, "type": kind, "payload": payload,
                                       "accepts_response_payload": false});
                 if sender.send(envelope.to_string()).is_ok() {
                     self.slack.sent.lock().unwrap().push(id.clone());
