@@ -72,8 +72,6 @@
 //! [`DatabaseErrorKind`], the driver's words in its causes.
 
 mod answerer;
-#[doc(hidden)]
-pub mod cli;
 mod error;
 mod feed;
 mod memory;

@@ -14,6 +14,8 @@ mod docs;
 mod hook;
 mod install;
 mod mcp;
+#[cfg(feature = "server")]
+mod pending;
 #[cfg(unix)]
 mod pty;
 mod server;
