@@ -1,49 +1,17 @@
 //! `askuser mcp --fallback server URL`: a host without forms, a real `askuser serve` with
 //! a temporary SQLite store, and a person answering through the server's `/v1` API.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::io::BufReader;
+use tokio::process::{Child, ChildStderr};
 
 use crate::mcp::stdio::{batch, spawn, text};
-
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str) -> String {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let read = tokio::time::timeout(Duration::from_secs(30), stderr.read_line(&mut line)).await;
-        assert!(read.expect("timed out reading the server's stderr").unwrap() > 0, "no {prefix:?}");
-        if let Some(rest) = line.trim_end().strip_prefix(prefix) {
-            return rest.to_owned();
-        }
-    }
-}
-
-fn serve(dir: &Path, profile: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_askuser"))
-        .args(["serve", "--profile", profile, "--bind", "127.0.0.1:0", "--store"])
-        .arg(format!("sqlite:{}", dir.join("pending.db").display()))
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
-}
+use crate::server::support::{TempDir, line_after, serve};
 
 /// The one pending question's id, once the MCP server has put it on the answer server.
 async fn pending_id(http: &reqwest::Client, url: &str, token: &str) -> String {
@@ -77,10 +45,8 @@ struct AnswerServer {
 }
 
 async fn answer_server(name: &str, profile: &str) -> AnswerServer {
-    let dir = TempDir(std::env::temp_dir().join(format!("askuser-mcp-{name}-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let mut child = serve(&dir.0, profile);
+    let dir = TempDir::new(&format!("mcp-{name}"));
+    let mut child = serve(&dir.0, &["--profile", profile]);
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let url = line_after(&mut stderr, "askuser serve: listening on ").await;
     let token_file = dir.0.join("token");
