@@ -101,6 +101,12 @@ fn server(command: &str, args: &[String]) -> ExitCode {
     missing::report(command, "server", args)
 }
 
+/// Whether `args` are `--version`, `-V` or `version` alone: `askuser mcp --version` (and `serve`,
+/// `pending`) answers as `askuser --version`, as the separate binaries these commands once were did.
+fn version_asked(args: &[String]) -> bool {
+    matches!(args, [flag] if matches!(flag.as_str(), "--version" | "-V" | "version"))
+}
+
 /// `askuser --version`: the version, the commit it was built from when known (see `build.rs`),
 /// and the commands a build without default features left out.
 fn version() -> String {
@@ -127,9 +133,7 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
-        // `askuser mcp --version` and the like: what the separate binaries these commands once
-        // were answered.
-        Some("mcp" | "serve" | "pending") if matches!(rest.as_slice(), [flag] if flag == "--version" || flag == "-V") => {
+        Some("mcp" | "serve" | "pending") if version_asked(&rest) => {
             print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
         Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),

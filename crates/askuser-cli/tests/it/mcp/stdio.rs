@@ -155,7 +155,7 @@ async fn the_terminal_fallback_without_a_terminal_passes_calls_on() {
 #[test]
 fn names_its_version() {
     let whole = std::process::Command::new(env!("CARGO_BIN_EXE_askuser")).arg("--version").output().unwrap();
-    for flag in ["--version", "-V"] {
+    for flag in ["--version", "-V", "version"] {
         let output = super::mcp_command_std().arg(flag).output().unwrap();
         assert_eq!(output.status.code(), Some(0));
         assert_eq!(

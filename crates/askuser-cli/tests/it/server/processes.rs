@@ -391,7 +391,7 @@ async fn ask_warns_about_plain_http_beyond_loopback() {
 #[test]
 fn names_its_version() {
     let whole = std::process::Command::new(support::BIN).arg("--version").output().unwrap();
-    for flag in ["--version", "-V"] {
+    for flag in ["--version", "-V", "version"] {
         let output = std::process::Command::new(support::BIN).args(["serve", flag]).output().unwrap();
         assert_eq!(output.status.code(), Some(0));
         assert_eq!(
