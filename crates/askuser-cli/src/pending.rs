@@ -51,13 +51,7 @@ enum Failure {
 
 impl From<askuser_store::StoreError> for Failure {
     fn from(error: askuser_store::StoreError) -> Self {
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            message = format!("{message}: {cause}");
-            source = cause.source();
-        }
-        Self::Store(message)
+        Self::Store(askuser_tool::exit::with_causes(&error))
     }
 }
 
