@@ -21,6 +21,7 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 pub(crate) fn run() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"], &[])?;
     tidy()?;
+    crate::cycles::check(&root())?;
     demo_builds_without_heavy_crates()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"], &[])?;
     // The quick demo's build (`askuser` without its `mcp` and `server` features).

@@ -3,6 +3,7 @@
 //! Each command lives in its own module; `main` only dispatches.
 
 mod ci;
+mod cycles;
 mod dist;
 mod npm;
 mod packages;

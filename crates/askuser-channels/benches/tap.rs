@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use askuser_channels::{Channels, ChannelsConfig};
 use askuser_core::{AskUserRequest, Questions};
-use askuser_store::{MemoryStore, NewQuestion, PendingStore, SqliteStore};
+use askuser_store::{MemoryStore, NewQuestion, SharedStore, SqliteStore};
 
 #[path = "../tests/it/telegram_double.rs"]
 #[expect(dead_code, reason = "the bench drives only part of the tests' double")]
@@ -33,7 +33,7 @@ fn config(url: &str, dir: &std::path::Path) -> ChannelsConfig {
     ChannelsConfig::from_toml(&text, dir, "bench.toml").unwrap().retry_base(Duration::from_millis(20))
 }
 
-async fn measure(name: &str, store: Arc<dyn PendingStore>, dir: &std::path::Path) {
+async fn measure(name: &str, store: Arc<dyn SharedStore>, dir: &std::path::Path) {
     let telegram = TelegramDouble::start().await;
     let channels = Channels::start(&config(&telegram.url, dir), &store, None).unwrap();
     let mut took = Vec::with_capacity(ROUNDS);
@@ -66,8 +66,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("askuser-channels-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     runtime.block_on(async {
-        let sqlite: Arc<dyn PendingStore> =
-            Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
+        let sqlite: Arc<dyn SharedStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
         measure("sqlite", sqlite, &dir).await;
         measure("memory", Arc::new(MemoryStore::new()), &dir).await;
     });

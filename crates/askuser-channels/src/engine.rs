@@ -1,7 +1,7 @@
 //! What every channel does the same way: hold the channel in the store (one process of a fleet
 //! runs it), follow the store's change feed, post each waiting batch once, retire its message
 //! once the batch is settled (by any surface, by expiry or withdrawal), and turn taps into
-//! answers through [`PendingStore::answer`] (which checks them with `check_response`; the first
+//! answers through [`PendingStore::answer`](askuser_store::PendingStore::answer) (which checks them with `check_response`; the first
 //! answer wins).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use askuser_core::AskUserResponse;
 use askuser_core::MAX_CUSTOM_CHARS;
-use askuser_store::{ChannelPost, ListQuery, PendingRecord, PendingStore, State, StoreError};
+use askuser_store::{Key, ListQuery, PendingRecord, SharedStore, State, StoreError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
 
@@ -152,10 +152,43 @@ impl Queue {
     }
 }
 
+/// The store's coordination rows a channel keeps: its lease (`channel.NAME`: which server
+/// process runs it), its cursor (key `NAME` in `channel.cursor`: where it is in its service's
+/// stream) and the messages it shows (`channel.NAME.posts`, by question id, going with their
+/// questions on purge). Migration 0013 of askuser-store moved earlier versions' rows here.
+pub(crate) fn lease_name(channel: &str) -> String {
+    format!("channel.{channel}")
+}
+
+/// See [`lease_name`].
+pub(crate) const CURSORS: &str = "channel.cursor";
+
+/// See [`lease_name`].
+pub(crate) fn posts_namespace(channel: &str) -> String {
+    format!("channel.{channel}.posts")
+}
+
+/// The longest one store call of a channel may take (a read or a write; the change feed is a
+/// wait): a database that does not answer must not hold a channel's worker for the pool's own
+/// timeout (30 s by default in sqlx). As the answer server's own limit.
+pub(crate) const STORE_CALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// `call`, or an unavailable-store error once it has taken [`STORE_CALL_LIMIT`].
+pub(crate) async fn bounded<T>(
+    call: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(STORE_CALL_LIMIT, call).await.unwrap_or_else(|_| {
+        Err(StoreError::unavailable(format!(
+            "the store did not answer within {} s",
+            STORE_CALL_LIMIT.as_secs()
+        )))
+    })
+}
+
 /// One channel's engine, shared by its tasks.
 pub(crate) struct Engine<S: Surface> {
     pub(crate) surface: Arc<S>,
-    store: Arc<dyn PendingStore>,
+    store: Arc<dyn SharedStore>,
     links: Option<PageLinks>,
     /// Where its messages are posted, as far as page links go.
     chat: batch::Chat,
@@ -183,7 +216,7 @@ impl<S: Surface> std::fmt::Debug for Engine<S> {
 
 /// What [`Engine::new`] takes besides the surface.
 pub(crate) struct Parts {
-    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) store: Arc<dyn SharedStore>,
     pub(crate) links: Option<PageLinks>,
     pub(crate) chat: batch::Chat,
     pub(crate) holder: String,
@@ -225,7 +258,7 @@ impl<S: Surface> Engine<S> {
     /// Runs the channel: waits to hold it, runs it while it holds it, until the channels stop.
     pub(crate) async fn run(self: Arc<Self>) {
         while !self.is_closing() {
-            match self.store.hold_channel(S::NAME, &self.holder, self.hold).await {
+            match bounded(self.store.lease(&lease_name(S::NAME), &self.holder, self.hold)).await {
                 Ok(true) => {
                     tracing::info!(channel = S::NAME, "running the channel");
                     self.clone().session().await;
@@ -269,7 +302,7 @@ impl<S: Surface> Engine<S> {
         let mut last = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(self.hold / 3).await;
-            match self.store.hold_channel(S::NAME, &self.holder, self.hold).await {
+            match bounded(self.store.lease(&lease_name(S::NAME), &self.holder, self.hold)).await {
                 Ok(true) => last = tokio::time::Instant::now(),
                 Ok(false) => return,
                 Err(error) => {
@@ -304,7 +337,7 @@ impl<S: Surface> Engine<S> {
     /// Loads the messages kept in the store (they are the ones a tap can be on), and queues them.
     async fn load_posts(&self) {
         let posts = loop {
-            match self.store.channel_posts(S::NAME).await {
+            match bounded(self.store.values(&posts_namespace(S::NAME))).await {
                 Ok(posts) => break posts,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's messages; retrying");
@@ -315,7 +348,7 @@ impl<S: Surface> Engine<S> {
         {
             let mut mine = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
             let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-            for ChannelPost { question_id, message, .. } in posts {
+            for (question_id, message) in posts {
                 match serde_json::from_str::<Post>(&message) {
                     Ok(post) => {
                         keys.insert(batch::key_of(&question_id), question_id.clone());
@@ -334,7 +367,7 @@ impl<S: Surface> Engine<S> {
     async fn queue_pending(&self) {
         let mut query = ListQuery::new().state(State::Pending).limit(ListQuery::MAX_LIMIT);
         loop {
-            match self.store.list(&query).await {
+            match bounded(self.store.list(&query)).await {
                 Ok(page) => {
                     for record in &page.records {
                         self.queue.push(record.id());
@@ -374,12 +407,12 @@ impl<S: Surface> Engine<S> {
             return Ok(());
         }
         let message = serde_json::to_string(post).unwrap_or_default();
-        self.store.put_channel_post(S::NAME, &ChannelPost::new(id, message)).await
+        bounded(self.store.set_value(&Key::of_question(posts_namespace(S::NAME), id), &message)).await
     }
 
     /// Brings question `id`'s message in line with its record.
     async fn reconcile(&self, id: &str) -> Result<(), StoreError> {
-        let record = self.store.get(id).await?;
+        let record = bounded(self.store.get(id)).await?;
         let post = self.post_of(id);
         match (record, post) {
             (Some(record), None) if record.state() == State::Pending => self.post(&record).await,
@@ -400,7 +433,7 @@ impl<S: Surface> Engine<S> {
                     let view = batch::settled_view(record, self.via.of(id));
                     self.edit(&post.at, &view).await;
                 }
-                self.store.delete_channel_post(S::NAME, id).await?;
+                bounded(self.store.remove_value(&posts_namespace(S::NAME), id)).await?;
                 self.posts.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
                 self.keys.lock().unwrap_or_else(PoisonError::into_inner).remove(&batch::key_of(id));
                 Ok(())
@@ -466,7 +499,7 @@ impl<S: Surface> Engine<S> {
     /// store answers).
     pub(crate) async fn cursor(&self) -> Option<String> {
         loop {
-            match self.store.channel_cursor(S::NAME).await {
+            match bounded(self.store.value(CURSORS, S::NAME)).await {
                 Ok(cursor) => return cursor,
                 Err(error) => {
                     tracing::warn!(channel = S::NAME, error = %error, "cannot read the channel's cursor; retrying");
@@ -478,7 +511,7 @@ impl<S: Surface> Engine<S> {
 
     /// Keeps where the channel is in its service's stream.
     pub(crate) async fn set_cursor(&self, cursor: &str) -> Result<(), StoreError> {
-        self.store.set_channel_cursor(S::NAME, cursor).await
+        bounded(self.store.set_value(&Key::new(CURSORS, S::NAME), cursor)).await
     }
 
     /// A tap on button data `data`: what the person is told.
@@ -490,7 +523,7 @@ impl<S: Surface> Engine<S> {
         let Some(id) = self.keys.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned() else {
             return Reply::Say(STALE.to_owned());
         };
-        let record = match self.store.get(&id).await {
+        let record = match bounded(self.store.get(&id)).await {
             Ok(Some(record)) => record,
             Ok(None) => return Reply::Say(STALE.to_owned()),
             Err(error) => {
@@ -539,6 +572,46 @@ impl<S: Surface> Engine<S> {
         Some(self.typed_for(&id, q, text).await)
     }
 
+    /// Text typed in reply to a batch's own message, read whole by the typed-answer grammar
+    /// (docs/typed-answers.md): committed when it answers every question, else the person is told
+    /// exactly what is missing or unclear and nothing is answered. `shown` says which posts the
+    /// reply is to (their surface ids): `None` when it is to none of them; when it could be to
+    /// several (a plain message in a chat showing two batches), the person is asked to reply to
+    /// one.
+    pub(crate) async fn replied(
+        &self,
+        shown: impl Fn(&serde_json::Value) -> bool,
+        text: &str,
+    ) -> Option<Reply> {
+        let ids: Vec<String> = {
+            let posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
+            posts.iter().filter(|(_, post)| shown(&post.at)).map(|(id, _)| id.clone()).collect()
+        };
+        let id = match ids.as_slice() {
+            [] => return None,
+            [id] => id,
+            _ => {
+                return Some(Reply::Say(
+                    "Several questions are open here: reply to the message of the one you are answering."
+                        .to_owned(),
+                ));
+            }
+        };
+        let record = match bounded(self.store.get(id)).await {
+            Ok(Some(record)) if record.state() == State::Pending => record,
+            Ok(_) => return Some(Reply::Say(STALE.to_owned())),
+            Err(_) => {
+                return Some(Reply::Say(
+                    "The answer store is unreachable; try again in a moment.".to_owned(),
+                ));
+            }
+        };
+        Some(match askuser_core::read_typed_reply(record.request().questions(), text) {
+            Ok(answers) => self.commit(id, &AskUserResponse::answered(answers)).await,
+            Err(unclear) => Reply::Say(format!("Not taken, nothing was answered: {unclear}")),
+        })
+    }
+
     /// Text typed in a form (Slack's modal) as the answer to question `q` of the batch whose
     /// button key is `key` (untrusted: from the form's metadata).
     pub(crate) async fn typed_at(&self, key: &str, q: usize, text: &str) -> Reply {
@@ -557,7 +630,7 @@ impl<S: Surface> Engine<S> {
                 "Your answer is {chars} characters long; at most {MAX_CUSTOM_CHARS} are taken. Shorten it and send it again."
             ));
         }
-        let record = match self.store.get(id).await {
+        let record = match bounded(self.store.get(id)).await {
             Ok(Some(record)) if record.state() == State::Pending => record,
             Ok(_) => return Reply::Say(STALE.to_owned()),
             Err(_) => {
@@ -606,7 +679,7 @@ impl<S: Surface> Engine<S> {
     /// Commits `response` as the answer to `id`: the first answer wins, on every surface.
     async fn commit(&self, id: &str, response: &AskUserResponse) -> Reply {
         let marked = self.via.mark(id, S::SHOWN);
-        let result = self.store.answer(id, response).await;
+        let result = bounded(self.store.answer(id, response)).await;
         self.queue.push(id);
         match result {
             Ok(_) => {
@@ -635,4 +708,20 @@ impl<S: Surface> Engine<S> {
 /// it), rather than a problem the person must read.
 pub(crate) fn taken(said: &str) -> bool {
     said == "Noted." || said.starts_with("Answered") || said == "Declined."
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store call that never answers fails as an unavailable store once the limit has passed,
+    /// and not before; one that answers in time is passed through.
+    #[tokio::test(start_paused = true)]
+    async fn a_store_call_that_hangs_fails_at_the_limit() {
+        let started = tokio::time::Instant::now();
+        let hung = bounded(std::future::pending::<Result<(), StoreError>>()).await;
+        assert!(hung.as_ref().is_err_and(StoreError::is_unavailable), "{hung:?}");
+        assert_eq!(started.elapsed(), STORE_CALL_LIMIT);
+        assert_eq!(bounded(async { Ok::<_, StoreError>(7) }).await.ok(), Some(7));
+    }
 }

@@ -4,8 +4,8 @@
 //!
 //! Each channel follows the store's change feed ([`PendingStore::changes`]), so a question asked
 //! through any path and any process reaches it; of several server processes sharing the store,
-//! exactly one runs each channel at a time ([`PendingStore::hold_channel`]); the messages it
-//! posted and Telegram's update offset are kept in the store, so a restart resumes without
+//! exactly one runs each channel at a time (a [`Coordination::lease`]); the messages it posted
+//! and Telegram's update offset are kept in the store's coordination table, so a restart resumes without
 //! posting twice. An answer is committed with [`PendingStore::answer`] (checked with
 //! `check_response`; the first answer wins, whichever surface it comes from); once a batch is
 //! settled anywhere (answered, declined, expired, withdrawn) its messages are edited to say so and
@@ -36,7 +36,9 @@ mod telegram;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use askuser_store::PendingStore;
+use askuser_store::SharedStore;
+#[cfg(doc)]
+use askuser_store::{Coordination, PendingStore};
 use tokio::sync::watch;
 
 pub use config::{ChannelsConfig, ConfigError, SLACK_API_URL, TELEGRAM_API_URL};
@@ -48,7 +50,7 @@ use fault::Retry;
 /// The running channels: stop them with [`stop`](Self::stop).
 #[derive(Debug)]
 pub struct Channels {
-    store: Arc<dyn PendingStore>,
+    store: Arc<dyn SharedStore>,
     holder: String,
     closing: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -92,7 +94,7 @@ impl Channels {
     /// An HTTP client cannot be built, or a token cannot be sent in a header.
     pub fn start(
         config: &ChannelsConfig,
-        store: &Arc<dyn PendingStore>,
+        store: &Arc<dyn SharedStore>,
         links: Option<&PageLinks>,
     ) -> Result<Self, StartError> {
         let (closing, watching) = watch::channel(false);
@@ -174,7 +176,13 @@ impl Channels {
         for (name, ..) in &self.stats {
             // A hold renewed for no time is over now; a channel another process holds is left
             // alone (the store renews only the holder's own).
-            if let Err(error) = self.store.hold_channel(name, &self.holder, std::time::Duration::ZERO).await {
+            if let Err(error) = engine::bounded(self.store.lease(
+                &engine::lease_name(name),
+                &self.holder,
+                std::time::Duration::ZERO,
+            ))
+            .await
+            {
                 tracing::warn!(channel = name, error = %error, "could not let go of the channel; it lapses by itself");
             }
         }

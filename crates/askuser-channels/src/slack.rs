@@ -11,14 +11,19 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use askuser_client::reply::{MAX_REPLY_BYTES, ReplyError, read_body, retry_after};
 use futures_util::{SinkExt as _, StreamExt as _};
-use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::batch::View;
 use crate::engine::{Engine, Reply, Surface};
 use crate::fault::{Fault, Retry};
+
+/// How many interactions (taps, submitted forms) are handled at once; Slack has each acknowledged
+/// before it is handled, so one beyond this is dropped, never left unacknowledged.
+const IN_FLIGHT: usize = 64;
 
 /// Slack errors that mean "try again later"
 /// (<https://api.slack.com/methods/chat.postMessage#errors>).
@@ -96,21 +101,19 @@ impl Slack {
         let status = response.status();
         if status.as_u16() == 429 {
             // https://api.slack.com/apis/rate-limits: `Retry-After` in seconds.
-            let after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(1);
-            return Err(Fault::RateLimited(Duration::from_secs(after)));
+            let after = retry_after(response.headers()).unwrap_or(Duration::from_secs(1));
+            return Err(Fault::RateLimited(after));
         }
         if status.is_server_error() {
             return Err(Fault::Transient(format!("{method}: {status}")));
         }
-        let reply: Value = response
-            .json()
-            .await
-            .map_err(|e| Fault::Transient(format!("{method}: unreadable reply: {}", e.without_url())))?;
+        let body = match read_body(response, MAX_REPLY_BYTES).await {
+            Ok(body) => body,
+            Err(ReplyError::Transport(error)) => return Err(Fault::transport(error)),
+            Err(too_large) => return Err(Fault::Transient(format!("{method}: {too_large}"))),
+        };
+        let reply: Value = serde_json::from_slice(&body)
+            .map_err(|e| Fault::Transient(format!("{method}: unreadable reply: {e}")))?;
         if reply["ok"].as_bool() == Some(true) {
             return Ok(reply);
         }
@@ -127,8 +130,15 @@ impl Slack {
         self.retry.run(method, &self.closing, || self.call_once(method, token, body)).await
     }
 
-    /// One socket connection: acknowledges each envelope at once, then hands interactions on.
-    async fn connection(&self, engine: &Arc<Engine<Self>>) -> Result<(), String> {
+    /// One socket connection: acknowledges each envelope at once, then hands interactions on to
+    /// `tasks` (kept across reconnections, so a refresh does not cut a tap being answered; ended
+    /// when the channels stop; at most [`IN_FLIGHT`] at once, beyond which a tap is dropped with a
+    /// warning and the person taps again).
+    async fn connection(
+        &self,
+        engine: &Arc<Engine<Self>>,
+        tasks: &mut tokio::task::JoinSet<()>,
+    ) -> Result<(), String> {
         // https://api.slack.com/methods/apps.connections.open
         let opened = self
             .call("apps.connections.open", &self.app_token, &json!({}))
@@ -154,14 +164,24 @@ impl Slack {
                 socket.send(Message::text(ack)).await.map_err(|e| format!("acknowledging failed: {e}"))?;
             }
             if envelope["type"] == "interactive" {
+                while tasks.try_join_next().is_some() {}
+                if tasks.len() >= IN_FLIGHT {
+                    engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        channel = "slack",
+                        in_flight = IN_FLIGHT,
+                        "too many interactions at once: one was dropped"
+                    );
+                    continue;
+                }
                 let (engine, payload) = (Arc::clone(engine), envelope["payload"].clone());
                 let slack = Arc::clone(&engine.surface);
                 match payload["type"].as_str() {
                     Some("block_actions") => {
-                        tokio::spawn(async move { slack.actions(&engine, &payload).await });
+                        tasks.spawn(async move { slack.actions(&engine, &payload).await });
                     }
                     Some("view_submission") => {
-                        tokio::spawn(async move { slack.submitted(&engine, &payload).await });
+                        tasks.spawn(async move { slack.submitted(&engine, &payload).await });
                     }
                     _ => {}
                 }
@@ -338,8 +358,10 @@ impl Surface for Slack {
 
     async fn listen(self: Arc<Self>, engine: Arc<Engine<Self>>) {
         let mut delay = self.retry.base;
+        // The interactions being handled: aborted with this task when the channels stop.
+        let mut tasks = tokio::task::JoinSet::new();
         loop {
-            match self.connection(&engine).await {
+            match self.connection(&engine, &mut tasks).await {
                 Ok(()) => delay = self.retry.base,
                 Err(error) => {
                     tracing::warn!(channel = "slack", error = %error, retry_in = ?delay, "Socket Mode: reconnecting");

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use askuser_client::reply::{MAX_REPLY_BYTES, ReplyError, read_body};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -89,14 +90,17 @@ impl Telegram {
             .await
             .map_err(Fault::transport)?;
         let status = response.status();
-        let answer: Answer = match response.json().await {
+        let body = match read_body(response, MAX_REPLY_BYTES).await {
+            Ok(body) => body,
+            Err(ReplyError::Transport(error)) => return Err(Fault::transport(error)),
+            Err(too_large) => return Err(Fault::Transient(format!("{method}: {too_large}"))),
+        };
+        let answer: Answer = match serde_json::from_slice(&body) {
             Ok(answer) => answer,
             Err(_) if status.is_server_error() => {
                 return Err(Fault::Transient(format!("{method}: {status}")));
             }
-            Err(error) => {
-                return Err(Fault::Transient(format!("{method}: unreadable reply: {}", error.without_url())));
-            }
+            Err(error) => return Err(Fault::Transient(format!("{method}: unreadable reply: {error}"))),
         };
         if answer.ok {
             return Ok(answer.result);
@@ -118,6 +122,21 @@ impl Telegram {
 
     fn allowed(&self, chat: i64) -> bool {
         self.allowed.contains(&chat)
+    }
+}
+
+/// Where a batch's message was placed (its `at`), chat by chat.
+fn placed_in(at: &Value) -> impl Iterator<Item = Placed> {
+    serde_json::from_value::<Vec<Placed>>(at.clone()).unwrap_or_default().into_iter()
+}
+
+/// What follows a typed reply to a whole batch: nothing once it is taken (the batch's message
+/// says it was answered), else what is wrong, in reply to the person's message.
+fn batch_reply(chat: i64, message: &Value, reply: Reply) -> FollowUp {
+    match reply {
+        Reply::Say(said) if crate::engine::taken(&said) => FollowUp::Nothing,
+        Reply::Say(text) => FollowUp::Say { chat, message_id: message["message_id"].as_i64(), text },
+        Reply::Type { .. } => FollowUp::Nothing,
     }
 }
 
@@ -298,11 +317,19 @@ impl Telegram {
             tracing::warn!(channel = "telegram", chat = ?chat, "a message from a chat not in chat_ids was ignored");
             return FollowUp::Nothing;
         };
-        let (Some(replied), Some(text)) =
-            (message["reply_to_message"]["message_id"].as_i64(), message["text"].as_str())
-        else {
-            return FollowUp::Nothing;
+        let Some(text) = message["text"].as_str() else { return FollowUp::Nothing };
+        let Some(replied) = message["reply_to_message"]["message_id"].as_i64() else {
+            // A plain message: the typed answer to the one batch this chat shows, if one.
+            let said = engine.replied(|at| placed_in(at).any(|p| p.chat_id == chat), text).await;
+            return said.map_or(FollowUp::Nothing, |reply| batch_reply(chat, message, reply));
         };
+        if let Some(reply) = engine
+            .replied(|at| placed_in(at).any(|p| p.chat_id == chat && p.message_id == replied), text)
+            .await
+        {
+            // A reply to a batch's own message: the whole batch, by the typed-answer grammar.
+            return batch_reply(chat, message, reply);
+        }
         match engine.typed(&format!("{chat}:{replied}"), text).await {
             // Taken: the batch's own message shows it (ticked, or answered). The prompt and the
             // person's reply go, so that an "Other…" answer leaves nothing behind.

@@ -343,13 +343,14 @@ fn http_answerer(url: &str, options: &Options, flag: &str) -> Result<HttpAnswere
 
 /// The store of `--background`, opened.
 async fn open_store(url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, String> {
-    askuser_store::open(url).await.map_err(|e| {
+    let store = askuser_store::open(url).await.map_err(|e| {
         format!(
             "--background: cannot open the store {}: {}",
             askuser_store::redact_url(url),
             askuser_tool::exit::with_causes(&e)
         )
-    })
+    })?;
+    Ok(store)
 }
 
 /// The store URL of `--background`: `--store`, else `pending.db` in the data directory (created

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use askuser_core::Profile;
 use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
-use askuser_store::{PendingStore, PostgresStore, StoreError};
+use askuser_store::{PendingStore, PostgresStore, SharedStore, StoreError};
 use askuser_tool::exit::with_causes;
 
 use crate::cli::{self, Args, Command};
@@ -425,7 +425,7 @@ async fn run(options: Options) -> Result<(), String> {
     } else {
         None
     };
-    let store: std::sync::Arc<dyn PendingStore> = if let Some(postgres) = &fleet {
+    let store: std::sync::Arc<dyn SharedStore> = if let Some(postgres) = &fleet {
         std::sync::Arc::new(postgres.clone())
     } else {
         if let Some(path) = sqlite_path(&store_url) {
@@ -516,12 +516,12 @@ fn init_log() {
 /// MCP at `/mcp`: its questions in `store`, waiting as long as the server's.
 fn mcp_router(
     options: &Options,
-    store: &std::sync::Arc<dyn PendingStore>,
+    store: &std::sync::Arc<dyn SharedStore>,
     public_url: &str,
     stop: &tokio_util::sync::CancellationToken,
 ) -> axum::Router {
     mcp::router(mcp::Settings {
-        store: std::sync::Arc::clone(store),
+        store: std::sync::Arc::clone(store) as std::sync::Arc<dyn PendingStore>,
         profile: options.profile,
         timeout: options.default_timeout.unwrap_or(askuser_server::DEFAULT_TIMEOUT),
         background: options.mcp_background,
@@ -535,7 +535,7 @@ fn mcp_router(
 /// (`--public-url`): a batch a chat cannot take (a secret question) links there.
 fn start_channels(
     config: Option<&askuser_channels::ChannelsConfig>,
-    store: &std::sync::Arc<dyn PendingStore>,
+    store: &std::sync::Arc<dyn SharedStore>,
     server: &AnswerServer,
     public: bool,
 ) -> Result<Option<askuser_channels::Channels>, String> {

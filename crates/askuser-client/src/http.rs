@@ -239,13 +239,12 @@ impl HttpAnswerer {
     async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T, ClientError> {
         let response = request.bearer_auth(self.token.expose()).send().await?;
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let text = response.text().await?;
+        let retry_after = crate::reply::retry_after(response.headers());
+        let text = match crate::reply::read_text(response, crate::reply::MAX_REPLY_BYTES).await {
+            Ok(text) => text,
+            Err(crate::reply::ReplyError::Transport(error)) => return Err(error.into()),
+            Err(too_large) => return Err(ClientError::Unexpected(too_large.to_string())),
+        };
         if status.is_success() {
             return serde_json::from_str(&text)
                 .map_err(|e| ClientError::Unexpected(format!("a reply this client cannot read: {e}")));

@@ -30,6 +30,8 @@ mod http;
 mod paths;
 #[cfg(feature = "http")]
 mod race;
+#[cfg(feature = "http")]
+pub mod reply;
 mod token;
 pub mod wire;
 

@@ -9,9 +9,9 @@
 //! recursive descent, with no visitor in between: the mirror says which shape it wants next
 //! (`Source`) and finds each key in the tables of `keys.rs`, so this file knows no key. It scans
 //! strings eight bytes at a time. `serde_json`'s general deserializer costs about as much as all of
-//! validation's own checks on the typical call (`docs/performance.md`). The `serde_json::Value` path
-//! reads the same mirror through `serde` visitors; a property test holds this reader to
-//! `serde_json`'s accept/reject verdict on mutated text, and to the same values.
+//! validation's own checks on the typical call (CHANGELOG.md, performance history). The
+//! `serde_json::Value` path reads the same mirror through `serde` visitors; a property test holds
+//! this reader to `serde_json`'s accept/reject verdict on mutated text, and to the same values.
 
 use std::fmt;
 

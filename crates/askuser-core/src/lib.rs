@@ -54,6 +54,7 @@ mod profile;
 mod secret;
 mod text;
 mod time;
+mod typed;
 
 mod error;
 mod model;
@@ -94,6 +95,7 @@ pub use profile::{
 pub use secret::{SECRET_REF_PREFIX, SecretError, SecretValue, parse_secret_ref, session_secret_ref};
 pub use text::{is_forbidden_char, mixed_scripts, renders_blank, show_blank, show_label};
 pub use time::{Deadline, Timestamp, TimestampError};
+pub use typed::{Unclear, read_typed_reply};
 pub use validate::Validator;
 
 /// The README's example, compiled and run as a doctest so that it stays true.

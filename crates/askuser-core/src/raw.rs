@@ -4,14 +4,14 @@
 //!
 //! Strings are trimmed and appended to one text arena as they are parsed, and recorded as spans:
 //! a validated call then owns one string instead of one allocation per field, which is most of the
-//! difference between validating and merely parsing (see `docs/performance.md`).
+//! difference between validating and merely parsing (see CHANGELOG.md, performance history).
 //!
 //! Three ways in: the crate's own JSON reader (`json.rs`, through [`Source`]), any serde
 //! `Deserializer` (the `Deserialize` impls of the validated types), and a `serde_json::Value`
 //! already parsed ([`value_slot`]), which is what an MCP server or an agent framework is handed.
 //! The last walks the value directly instead of through serde's visitors (18 % fewer instructions
-//! for the typical call, `docs/performance.md`). Whichever way, a key is found in the tables of
-//! `keys.rs` and its value stored in one place ([`Fields::set`]).
+//! for the typical call, CHANGELOG.md's performance history). Whichever way, a key is found in
+//! the tables of `keys.rs` and its value stored in one place ([`Fields::set`]).
 
 use std::convert::Infallible;
 use std::fmt;

@@ -95,7 +95,7 @@ pub(crate) fn text(
 
 // The match on `Slot` is spelled out in each reader of the walk (`walk.rs`) rather than shared
 // through a generic helper taking a closure: the helper measured 7 % slower on the typical call
-// (docs/performance.md).
+// (CHANGELOG.md, performance history).
 #[inline]
 pub(crate) fn required_text(
     arena: &str,

@@ -163,7 +163,9 @@ fn serve_child(path: &str) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let store: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(path).await.expect("a store"));
-        let server = AskUserServer::builder().background(store, "bench-child").build();
+        // 1,000 tickets open at once: past the default cap (`MAX_OPEN_TICKETS`), which is lifted.
+        let server =
+            AskUserServer::builder().background(store, "bench-child").max_open_tickets(usize::MAX).build();
         let running = rmcp::ServiceExt::serve(server, rmcp::transport::stdio()).await.expect("serves");
         let _ = running.waiting().await;
     });
@@ -272,6 +274,8 @@ fn main() {
     let waiting = AskUserServer::builder()
         .fallback(Fallback::answerer(never, "the person is asked elsewhere"))
         .background(Arc::clone(&store), "bench")
+        // 1,000 tickets open at once: past the default cap (`MAX_OPEN_TICKETS`), which is lifted.
+        .max_open_tickets(usize::MAX)
         .build();
     let formless = ScriptedClient::new(ProtocolVersion::V_2025_11_25, false, vec![]);
     let client = runtime.block_on(connect(waiting, formless, ProtocolVersion::V_2025_11_25));
@@ -288,7 +292,10 @@ fn main() {
         if grown <= 16 * 1024 * 1024 { "met" } else { "MISSED" }
     );
     drop(client);
-    let background = AskUserServer::builder().background(Arc::clone(&store), "bench-forms").build();
+    let background = AskUserServer::builder()
+        .background(Arc::clone(&store), "bench-forms")
+        .max_open_tickets(usize::MAX)
+        .build();
     let hanging = ScriptedClient::new(ProtocolVersion::V_2025_11_25, true, vec![Reply::Hang; TICKETS + 10]);
     let client = runtime.block_on(connect(background, hanging, ProtocolVersion::V_2025_11_25));
     let (p50, _, grown) = tickets(&runtime, &client, &later);

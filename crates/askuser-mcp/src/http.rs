@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -102,18 +101,4 @@ pub fn http_service(server: AskUserServer, options: HttpOptions) -> McpHttpServi
         .with_max_request_body_bytes(options.body_limit);
     let sessions = CappedSessions::new(options.max_sessions, options.idle);
     StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config)
-}
-
-/// A digest of the `Mcp-Session-Id` of the HTTP request behind `context`: it names the session in
-/// the store without the session id itself, which a client presents like a credential.
-pub(crate) fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
-    use sha2::Digest as _;
-    let parts = context.extensions.get::<http::request::Parts>()?;
-    let id = parts.headers.get("mcp-session-id")?.as_bytes();
-    let digest = sha2::Sha256::digest(id);
-    Some(digest[..16].iter().fold(String::with_capacity(32), |mut hex, b| {
-        use std::fmt::Write as _;
-        let _ = write!(hex, "{b:02x}");
-        hex
-    }))
 }

@@ -11,7 +11,7 @@ use askuser_store::{
     AskedBy, DEFAULT_LEASE, NewQuestion, PendingRecord, PendingStore, State, StoreAnswerer, StoreError,
 };
 
-use crate::server::Eliciting;
+use crate::eliciting::Eliciting;
 
 /// The store of [`AskUserServerBuilder::inbox`](crate::AskUserServerBuilder::inbox).
 #[derive(Clone)]

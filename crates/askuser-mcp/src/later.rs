@@ -3,12 +3,11 @@
 //! the ticket's outcome from the store, waiting a bounded while. The questions live in the store,
 //! so a ticket outlives the server process.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::{Answerer, AskContext, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp};
-use askuser_store::{AskedBy, NewQuestion, PendingRecord, PendingStore, State};
+use askuser_core::{Answerer, AskUserRequest, Deadline, Profile, QuestionKind, Timestamp};
+use askuser_store::{AskedBy, NewQuestion, PendingRecord, State};
 use askuser_tool::{Dialect, TOOL_NAME, parameters_for};
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -17,8 +16,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use crate::inbox::{commit, is_pending};
-use crate::server::{AskUserServer, random_nonce, store_failed, supports_form, text_result};
+use crate::eliciting::supports_form;
+use crate::inbox::is_pending;
+use crate::render::{store_failed, text_result};
+use crate::sealed::random_nonce;
+use crate::server::AskUserServer;
+use crate::tickets::Later;
 
 /// The background ask: the same arguments as `ask_user_question`, a ticket back at once.
 pub const LATER_TOOL: &str = "ask_user_question_later";
@@ -30,83 +33,11 @@ pub const ANSWERS_TOOL: &str = "get_user_answers";
 /// SDKs give up on a tool call.
 pub const MAX_WAIT_SECONDS: u64 = 50;
 
-/// What [`AskUserServerBuilder::background`](crate::AskUserServerBuilder::background) was given.
-pub(crate) struct LaterConfig {
-    pub(crate) store: Arc<dyn PendingStore>,
-    pub(crate) scope: String,
-}
-
-/// The background tools' state: the store, this server's scope, and the tickets whose person is
-/// being asked by this process.
-pub(crate) struct Later {
-    store: Arc<dyn PendingStore>,
-    scope: String,
-    asking: Arc<Mutex<HashSet<String>>>,
-}
-
-impl Later {
-    pub(crate) fn new(config: LaterConfig) -> Self {
-        Self { store: config.store, scope: config.scope, asking: Arc::default() }
-    }
-
-    /// This request's scope: the server's, and over HTTP its MCP session.
-    fn scope_of(&self, context: &RequestContext<RoleServer>) -> String {
-        // A stateless call (2026-07-28, no `initialize`) has no session: an `Mcp-Session-Id` it
-        // carries is anyone's to send, and took another session's tickets (issue 36.12).
-        let stateless = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        if stateless {
-            return self.scope.clone();
-        }
-        match crate::session_of(context) {
-            Some(session) => format!("{} session {session}", self.scope),
-            None => self.scope.clone(),
-        }
-    }
-
-    /// Starts asking the person for `record` on the side, unless this process already is: the
-    /// first answer (the form's, or the store's from any other surface) wins; at the deadline the
-    /// question is expired.
-    fn ask_on_the_side(&self, record: &PendingRecord, asker: Arc<dyn Answerer>, label: Option<String>) {
-        let id = record.id().to_owned();
-        if !self.asking.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone()) {
-            return;
-        }
-        let guard = Asking { set: Arc::clone(&self.asking), id };
-        let store = Arc::clone(&self.store);
-        let request = record.request().clone();
-        let until = Timestamp::now().until(record.expires_at());
-        let mut context = AskContext::new().with_tool_call_id(guard.id.clone());
-        if let Some(label) = label {
-            context = context.with_asked_by(label);
-        }
-        tokio::spawn(async move {
-            let id = guard.id.as_str();
-            let settled = store.watch(id);
-            let asking = asker.answer(request, context);
-            let deadline = tokio::time::sleep(until);
-            tokio::pin!(settled, asking, deadline);
-            tokio::select! {
-                // Answered elsewhere: dropping the form cancels it on the client.
-                _ = &mut settled => {}
-                answered = &mut asking => {
-                    if let Ok(response) = answered {
-                        // A failure leaves the question waiting: get_user_answers asks again.
-                        let _ = commit(&*store, id, &response).await;
-                    }
-                }
-                () = &mut deadline => {
-                    let _ = store.expire(id).await;
-                }
-            }
-        });
-    }
-}
-
 /// The two tools, as listed.
-pub(crate) fn tools(server: &AskUserServer) -> [Tool; 2] {
+pub(crate) fn tools(profile: Profile) -> [Tool; 2] {
     let annotations =
         || ToolAnnotations::new().read_only(true).destructive(false).idempotent(false).open_world(false);
-    let schema = match parameters_for(server.profile(), Dialect::Generic) {
+    let schema = match parameters_for(profile, Dialect::Generic) {
         Value::Object(schema) => schema,
         _ => JsonObject::new(),
     };
@@ -202,6 +133,13 @@ fn asked_in_the_store(ticket: &str, why: &str) -> String {
     )
 }
 
+/// What the model is told when `cap` tickets of its scope are open.
+fn too_many_open(cap: usize) -> String {
+    format!(
+        "{LATER_TOOL}: {cap} questions asked with it here are still open (not yet answered, declined or timed out), the most kept open at once, so nobody was asked this time. Wait for the answers to an earlier ticket first: call {ANSWERS_TOOL} with its ticket (add \"wait_seconds\" up to {MAX_WAIT_SECONDS} to wait for them), then call {LATER_TOOL} again. If you need these answers now, ask with {TOOL_NAME} instead."
+    )
+}
+
 fn withdrawn(ticket: &str) -> String {
     format!(
         "The questions of ticket {ticket} were withdrawn before anyone answered them: nobody will. Continue without the answers, or ask again if you still need them."
@@ -275,14 +213,20 @@ impl AskUserServer {
         let request = AskUserRequest::with_id(ticket.as_str(), questions)
             .with_deadline(Deadline::new(Timestamp::now(), Some(timeout)));
         let label = self.asked_by(&context);
+        let scope = later.scope_of(&context);
+        let turn = later.opening.lock().await;
+        if later.is_full(&scope).await.map_err(|e| store_failed(&e))? {
+            return Ok(text_result(&too_many_open(later.max_open), true).into());
+        }
         // No lease: nobody waits for a background question by design, and it keeps its deadline.
-        let mut question = NewQuestion::new(request.clone(), timeout).session_id(later.scope_of(&context));
+        let mut question = NewQuestion::new(request.clone(), timeout).session_id(scope);
         if let Some(asked_by) = label.as_deref().and_then(AskedBy::lossy) {
             question = question.asked_by(asked_by);
         }
         let record = later.store.put(question).await.map_err(|e| {
             ErrorData::internal_error(format!("the pending-question store failed: {e}"), None)
         })?;
+        drop(turn);
         let text = match asker {
             Ok(asker) => {
                 later.ask_on_the_side(&record, asker, label);
@@ -348,18 +292,6 @@ impl AskUserServer {
             State::Answered | State::Declined | State::TimedOut => self.settled_result(record),
             _ => text_result(&withdrawn(ticket), false),
         }
-    }
-}
-
-/// A ticket this process is asking about; dropped when the asking ends.
-struct Asking {
-    set: Arc<Mutex<HashSet<String>>>,
-    id: String,
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
     }
 }
 

@@ -29,42 +29,44 @@
 //!
 //! The guide is `docs/mcp.md` in the repository.
 
+// No import circle: the files stand on floors (ARCHITECTURE.md), each importing from below.
+mod builder;
 mod client;
+mod eliciting;
+mod fallback;
 mod form;
+mod handler;
 #[cfg(feature = "http")]
 mod http;
 mod inbox;
+mod input_required;
 mod later;
+mod progress;
+mod render;
+mod sealed;
 mod server;
 #[cfg(feature = "http")]
 mod sessions;
 #[doc(hidden)]
 pub mod testing;
+mod tickets;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
 /// The store the [inbox](AskUserServerBuilder::inbox) and the
 /// [background tools](AskUserServerBuilder::background) keep questions in (askuser-store's trait).
 pub use askuser_store::PendingStore;
+pub use builder::{AskUserServerBuilder, DEFAULT_STATE_TTL};
+pub use eliciting::FORM_ROUNDS;
+pub use fallback::{Fallback, NO_FORM};
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 #[cfg(feature = "http")]
 pub use http::{CappedSessions, HttpOptions, McpHttpService, SessionsError, http_service};
+pub use input_required::INPUT_KEY;
 pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
-pub use server::{
-    AskUserServer, AskUserServerBuilder, DEFAULT_STATE_TTL, FORM_ROUNDS, Fallback, INBOX_TIMEOUT, INPUT_KEY,
-    NO_FORM, PROGRESS_EVERY,
-};
-
-/// The MCP session of a request that came over Streamable HTTP (its `Mcp-Session-Id`), if any.
-fn session_of(context: &rmcp::service::RequestContext<rmcp::service::RoleServer>) -> Option<String> {
-    #[cfg(feature = "http")]
-    return http::session_of(context);
-    #[cfg(not(feature = "http"))]
-    {
-        let _ = context;
-        None
-    }
-}
+pub use progress::PROGRESS_EVERY;
+pub use server::{AskUserServer, INBOX_TIMEOUT};
+pub use tickets::MAX_OPEN_TICKETS;
 
 /// The snippets of `docs/mcp.md`, compiled as doctests so that they stay true.
 #[cfg(doctest)]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -192,4 +193,18 @@ impl SessionManager for CappedSessions {
         self.touch(id);
         Ok(self.inner.resume(id, last_event_id).await?)
     }
+}
+
+/// A digest of the `Mcp-Session-Id` of the HTTP request behind `context`: it names the session in
+/// the store without the session id itself, which a client presents like a credential.
+pub(crate) fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    use sha2::Digest as _;
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    let id = parts.headers.get("mcp-session-id")?.as_bytes();
+    let digest = sha2::Sha256::digest(id);
+    Some(digest[..16].iter().fold(String::with_capacity(32), |mut hex, b| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    }))
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use askuser_core::{AskUserRequest, Questions};
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{MemoryStore, NewQuestion, PendingStore};
+use askuser_store::{MemoryStore, NewQuestion, SharedStore};
 use axum::body::Body;
 use axum::http::Request;
 use http_body_util::BodyExt as _;
@@ -43,7 +43,7 @@ fn report(what: &str, mut samples: Vec<Duration>) {
 }
 
 async fn page_render() {
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap()).build();
     let app = server.router();
     let request = AskUserRequest::with_id("bench", Questions::from_json(ARGS).unwrap());

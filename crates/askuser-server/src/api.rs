@@ -246,10 +246,7 @@ impl WriteProbe {
     /// The least time between two probes.
     const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-    /// The row written: no channel has this name (theirs are `telegram`, `slack`, …).
-    const ROW: &str = "-healthz-write-probe";
-
-    pub(crate) async fn can_write(&self, store: &dyn askuser_store::PendingStore) -> bool {
+    pub(crate) async fn can_write(&self, store: &dyn askuser_store::SharedStore) -> bool {
         let mut last = self.last.lock().await;
         if let Some((at, ok)) = *last
             && at.elapsed() < Self::EVERY
@@ -257,7 +254,9 @@ impl WriteProbe {
             return ok;
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let ok = bounded(store.set_channel_cursor(Self::ROW, &now.as_millis().to_string())).await.is_ok();
+        let ok = bounded(store.set_value(&crate::claims::write_probe(), &now.as_millis().to_string()))
+            .await
+            .is_ok();
         *last = Some((tokio::time::Instant::now(), ok));
         ok
     }

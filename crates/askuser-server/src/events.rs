@@ -43,7 +43,9 @@ impl From<Change> for ServerEvent {
 /// interval, until the server closes (the store's change feed tells the event streams).
 pub(crate) async fn sweep_loop(state: Arc<AppState>) {
     let mut ticks = tokio::time::interval(state.config.sweep_interval);
-    let mut sweeper = askuser_store::Sweeper::new(Arc::clone(&state.store)).leases(state.config.lease);
+    let mut sweeper =
+        askuser_store::Sweeper::new(Arc::clone(&state.store) as Arc<dyn askuser_store::PendingStore>)
+            .leases(state.config.lease);
     if let Some(keep) = state.config.keep {
         sweeper = sweeper.keep(keep);
     }

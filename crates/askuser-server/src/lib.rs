@@ -1,7 +1,7 @@
 //! The askuser answer server: a person answers pending `ask_user_question` calls from a phone or
 //! any browser, and agents in any language ask over HTTP.
 //!
-//! [`AnswerServer`] serves, over any [`PendingStore`]:
+//! [`AnswerServer`] serves, over any [`SharedStore`] (a store of questions and coordination):
 //!
 //! - the JSON API under `/v1` (ask, get, wait, answer, cancel, list, an event stream), guarded by
 //!   one API token sent as `Authorization: Bearer TOKEN`; errors are [`ApiError`]s, JSON bodies
@@ -33,6 +33,7 @@
 mod actions;
 mod api;
 mod auth;
+mod claims;
 mod error;
 mod events;
 mod extract;
@@ -59,7 +60,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::Profile;
-use askuser_store::{PendingStore, PostgresStore};
+use askuser_store::{PostgresStore, SharedStore};
 use axum::Router;
 use tokio::sync::watch;
 
@@ -112,7 +113,7 @@ impl fmt::Debug for AnswerServer {
 }
 
 pub(crate) struct AppState {
-    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) store: Arc<dyn SharedStore>,
     pub(crate) keys: auth::Keys,
     pub(crate) config: Config,
     /// Secret values waiting for their askers (never stored, never logged).
@@ -191,7 +192,7 @@ impl AppState {
     /// the replica that took the answer); the other replicas forget theirs.
     ///
     /// The values are handed over once of all the servers sharing the store: the hand-over is
-    /// claimed on the question's record ([`Notice::SecretsTaken`](askuser_store::Notice)), so a
+    /// claimed once in the store (`notice.secrets-taken`, see `claims.rs`), so a
     /// copy replayed to another replica, or a second wait on another replica at the same moment,
     /// gets none (issue 36.5). When the store cannot say, nothing is handed over.
     pub(crate) async fn take_secrets(&self, id: &str) -> Option<Vec<secrets::Secret>> {
@@ -201,7 +202,7 @@ impl AppState {
         {
             fleet.taken(id, sealed);
         }
-        match error::bounded(self.store.claim_notice(id, askuser_store::Notice::SecretsTaken)).await {
+        match error::bounded(self.store.claim_once(&claims::Notice::SecretsTaken.key(id))).await {
             Ok(true) => Some(taken),
             Ok(false) => {
                 tracing::warn!(
@@ -230,7 +231,7 @@ pub(crate) struct Config {
 /// Configures an [`AnswerServer`].
 #[must_use]
 pub struct AnswerServerBuilder {
-    store: Arc<dyn PendingStore>,
+    store: Arc<dyn SharedStore>,
     token: ApiToken,
     config: Config,
     on_asked: Option<Arc<AskedHook>>,
@@ -379,7 +380,7 @@ impl AnswerServerBuilder {
 
 impl AnswerServer {
     /// A server over `store`, guarded by `token`.
-    pub fn builder(store: Arc<dyn PendingStore>, token: ApiToken) -> AnswerServerBuilder {
+    pub fn builder(store: Arc<dyn SharedStore>, token: ApiToken) -> AnswerServerBuilder {
         AnswerServerBuilder {
             store,
             token,

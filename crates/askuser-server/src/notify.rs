@@ -4,14 +4,16 @@
 //! The notices follow the store's change feed, not this server's requests: a question asked or
 //! answered through another replica or process is noticed too, and of several replicas sharing
 //! the store exactly one sends each notice (it claims it in the store first,
-//! [`PendingStore::claim_notice`](askuser_store::PendingStore::claim_notice)).
+//! [`Coordination::claim_once`](askuser_store::Coordination::claim_once)).
 
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askuser_store::{Notice, PendingRecord, State, Timestamp};
+use askuser_store::{PendingRecord, State, Timestamp};
+
+use crate::claims::Notice;
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Serialize;
@@ -524,7 +526,7 @@ impl Follower {
     /// caught up from the pending questions.
     async fn send_once(&self, notice: Notice, event: Event, record: &PendingRecord) {
         let Ok(slot) = Arc::clone(&self.in_flight).acquire_owned().await else { return };
-        match bounded(self.state.store.claim_notice(record.id(), notice)).await {
+        match bounded(self.state.store.claim_once(&notice.key(record.id()))).await {
             Ok(true) => {}
             Ok(false) => return,
             Err(error) => {

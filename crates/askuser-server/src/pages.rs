@@ -28,6 +28,7 @@ use axum::routing::get;
 
 use crate::AppState;
 use crate::auth::LOGIN_SECS;
+use crate::claims;
 use crate::error::{ApiError, RETRY_AFTER_SECS, bounded};
 use crate::events::{self, ServerEvent};
 use crate::markup::{Piece, pieces};
@@ -83,9 +84,9 @@ fn login_cookie(headers: &HeaderMap) -> Option<&str> {
 async fn logged_in(state: &AppState, headers: &HeaderMap) -> Option<Access> {
     let cookie = login_cookie(headers)?;
     let (session, _) = state.keys.check_login_cookie(cookie, now_secs())?;
-    match bounded(state.store.is_login_revoked(session)).await {
-        Ok(false) => Some(Access { credential: cookie.to_owned(), logged_in: true }),
-        Ok(true) => None,
+    match bounded(state.store.value(claims::REVOKED_LOGINS, session)).await {
+        Ok(None) => Some(Access { credential: cookie.to_owned(), logged_in: true }),
+        Ok(Some(_)) => None,
         Err(error) => {
             tracing::warn!(%error, "a login was refused: the store could not say whether it was logged out");
             None
@@ -593,7 +594,7 @@ async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respo
         && let Some((session, expires)) = state.keys.check_login_cookie(cookie, now_secs())
     {
         let until = Timestamp::from_unix_millis(expires.saturating_mul(1000));
-        if let Err(error) = bounded(state.store.revoke_login(session, until)).await {
+        if let Err(error) = bounded(state.store.set_value(&claims::revoked_login(session, until), "")).await {
             return failure(&error);
         }
     }

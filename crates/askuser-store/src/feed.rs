@@ -92,7 +92,6 @@ impl Changes {
 #[derive(Debug)]
 pub(crate) struct Feed {
     sender: broadcast::Sender<Item>,
-    #[cfg_attr(not(feature = "sqlite"), expect(dead_code, reason = "only SQLite's follower is kicked"))]
     kick: Notify,
 }
 
@@ -103,8 +102,17 @@ impl Default for Feed {
 }
 
 impl Feed {
+    /// A new subscription; it kicks the reader, which may be idle for want of listeners.
     pub(crate) fn subscribe(&self) -> Changes {
-        Changes { receiver: self.sender.subscribe() }
+        let changes = Changes { receiver: self.sender.subscribe() };
+        self.kick();
+        changes
+    }
+
+    /// Whether anyone holds a subscription.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn has_subscribers(&self) -> bool {
+        self.sender.receiver_count() > 0
     }
 
     pub(crate) fn send(&self, change: Change) {
@@ -117,8 +125,8 @@ impl Feed {
         let _ = self.sender.send(Item::Missed);
     }
 
-    /// Tells the reader that this process committed a change: look now instead of at the next tick.
-    #[cfg(feature = "sqlite")]
+    /// Tells the reader that this process committed a change, or that someone listens now: look
+    /// now instead of at the next tick.
     pub(crate) fn kick(&self) {
         self.kick.notify_one();
     }

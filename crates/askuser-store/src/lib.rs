@@ -12,6 +12,10 @@
 //! | [`SqliteStore`] — **the embedded default** | one host, one or more processes | `PRAGMA data_version`, checked every 5 ms |
 //! | `PostgresStore` (feature `postgres`) | a fleet: many workers and servers, many hosts | `LISTEN`/`NOTIFY` |
 //!
+//! Besides questions, the processes sharing a store coordinate through [`Coordination`] (a lease
+//! on a name, claim-once on a key, a small namespaced key-value table), which every built-in store
+//! implements in the same database; a [`SharedStore`] has both, and is what [`open`] returns.
+//!
 //! [`StoreAnswerer`] is an `Answerer` for the `AskUser` capability that waits in a store;
 //! [`Sweeper`] expires overdue questions. A deferred call (no answerer) is put with
 //! [`NewQuestion::from_pending`] and resumed anywhere with [`PendingRecord::result`]. See
@@ -72,6 +76,7 @@
 //! [`DatabaseErrorKind`], the driver's words in its causes.
 
 mod answerer;
+mod coordination;
 mod error;
 mod feed;
 mod memory;
@@ -95,18 +100,19 @@ use std::sync::Arc;
 pub struct StoreGuideDoctests;
 
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
+pub use coordination::{Coordination, Key};
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreBuilder};
 pub use record::{
-    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, ChannelPost, Cursor, InvalidAskedBy, InvalidCursor,
-    ListQuery, MAX_ASKED_BY_CHARS, NewQuestion, Notice, Page, PendingRecord, State, UnknownState,
+    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, Cursor, InvalidAskedBy, InvalidCursor, ListQuery,
+    MAX_ASKED_BY_CHARS, NewQuestion, Page, PendingRecord, State, UnknownState,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder};
-pub use store::{PendingStore, WRITE_FAILURE_MEMORY};
+pub use store::{PendingStore, SharedStore, WRITE_FAILURE_MEMORY};
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
 pub use time::{Clock, ManualClock, SystemClock};
 
@@ -123,7 +129,7 @@ pub use askuser_core::{Deadline, Profile, Timestamp};
     not(any(feature = "sqlite", feature = "postgres")),
     expect(clippy::unused_async, reason = "the backends' openers await; the same signature without them")
 )]
-pub async fn open(url: &str) -> Result<Arc<dyn PendingStore>, StoreError> {
+pub async fn open(url: &str) -> Result<Arc<dyn SharedStore>, StoreError> {
     if url == "memory:" {
         Ok(Arc::new(MemoryStore::new()))
     } else if let Some(path) = url.strip_prefix("sqlite:") {

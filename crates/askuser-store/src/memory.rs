@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use askuser_core::{AskUserResponse, Timestamp};
 
+use crate::coordination::{Key, LEASES};
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{ChannelPost, ListQuery, Page, PendingRecord, State};
+use crate::record::{ListQuery, Page, PendingRecord, State};
 use crate::store::{Backend, Due, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
@@ -44,24 +45,29 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct Inner {
     records: Mutex<HashMap<String, PendingRecord>>,
-    /// The notices marked sent, by record id (`Notice::bit`s).
-    notices: Mutex<HashMap<String, i64>>,
-    /// Revoked login sessions and when their cookies expire.
-    revoked_logins: Mutex<HashMap<String, Timestamp>>,
-    /// Chat channels: holder, held until, cursor; and their posts by question id.
-    channels: Mutex<HashMap<String, Channel>>,
+    /// The coordination table, by namespace and key.
+    coordination: Mutex<HashMap<(String, String), Row>>,
     wakers: Arc<Wakers>,
     feed: Feed,
     clock: Arc<dyn Clock>,
 }
 
-/// One chat channel's row and posts.
-#[derive(Debug, Default)]
-struct Channel {
-    holder: String,
-    held_until: Option<Timestamp>,
-    cursor: Option<String>,
-    posts: HashMap<String, String>,
+/// A row of the coordination table.
+#[derive(Debug)]
+struct Row {
+    value: String,
+    question_id: Option<String>,
+    expires_at: Option<Timestamp>,
+}
+
+impl Row {
+    fn of(key: &Key, value: String) -> Self {
+        Self { value, question_id: key.question_id.clone(), expires_at: key.expires_at }
+    }
+
+    fn lapsed(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
 }
 
 impl Default for MemoryStore {
@@ -83,9 +89,7 @@ impl MemoryStore {
         Self {
             inner: Arc::new(Inner {
                 records: Mutex::new(HashMap::new()),
-                notices: Mutex::new(HashMap::new()),
-                revoked_logins: Mutex::new(HashMap::new()),
-                channels: Mutex::new(HashMap::new()),
+                coordination: Mutex::new(HashMap::new()),
                 wakers: Arc::default(),
                 feed: Feed::default(),
                 clock,
@@ -98,8 +102,8 @@ impl MemoryStore {
         self.inner.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn channels(&self) -> MutexGuard<'_, HashMap<String, Channel>> {
-        self.inner.channels.lock().unwrap_or_else(PoisonError::into_inner)
+    fn coordination(&self) -> MutexGuard<'_, HashMap<(String, String), Row>> {
+        self.inner.coordination.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -115,71 +119,6 @@ impl Backend for MemoryStore {
 
     fn feed(&self) -> &Feed {
         &self.inner.feed
-    }
-
-    async fn revoke_login(
-        &self,
-        session: &str,
-        expires_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        let mut revoked = self.inner.revoked_logins.lock().unwrap_or_else(PoisonError::into_inner);
-        revoked.retain(|_, at| *at > now);
-        revoked.entry(session.to_owned()).or_insert(expires_at);
-        Ok(())
-    }
-
-    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
-        let revoked = self.inner.revoked_logins.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(revoked.get(session).is_some_and(|at| *at > now))
-    }
-
-    async fn hold_channel(
-        &self,
-        channel: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool, StoreError> {
-        let mut channels = self.channels();
-        let row = channels.entry(channel.to_owned()).or_default();
-        if row.holder == holder || row.held_until.is_none_or(|held| held <= now) {
-            holder.clone_into(&mut row.holder);
-            row.held_until = Some(until);
-            return Ok(true);
-        }
-        Ok(false)
-    }
-
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.channels().get(channel).and_then(|row| row.cursor.clone()))
-    }
-
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        self.channels().entry(channel.to_owned()).or_default().cursor = Some(cursor.to_owned());
-        Ok(())
-    }
-
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
-        Ok(self.channels().get(channel).map_or_else(Vec::new, |row| {
-            row.posts.iter().map(|(id, message)| ChannelPost::new(id.as_str(), message.as_str())).collect()
-        }))
-    }
-
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
-        self.channels()
-            .entry(channel.to_owned())
-            .or_default()
-            .posts
-            .insert(post.question_id.clone(), post.message.clone());
-        Ok(())
-    }
-
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
-        if let Some(row) = self.channels().get_mut(channel) {
-            row.posts.remove(question_id);
-        }
-        Ok(())
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
@@ -278,10 +217,10 @@ impl Backend for MemoryStore {
             .collect();
         old.sort();
         old.truncate(limit);
-        let mut notices = self.inner.notices.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut rows = self.coordination();
         for (_, id) in &old {
             records.remove(id);
-            notices.remove(id);
+            rows.retain(|_, row| row.question_id.as_ref() != Some(id));
         }
         Ok(old.len())
     }
@@ -296,17 +235,68 @@ impl Backend for MemoryStore {
         Ok(true)
     }
 
-    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
-        // Under the records' lock, so that a claim never races a put of the same id.
+    async fn lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let mut rows = self.coordination();
+        let slot = (LEASES.to_owned(), name.to_owned());
+        let free = rows.get(&slot).is_none_or(|row| row.value == holder || row.lapsed(now));
+        if free {
+            rows.insert(slot, Row { value: holder.to_owned(), question_id: None, expires_at: Some(until) });
+        }
+        Ok(free)
+    }
+
+    async fn claim_once(&self, key: &Key, now: Timestamp) -> Result<bool, StoreError> {
+        // Under the records' lock, so that a claim never races a put or purge of its question.
         let records = self.records();
-        if !records.contains_key(id) {
+        if key.question_id.as_ref().is_some_and(|id| !records.contains_key(id)) {
             return Ok(false);
         }
-        let mut notices = self.inner.notices.lock().unwrap_or_else(PoisonError::into_inner);
-        let sent = notices.entry(id.to_owned()).or_default();
-        let claimed = *sent & bit == 0;
-        *sent |= bit;
-        Ok(claimed)
+        let mut rows = self.coordination();
+        let slot = (key.namespace.clone(), key.name.clone());
+        if rows.get(&slot).is_some_and(|row| !row.lapsed(now)) {
+            return Ok(false);
+        }
+        rows.insert(slot, Row::of(key, String::new()));
+        Ok(true)
+    }
+
+    async fn value(&self, namespace: &str, key: &str, now: Timestamp) -> Result<Option<String>, StoreError> {
+        let rows = self.coordination();
+        let row = rows.get(&(namespace.to_owned(), key.to_owned())).filter(|row| !row.lapsed(now));
+        Ok(row.map(|row| row.value.clone()))
+    }
+
+    async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError> {
+        let records = self.records();
+        if key.question_id.as_ref().is_some_and(|id| !records.contains_key(id)) {
+            return Ok(());
+        }
+        let mut rows = self.coordination();
+        rows.retain(|(namespace, _), row| *namespace != key.namespace || !row.lapsed(now));
+        rows.insert((key.namespace.clone(), key.name.clone()), Row::of(key, value.to_owned()));
+        Ok(())
+    }
+
+    async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError> {
+        self.coordination().remove(&(namespace.to_owned(), key.to_owned()));
+        Ok(())
+    }
+
+    async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = self.coordination();
+        let mut found: Vec<(String, String)> = rows
+            .iter()
+            .filter(|((ns, _), row)| ns == namespace && !row.lapsed(now))
+            .map(|((_, key), row)| (key.clone(), row.value.clone()))
+            .collect();
+        found.sort();
+        Ok(found)
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::Duration;
 use askuser_core::{AskUserResponse, Timestamp};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 
+use crate::coordination::Key;
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{AskedBy, ChannelPost, ListQuery, Page, PendingRecord, State};
+use crate::record::{AskedBy, ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, FollowedClock};
 use crate::wake::Wakers;
@@ -110,23 +111,34 @@ const LAPSE: &str = concat!(
     columns!()
 );
 
-/// A chat channel taken when free, lapsed, or already the caller's (one statement: of several
-/// callers at once exactly one gets a free channel).
-const HOLD_CHANNEL: &str = "INSERT INTO askuser_channels (channel, holder, held_until) VALUES ($1, $2, $4) \
-     ON CONFLICT (channel) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
-     WHERE askuser_channels.holder = excluded.holder OR askuser_channels.held_until <= $3 RETURNING 1";
+/// A lease taken when free, lapsed, or already the caller's: of racing callers, the row lock lets
+/// one take a free lease; the others re-check the row and change nothing.
+const LEASE: &str = "INSERT INTO askuser_coordination (namespace, key, value, expires_at) VALUES ('lease', $1, $2, $4) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at \
+     WHERE askuser_coordination.value = excluded.value OR askuser_coordination.expires_at <= $3 RETURNING 1";
 
-/// A channel's cursor, its row made when missing (held by nobody).
-const SET_CHANNEL_CURSOR: &str = "INSERT INTO askuser_channels (channel, holder, held_until, cursor) \
-     VALUES ($1, '', 0, $2) ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor";
+/// A key claimed once: inserted unless a row holds it that has not lapsed, and only while its
+/// question (if it names one) is there.
+const CLAIM_ONCE: &str = "INSERT INTO askuser_coordination (namespace, key, value, question_id, expires_at) \
+     SELECT $1, $2, '', $3::text, $4::bigint \
+     WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM askuser_pending WHERE id = $3::text) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = '', question_id = excluded.question_id, \
+         expires_at = excluded.expires_at \
+     WHERE askuser_coordination.expires_at <= $5 RETURNING 1";
 
-const PUT_CHANNEL_POST: &str = "INSERT INTO askuser_channel_posts (channel, question_id, message) \
-     VALUES ($1, $2, $3) ON CONFLICT (channel, question_id) DO UPDATE SET message = excluded.message";
+const SET_VALUE: &str = "INSERT INTO askuser_coordination (namespace, key, value, question_id, expires_at) \
+     SELECT $1, $2, $3, $4::text, $5::bigint \
+     WHERE $4::text IS NULL OR EXISTS (SELECT 1 FROM askuser_pending WHERE id = $4::text) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, question_id = excluded.question_id, \
+         expires_at = excluded.expires_at";
 
-/// Marks a notice sent, once: of racing replicas, the row lock lets one update it; the others
-/// re-check the bit and change nothing.
-const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | $2 \
-     WHERE id = $1 AND (notices & $2) = 0 RETURNING 1";
+const DROP_LAPSED: &str = "DELETE FROM askuser_coordination WHERE namespace = $1 AND expires_at <= $2";
+
+const VALUE: &str = "SELECT value FROM askuser_coordination \
+     WHERE namespace = $1 AND key = $2 AND (expires_at IS NULL OR expires_at > $3)";
+
+const VALUES: &str = "SELECT key, value FROM askuser_coordination \
+     WHERE namespace = $1 AND (expires_at IS NULL OR expires_at > $2) ORDER BY key";
 
 /// A lease renewed (never shortened), only while the question waits and holds one.
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = greatest(lease_until, $2) \
@@ -494,34 +506,6 @@ impl Backend for PostgresStore {
         &self.inner.feed
     }
 
-    async fn revoke_login(
-        &self,
-        session: &str,
-        expires_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "WITH purged AS (DELETE FROM askuser_revoked_logins WHERE expires_at <= $3) \
-             INSERT INTO askuser_revoked_logins (session, expires_at) VALUES ($1, $2) ON CONFLICT (session) DO NOTHING",
-        )
-        .bind(session)
-        .bind(expires_at.unix_millis())
-        .bind(now.unix_millis())
-        .execute(&self.inner.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
-        let found: Option<i32> =
-            sqlx::query_scalar("SELECT 1 FROM askuser_revoked_logins WHERE session = $1 AND expires_at > $2")
-                .bind(session)
-                .bind(now.unix_millis())
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        Ok(found.is_some())
-    }
-
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
@@ -630,21 +614,15 @@ impl Backend for PostgresStore {
         Ok(renewed.is_some())
     }
 
-    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
-        let claimed: Option<i32> =
-            sqlx::query_scalar(CLAIM_NOTICE).bind(id).bind(bit).fetch_optional(&self.inner.pool).await?;
-        Ok(claimed.is_some())
-    }
-
-    async fn hold_channel(
+    async fn lease(
         &self,
-        channel: &str,
+        name: &str,
         holder: &str,
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool, StoreError> {
-        let held: Option<i32> = sqlx::query_scalar(HOLD_CHANNEL)
-            .bind(channel)
+        let held: Option<i32> = sqlx::query_scalar(LEASE)
+            .bind(name)
             .bind(holder)
             .bind(now.unix_millis())
             .bind(until.unix_millis())
@@ -653,46 +631,55 @@ impl Backend for PostgresStore {
         Ok(held.is_some())
     }
 
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        let cursor: Option<Option<String>> =
-            sqlx::query_scalar("SELECT cursor FROM askuser_channels WHERE channel = $1")
-                .bind(channel)
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        Ok(cursor.flatten())
+    async fn claim_once(&self, key: &Key, now: Timestamp) -> Result<bool, StoreError> {
+        let claimed: Option<i32> = sqlx::query_scalar(CLAIM_ONCE)
+            .bind(&key.namespace)
+            .bind(&key.name)
+            .bind(key.question_id.as_deref())
+            .bind(key.expires_at.map(Timestamp::unix_millis))
+            .bind(now.unix_millis())
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        Ok(claimed.is_some())
     }
 
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        sqlx::query(SET_CHANNEL_CURSOR).bind(channel).bind(cursor).execute(&self.inner.pool).await?;
-        Ok(())
+    async fn value(&self, namespace: &str, key: &str, now: Timestamp) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(VALUE)
+            .bind(namespace)
+            .bind(key)
+            .bind(now.unix_millis())
+            .fetch_optional(&self.inner.pool)
+            .await?)
     }
 
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT question_id, message FROM askuser_channel_posts WHERE channel = $1")
-                .bind(channel)
-                .fetch_all(&self.inner.pool)
-                .await?;
-        Ok(rows.into_iter().map(|(id, message)| ChannelPost::new(id, message)).collect())
-    }
-
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
-        sqlx::query(PUT_CHANNEL_POST)
-            .bind(channel)
-            .bind(&post.question_id)
-            .bind(&post.message)
+    async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError> {
+        sqlx::query(DROP_LAPSED)
+            .bind(&key.namespace)
+            .bind(now.unix_millis())
+            .execute(&self.inner.pool)
+            .await?;
+        sqlx::query(SET_VALUE)
+            .bind(&key.namespace)
+            .bind(&key.name)
+            .bind(value)
+            .bind(key.question_id.as_deref())
+            .bind(key.expires_at.map(Timestamp::unix_millis))
             .execute(&self.inner.pool)
             .await?;
         Ok(())
     }
 
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM askuser_channel_posts WHERE channel = $1 AND question_id = $2")
-            .bind(channel)
-            .bind(question_id)
+    async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM askuser_coordination WHERE namespace = $1 AND key = $2")
+            .bind(namespace)
+            .bind(key)
             .execute(&self.inner.pool)
             .await?;
         Ok(())
+    }
+
+    async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(VALUES).bind(namespace).bind(now.unix_millis()).fetch_all(&self.inner.pool).await?)
     }
 }
 

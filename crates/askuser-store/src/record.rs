@@ -665,57 +665,6 @@ impl fmt::Display for AskedBy {
     }
 }
 
-/// A notice about a question that a server sends once, whichever of the processes sharing the
-/// store sends it ([`PendingStore::claim_notice`](crate::PendingStore::claim_notice)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Notice {
-    /// The question was asked.
-    Asked,
-    /// Its deadline's nudge time came while it waited.
-    Reminder,
-    /// It left `pending` (answered, declined, expired or withdrawn).
-    Settled,
-    /// The values of its secret answers were handed to its asker: by one wait of one server of
-    /// all those sharing the store, once (a sealed copy replayed to another replica, or a second
-    /// wait, gets none; issue 36.5).
-    SecretsTaken,
-}
-
-impl Notice {
-    /// Its bit in the stored `notices` column.
-    pub(crate) fn bit(self) -> i64 {
-        match self {
-            Self::Asked => 1,
-            Self::Reminder => 2,
-            Self::Settled => 4,
-            Self::SecretsTaken => 8,
-        }
-    }
-}
-
-/// The message a chat channel shows for a question
-/// ([`PendingStore::put_channel_post`](crate::PendingStore::put_channel_post)): kept in the store
-/// so that a restarted server, or the replica that takes the channel over, edits that message
-/// instead of posting another.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ChannelPost {
-    /// The question's id.
-    pub question_id: String,
-    /// The channel's own description of the message (JSON: chat and message ids, a
-    /// multi-select's ticks). Never a secret.
-    pub message: String,
-}
-
-impl ChannelPost {
-    /// The message `message` shown for question `question_id`.
-    #[must_use]
-    pub fn new(question_id: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { question_id: question_id.into(), message: message.into() }
-    }
-}
-
 /// Which records to list, and from where. Records are listed in the order they were asked
 /// (`asked_at`, then id), oldest first unless [`newest_first`](ListQuery::newest_first). Every
 /// filter has an index (migrations 0001 and 0002), read forwards or backwards.

@@ -12,9 +12,10 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
+use crate::coordination::Key;
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
-use crate::record::{AskedBy, ChannelPost, ListQuery, Page, PendingRecord, State};
+use crate::record::{AskedBy, ListQuery, Page, PendingRecord, State};
 use crate::store::{self, Backend, Due, Row, Sweep};
 use crate::time::{Clock, SystemClock};
 use crate::wake::Wakers;
@@ -112,22 +113,32 @@ const LAPSE: &str = concat!(
     columns!()
 );
 
-/// A chat channel taken when free, lapsed, or already the caller's (one statement: of several
-/// callers at once exactly one gets a free channel).
-const HOLD_CHANNEL: &str = "INSERT INTO askuser_channels (channel, holder, held_until) VALUES (?1, ?2, ?4) \
-     ON CONFLICT (channel) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
-     WHERE askuser_channels.holder = excluded.holder OR askuser_channels.held_until <= ?3 RETURNING 1";
+/// A lease taken when free, lapsed, or already the caller's (one statement: of several callers at
+/// once exactly one gets a free lease).
+const LEASE: &str = "INSERT INTO askuser_coordination (namespace, key, value, expires_at) VALUES ('lease', ?1, ?2, ?4) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at \
+     WHERE askuser_coordination.value = excluded.value OR askuser_coordination.expires_at <= ?3 RETURNING 1";
 
-/// A channel's cursor, its row made when missing (held by nobody).
-const SET_CHANNEL_CURSOR: &str = "INSERT INTO askuser_channels (channel, holder, held_until, cursor) \
-     VALUES (?1, '', 0, ?2) ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor";
+/// A key claimed once: inserted unless a row holds it that has not lapsed, and only while its
+/// question (if it names one) is there.
+const CLAIM_ONCE: &str = "INSERT INTO askuser_coordination (namespace, key, value, question_id, expires_at) \
+     SELECT ?1, ?2, '', ?3, ?4 WHERE ?3 IS NULL OR EXISTS (SELECT 1 FROM askuser_pending WHERE id = ?3) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = '', question_id = excluded.question_id, \
+         expires_at = excluded.expires_at \
+     WHERE askuser_coordination.expires_at <= ?5 RETURNING 1";
 
-const PUT_CHANNEL_POST: &str = "INSERT INTO askuser_channel_posts (channel, question_id, message) \
-     VALUES (?1, ?2, ?3) ON CONFLICT (channel, question_id) DO UPDATE SET message = excluded.message";
+const SET_VALUE: &str = "INSERT INTO askuser_coordination (namespace, key, value, question_id, expires_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM askuser_pending WHERE id = ?4) \
+     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, question_id = excluded.question_id, \
+         expires_at = excluded.expires_at";
 
-/// Marks a notice sent, once: the row changes only while the bit is clear.
-const CLAIM_NOTICE: &str = "UPDATE askuser_pending SET notices = notices | ?2 \
-     WHERE id = ?1 AND (notices & ?2) = 0 RETURNING 1";
+const DROP_LAPSED: &str = "DELETE FROM askuser_coordination WHERE namespace = ?1 AND expires_at <= ?2";
+
+const VALUE: &str = "SELECT value FROM askuser_coordination \
+     WHERE namespace = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)";
+
+const VALUES: &str = "SELECT key, value FROM askuser_coordination \
+     WHERE namespace = ?1 AND (expires_at IS NULL OR expires_at > ?2) ORDER BY key";
 
 /// A lease renewed (never shortened), only while the question waits and holds one.
 const RENEW: &str = "UPDATE askuser_pending SET lease_until = max(lease_until, ?2) \
@@ -189,6 +200,8 @@ struct Inner {
     writes: store::WriteHealth,
     clock: Arc<dyn Clock>,
     follower: tokio::task::JoinHandle<()>,
+    /// How many times the follower looked at the file's `data_version`.
+    polls: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Drop for Inner {
@@ -278,8 +291,15 @@ impl SqliteStoreBuilder {
         let feed = Arc::<Feed>::default();
         let mut reader = SqliteConnection::connect_with(&options).await?;
         let cursor: i64 = sqlx::query_scalar(LAST_CHANGE).fetch_one(&mut reader).await?;
-        let follower =
-            tokio::spawn(follow(reader, Arc::clone(&wakers), Arc::clone(&feed), cursor, self.poll_interval));
+        let polls = Arc::<std::sync::atomic::AtomicU64>::default();
+        let follower = tokio::spawn(follow(
+            reader,
+            Arc::clone(&wakers),
+            Arc::clone(&feed),
+            cursor,
+            self.poll_interval,
+            Arc::clone(&polls),
+        ));
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 pool,
@@ -291,6 +311,7 @@ impl SqliteStoreBuilder {
                 writes: store::WriteHealth::default(),
                 clock: self.clock,
                 follower,
+                polls,
             }),
         })
     }
@@ -415,24 +436,35 @@ async fn fresh_after_a_failed_commit(connection: &mut sqlx::SqliteConnection) ->
 /// (any other connection, in this process or another, committed), when this process kicks the
 /// feed, and at least every [`BACKSTOP`], reads the rows past `cursor`, wakes the watchers of those
 /// that left `pending` and tells the feed.
+///
+/// While nobody listens (no subscriber to the feed, no watcher) it does not tick: it waits for a
+/// kick (a commit here, a new subscriber or watcher), then reads on from `cursor`, so a change
+/// committed while it was idle still wakes a watcher that came meanwhile.
 async fn follow(
     mut reader: SqliteConnection,
     wakers: Arc<Wakers>,
     feed: Arc<Feed>,
     mut cursor: i64,
     interval: Duration,
+    polls: Arc<std::sync::atomic::AtomicU64>,
 ) {
     let mut data_version = None;
     let mut last_read = tokio::time::Instant::now();
     loop {
-        tokio::select! {
-            () = feed.kicked() => {}
-            () = tokio::time::sleep(interval) => {
-                let now = sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut reader).await.ok();
-                if now.is_some() && now == data_version && last_read.elapsed() < BACKSTOP {
-                    continue;
+        if !feed.has_subscribers() && wakers.is_empty() {
+            feed.kicked().await;
+        } else {
+            tokio::select! {
+                () = feed.kicked() => {}
+                () = tokio::time::sleep(interval) => {
+                    polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let now =
+                        sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut reader).await.ok();
+                    if now.is_some() && now == data_version && last_read.elapsed() < BACKSTOP {
+                        continue;
+                    }
+                    data_version = now;
                 }
-                data_version = now;
             }
         }
         last_read = tokio::time::Instant::now();
@@ -481,6 +513,15 @@ impl SqliteStore {
             synchronous_full: false,
             max_pages: None,
         }
+    }
+
+    /// How many times this store's follower has looked at the file for changes by other
+    /// processes: it looks only while someone listens (a [`changes`](PendingStore::changes)
+    /// subscriber or a [`watch`](PendingStore::watch)). For tests and diagnostics.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn follower_polls(&self) -> u64 {
+        self.inner.polls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The connection pool (for a host that keeps its own tables beside the store's). Feature
@@ -536,36 +577,6 @@ impl Backend for SqliteStore {
 
     fn feed(&self) -> &Feed {
         &self.inner.feed
-    }
-
-    async fn revoke_login(
-        &self,
-        session: &str,
-        expires_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        let mut tx = self.write().await?;
-        sqlx::query("DELETE FROM askuser_revoked_logins WHERE expires_at <= ?1")
-            .bind(now.unix_millis())
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("INSERT INTO askuser_revoked_logins (session, expires_at) VALUES (?1, ?2) ON CONFLICT (session) DO NOTHING")
-            .bind(session)
-            .bind(expires_at.unix_millis())
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError> {
-        let found: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM askuser_revoked_logins WHERE session = ?1 AND expires_at > ?2")
-                .bind(session)
-                .bind(now.unix_millis())
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        Ok(found.is_some())
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
@@ -689,24 +700,16 @@ impl Backend for SqliteStore {
         Ok(renewed.is_some())
     }
 
-    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError> {
-        let mut tx = self.write().await?;
-        let claimed: Option<i64> =
-            sqlx::query_scalar(CLAIM_NOTICE).bind(id).bind(bit).fetch_optional(&mut *tx).await?;
-        tx.commit().await?;
-        Ok(claimed.is_some())
-    }
-
-    async fn hold_channel(
+    async fn lease(
         &self,
-        channel: &str,
+        name: &str,
         holder: &str,
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
-        let held: Option<i64> = sqlx::query_scalar(HOLD_CHANNEL)
-            .bind(channel)
+        let held: Option<i64> = sqlx::query_scalar(LEASE)
+            .bind(name)
             .bind(holder)
             .bind(now.unix_millis())
             .bind(until.unix_millis())
@@ -716,52 +719,57 @@ impl Backend for SqliteStore {
         Ok(held.is_some())
     }
 
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        let cursor: Option<Option<String>> =
-            sqlx::query_scalar("SELECT cursor FROM askuser_channels WHERE channel = ?1")
-                .bind(channel)
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        Ok(cursor.flatten())
-    }
-
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+    async fn claim_once(&self, key: &Key, now: Timestamp) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
-        sqlx::query(SET_CHANNEL_CURSOR).bind(channel).bind(cursor).execute(&mut *tx).await?;
+        let claimed: Option<i64> = sqlx::query_scalar(CLAIM_ONCE)
+            .bind(&key.namespace)
+            .bind(&key.name)
+            .bind(key.question_id.as_deref())
+            .bind(key.expires_at.map(Timestamp::unix_millis))
+            .bind(now.unix_millis())
+            .fetch_optional(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(claimed.is_some())
     }
 
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT question_id, message FROM askuser_channel_posts WHERE channel = ?1")
-                .bind(channel)
-                .fetch_all(&self.inner.pool)
-                .await?;
-        Ok(rows.into_iter().map(|(id, message)| ChannelPost::new(id, message)).collect())
+    async fn value(&self, namespace: &str, key: &str, now: Timestamp) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(VALUE)
+            .bind(namespace)
+            .bind(key)
+            .bind(now.unix_millis())
+            .fetch_optional(&self.inner.pool)
+            .await?)
     }
 
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
+    async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
-        sqlx::query(PUT_CHANNEL_POST)
-            .bind(channel)
-            .bind(&post.question_id)
-            .bind(&post.message)
+        sqlx::query(DROP_LAPSED).bind(&key.namespace).bind(now.unix_millis()).execute(&mut *tx).await?;
+        sqlx::query(SET_VALUE)
+            .bind(&key.namespace)
+            .bind(&key.name)
+            .bind(value)
+            .bind(key.question_id.as_deref())
+            .bind(key.expires_at.map(Timestamp::unix_millis))
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(())
     }
 
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
+    async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
-        sqlx::query("DELETE FROM askuser_channel_posts WHERE channel = ?1 AND question_id = ?2")
-            .bind(channel)
-            .bind(question_id)
+        sqlx::query("DELETE FROM askuser_coordination WHERE namespace = ?1 AND key = ?2")
+            .bind(namespace)
+            .bind(key)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(VALUES).bind(namespace).bind(now.unix_millis()).fetch_all(&self.inner.pool).await?)
     }
 }
 

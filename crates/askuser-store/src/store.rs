@@ -10,9 +10,10 @@ use std::time::Duration;
 use askuser_core::{AskUserRequest, Profile};
 use askuser_core::{AskUserResponse, Timestamp};
 
+use crate::coordination::{Coordination, Key};
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
-use crate::record::{ChannelPost, ListQuery, NewQuestion, Notice, Page, PendingRecord, State};
+use crate::record::{ListQuery, NewQuestion, Page, PendingRecord, State};
 use crate::time::Clock;
 use crate::wake::Wakers;
 
@@ -22,6 +23,9 @@ use crate::wake::Wakers;
 ///
 /// A record changes state at most once, from `pending` to `answered`, `declined`, `timed_out` or
 /// `cancelled`; whichever change commits first wins, in every backend, across processes.
+///
+/// The trait knows only questions; what the processes sharing a store agree on besides them
+/// (leases, claims, small values) is [`Coordination`](crate::Coordination).
 #[async_trait::async_trait]
 pub trait PendingStore: Send + Sync + fmt::Debug {
     /// Stores a new pending question, or returns the one already stored under its id (a put is
@@ -169,81 +173,13 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// process sharing the store (the in-memory store: by this store). Each change arrives within
     /// a second of its commit, normally within milliseconds.
     fn changes(&self) -> Changes;
-
-    /// Marks `notice` about question `id` as sent, once for every process sharing the store: `true`
-    /// for the one caller that marked it (and so sends it), `false` when it was marked before or
-    /// no question has the id. A server following [`changes`](Self::changes) claims each notice
-    /// before sending it, so that of several replicas exactly one sends it.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn claim_notice(&self, id: &str, notice: Notice) -> Result<bool, StoreError>;
-
-    /// Revokes login session `session` (the session an `askuser-server` login cookie names), whose
-    /// cookie expires at `expires_at`, for every process sharing the store and across restarts;
-    /// forgets revocations whose cookies have expired. Revoking twice changes nothing.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn revoke_login(&self, session: &str, expires_at: Timestamp) -> Result<(), StoreError>;
-
-    /// Whether login session `session` was revoked (and its cookie has not expired yet).
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError>;
-    /// Takes or renews `holder`'s hold on chat channel `channel` (a name such as `telegram`) for
-    /// `ttl` from now on the store's clock: `true` when `holder` holds it now (it was free, lapsed,
-    /// or already `holder`'s), `false` when another holder's hold runs. Of several server
-    /// processes sharing the store, the one holding a channel runs it (askuser-channels); the
-    /// others wait and take over when its hold lapses. A `ttl` of zero lets go of a hold.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError>;
-
-    /// Where chat channel `channel` is in its service's stream (Telegram's `getUpdates` offset),
-    /// as last [set](Self::set_channel_cursor); `None` before that.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError>;
-
-    /// Records where chat channel `channel` is in its service's stream.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError>;
-
-    /// The messages chat channel `channel` shows for questions, as [put](Self::put_channel_post)
-    /// and not [deleted](Self::delete_channel_post), in no particular order.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError>;
-
-    /// Records (or replaces) the message chat channel `channel` shows for `post.question_id`.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError>;
-
-    /// Forgets the message chat channel `channel` showed for `question_id` (it was retired);
-    /// forgetting one that is not there changes nothing.
-    ///
-    /// # Errors
-    ///
-    /// A database error.
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
 }
+
+/// A store that keeps both questions and coordination: what an answer server and chat channels
+/// run on. Every type implementing both traits is one; [`open`](crate::open) returns one.
+pub trait SharedStore: PendingStore + Coordination {}
+
+impl<T: PendingStore + Coordination + ?Sized> SharedStore for T {}
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,39 +273,31 @@ pub(crate) trait Backend: Send + Sync {
     /// how many.
     async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError>;
 
-    /// Sets `bit` in the record's `notices` unless it is set; whether this call set it.
-    async fn claim_notice(&self, id: &str, bit: i64) -> Result<bool, StoreError>;
-
-    /// Records the revocation of login `session` until `expires_at`; drops those expired at `now`.
-    async fn revoke_login(
-        &self,
-        session: &str,
-        expires_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<(), StoreError>;
-
-    /// Whether login `session` is revoked and its cookie not expired at `now`.
-    async fn is_login_revoked(&self, session: &str, now: Timestamp) -> Result<bool, StoreError>;
-
-    /// `holder` holds `channel` until `until` if it is free, lapsed at `now`, or `holder`'s;
+    /// `holder` holds lease `name` until `until` if it is free, lapsed at `now`, or `holder`'s;
     /// whether it does.
-    async fn hold_channel(
+    async fn lease(
         &self,
-        channel: &str,
+        name: &str,
         holder: &str,
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool, StoreError>;
 
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError>;
+    /// Inserts `key`'s row (an empty value) unless a row holds it that has not lapsed at `now`, or
+    /// it is tied to a question that is not there; whether this call did.
+    async fn claim_once(&self, key: &Key, now: Timestamp) -> Result<bool, StoreError>;
 
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError>;
+    /// The value of the row under `namespace`/`key` that has not lapsed at `now`.
+    async fn value(&self, namespace: &str, key: &str, now: Timestamp) -> Result<Option<String>, StoreError>;
 
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError>;
+    /// Upserts `key`'s row with `value` (unless it is tied to a question that is not there), after
+    /// deleting the namespace's rows lapsed at `now`.
+    async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError>;
 
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError>;
+    async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError>;
 
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError>;
+    /// The namespace's rows that have not lapsed at `now`, by key.
+    async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 /// The record under `id`, which must exist: [`StoreError::NotFound`] when it does not.
@@ -580,6 +508,8 @@ pub(crate) async fn sweep(
 
 pub(crate) async fn watch(backend: &impl Backend, id: &str) -> Result<PendingRecord, StoreError> {
     let subscription = backend.wakers().subscribe(id);
+    // A follower idle for want of listeners (SQLite's) follows again.
+    backend.feed().kick();
     loop {
         let notified = subscription.notify().notified();
         tokio::pin!(notified);
@@ -788,75 +718,60 @@ macro_rules! pending_store_via_backend {
             fn changes(&self) -> $crate::feed::Changes {
                 $crate::store::Backend::feed(self).subscribe()
             }
+        }
 
-            async fn claim_notice(
+        #[async_trait::async_trait]
+        impl $crate::coordination::Coordination for $store {
+            async fn lease(
                 &self,
-                id: &str,
-                notice: $crate::record::Notice,
-            ) -> Result<bool, $crate::error::StoreError> {
-                $crate::store::Backend::claim_notice(self, id, notice.bit()).await
-            }
-
-            async fn revoke_login(
-                &self,
-                session: &str,
-                expires_at: askuser_core::Timestamp,
-            ) -> Result<(), $crate::error::StoreError> {
-                let now = $crate::store::Backend::clock(self).now();
-                $crate::store::Backend::revoke_login(self, session, expires_at, now).await
-            }
-
-            async fn is_login_revoked(&self, session: &str) -> Result<bool, $crate::error::StoreError> {
-                let now = $crate::store::Backend::clock(self).now();
-                $crate::store::Backend::is_login_revoked(self, session, now).await
-            }
-
-            async fn hold_channel(
-                &self,
-                channel: &str,
+                name: &str,
                 holder: &str,
                 ttl: std::time::Duration,
             ) -> Result<bool, $crate::error::StoreError> {
                 let now = $crate::store::Backend::clock(self).now();
-                $crate::store::Backend::hold_channel(self, channel, holder, now, now.plus(ttl)).await
+                $crate::store::Backend::lease(self, name, holder, now, now.plus(ttl)).await
             }
 
-            async fn channel_cursor(
+            async fn claim_once(
                 &self,
-                channel: &str,
+                key: &$crate::coordination::Key,
+            ) -> Result<bool, $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::claim_once(self, key, now).await
+            }
+
+            async fn value(
+                &self,
+                namespace: &str,
+                key: &str,
             ) -> Result<Option<String>, $crate::error::StoreError> {
-                $crate::store::Backend::channel_cursor(self, channel).await
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::value(self, namespace, key, now).await
             }
 
-            async fn set_channel_cursor(
+            async fn set_value(
                 &self,
-                channel: &str,
-                cursor: &str,
+                key: &$crate::coordination::Key,
+                value: &str,
             ) -> Result<(), $crate::error::StoreError> {
-                $crate::store::Backend::set_channel_cursor(self, channel, cursor).await
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::set_value(self, key, value, now).await
             }
 
-            async fn channel_posts(
+            async fn remove_value(
                 &self,
-                channel: &str,
-            ) -> Result<Vec<$crate::record::ChannelPost>, $crate::error::StoreError> {
-                $crate::store::Backend::channel_posts(self, channel).await
-            }
-
-            async fn put_channel_post(
-                &self,
-                channel: &str,
-                post: &$crate::record::ChannelPost,
+                namespace: &str,
+                key: &str,
             ) -> Result<(), $crate::error::StoreError> {
-                $crate::store::Backend::put_channel_post(self, channel, post).await
+                $crate::store::Backend::remove_value(self, namespace, key).await
             }
 
-            async fn delete_channel_post(
+            async fn values(
                 &self,
-                channel: &str,
-                question_id: &str,
-            ) -> Result<(), $crate::error::StoreError> {
-                $crate::store::Backend::delete_channel_post(self, channel, question_id).await
+                namespace: &str,
+            ) -> Result<Vec<(String, String)>, $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::values(self, namespace, now).await
             }
         }
     };

@@ -42,6 +42,12 @@ impl Wakers {
     pub(crate) fn len(&self) -> usize {
         self.map().len()
     }
+
+    /// Whether anyone watches an id.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map().is_empty()
+    }
 }
 
 /// Interest in one id. Await [`Notify::notified`] on [`notify`](Self::notify), enabled *before*

@@ -11,10 +11,11 @@ use askuser_core::{
     AskUserResult, Deadline, DefaultsResponder, Outcome, Profile, ResponseError, Timestamp, Validator,
 };
 
-use crate::call::{CallOutcome, Retry, ToolCall};
+use crate::call::ToolCall;
 use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition};
 use crate::error::{BuildError, CallError, RebuildError};
 use crate::event::{AnsweredEvent, AskUserEvent, CallInfo, Listener, NudgeEvent, RequestedEvent};
+use crate::outcome::{CallOutcome, Retry};
 use crate::pending::PendingQuestion;
 use crate::schema::Dialect;
 

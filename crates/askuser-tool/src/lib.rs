@@ -87,6 +87,7 @@ mod event;
 pub mod exit;
 #[cfg(feature = "async-openai")]
 pub mod openai;
+mod outcome;
 mod pending;
 mod router;
 mod schema;
@@ -99,13 +100,14 @@ pub use askuser_core::{
     AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Profile, Questions, ResponseError,
     TIMED_OUT, ValidationError, async_trait,
 };
-pub use call::{Arguments, CallOutcome, Retry, RetryReason, ToolCall};
+pub use call::{Arguments, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
 pub use definition::{
     DESCRIPTION, EXTENDED_DESCRIPTION, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, TOOL_NAME, ToolDefinition,
 };
 pub use error::{BuildError, CallError, CombineError, RebuildError};
 pub use event::{AnsweredEvent, AskUserEvent, Listener, NudgeEvent, RequestedEvent};
+pub use outcome::{CallOutcome, Retry, RetryReason};
 pub use pending::{PENDING_VERSION, PendingQuestion};
 pub use router::{ReplyError, ReplyHandle, RoutedRequest, RoutedRequests, SessionRouter, session_router};
 pub use schema::{

@@ -46,8 +46,9 @@ use async_openai::types::chat::{
     ChatCompletionTools, FunctionObject,
 };
 
-use crate::call::{CallOutcome, ToolCall};
+use crate::call::ToolCall;
 use crate::capability::AskUser;
+use crate::outcome::CallOutcome;
 use crate::schema::Dialect;
 
 /// The function definition: the capability's tool name, the description, the parameters in

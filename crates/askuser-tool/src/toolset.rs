@@ -2,10 +2,11 @@
 
 use askuser_core::{AskContext, Profile};
 
-use crate::call::{CallOutcome, ToolCall};
+use crate::call::ToolCall;
 use crate::capability::AskUser;
 use crate::definition::{EXTENDED_INSTRUCTIONS, INSTRUCTIONS, ToolDefinition};
 use crate::error::{CallError, CombineError};
+use crate::outcome::CallOutcome;
 use crate::schema::Dialect;
 
 /// The `ask_user_question` tools of one agent, after merging capabilities stated twice.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_store::{PendingStore, PostgresStore, State};
+use askuser_store::{PostgresStore, SharedStore, State};
 
 use crate::support::{CHAT, DATABASE, config, put, start, stats};
 use crate::telegram_double::TelegramDouble;
@@ -24,9 +24,9 @@ async fn two_replicas_post_each_question_once_and_take_over() {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
     let schema = format!("askuser_channels_test_{}_{nanos}", std::process::id());
     let open = || PostgresStore::builder(&url).schema(&schema).open();
-    let a: Arc<dyn PendingStore> = Arc::new(open().await.unwrap());
+    let a: Arc<dyn SharedStore> = Arc::new(open().await.unwrap());
     let b_store = open().await.unwrap();
-    let b: Arc<dyn PendingStore> = Arc::new(b_store.clone());
+    let b: Arc<dyn SharedStore> = Arc::new(b_store.clone());
     let telegram = TelegramDouble::start().await;
     let config = config(Some(&telegram.url), None);
     let first = start(&config, &a, None);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::Profile;
-use askuser_store::{MemoryStore, PendingStore, State};
+use askuser_store::{MemoryStore, SharedStore, State};
 
 use crate::slack_double::{SlackDouble, USER};
 use crate::support::{API_TOKEN, CHAT, DATABASE, Server, config, put, start};
@@ -17,7 +17,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 async fn three_surfaces_answer_at_once_and_exactly_one_wins() {
     let telegram = TelegramDouble::start().await;
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let server = Server::start(&store, Profile::Reference).await;
     let channels = start(&config(Some(&telegram.url), Some(&slack.url)), &store, Some(&server.links()));
     let http = reqwest::Client::new();

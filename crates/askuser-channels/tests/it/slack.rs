@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use askuser_core::{AskContext, Profile};
 use askuser_server::{ApiToken, HttpAnswerer};
-use askuser_store::{MemoryStore, PendingStore, State};
+use askuser_store::{MemoryStore, SharedStore, State};
 use askuser_tool::{AskUser, ToolCall};
 
 use crate::slack_double::{SlackDouble, USER};
@@ -21,7 +21,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_block_actions_tap_answers_and_every_envelope_is_acknowledged() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     put(&*store, "s-1", DATABASE).await;
     let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
@@ -62,7 +62,7 @@ async fn a_block_actions_tap_answers_and_every_envelope_is_acknowledged() {
 async fn rate_limits_are_waited_out() {
     let slack = SlackDouble::start().await;
     slack.slack.limit_next.store(2, Ordering::SeqCst);
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     for n in 0..3 {
         put(&*store, &format!("s-limit-{n}"), DATABASE).await;
@@ -79,7 +79,7 @@ async fn rate_limits_are_waited_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_recommended_option_stands_out_and_decline_asks_to_confirm() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     let args = r#"{"questions":[{"header":"Database","question":"Which database?",
         "options":[{"label":"PostgreSQL (Recommended)"},{"label":"SQLite"}]}]}"#;
@@ -109,7 +109,7 @@ async fn the_recommended_option_stands_out_and_decline_asks_to_confirm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_opens_a_modal_whose_submission_answers() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     put(&*store, "s-other", DATABASE).await;
     let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
@@ -140,7 +140,7 @@ async fn other_opens_a_modal_whose_submission_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tap_answers_the_asker_with_the_tool_result() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let server = Server::start(&store, Profile::Reference).await;
     let channels = start(&config(None, Some(&slack.url)), &store, Some(&server.links()));
     let asker = HttpAnswerer::new(&server.url, ApiToken::new(API_TOKEN).unwrap()).unwrap();
@@ -162,7 +162,7 @@ async fn a_tap_answers_the_asker_with_the_tool_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disconnect_is_followed_by_a_new_connection() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     put(&*store, "s-reconnect", DATABASE).await;
     let message = slack.wait_for(PATIENCE, |m| !m.is_empty()).await.remove(0);
@@ -190,7 +190,7 @@ async fn a_disconnect_is_followed_by_a_new_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn model_text_is_escaped_in_slacks_mrkdwn_text() {
     let slack = SlackDouble::start().await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let channels = start(&config(None, Some(&slack.url)), &store, None);
     let args = r#"{"questions":[{"header":"Ping","question":"<!channel> see <https://evil.example|Click> & go",
         "options":[{"label":"<!here>"},{"label":"B & C"}]}]}"#;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use askuser_channels::{ChannelStats, Channels, ChannelsConfig, PageLinks};
 use askuser_core::{AskUserRequest, Profile, Questions, Validator};
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{NewQuestion, PendingStore};
+use askuser_store::{NewQuestion, PendingStore, SharedStore};
 
 pub(crate) const API_TOKEN: &str = "channels-test-api-token-0123456789";
 
@@ -74,7 +74,7 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) async fn start(store: &Arc<dyn PendingStore>, profile: Profile) -> Self {
+    pub(crate) async fn start(store: &Arc<dyn SharedStore>, profile: Profile) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let server = AnswerServer::builder(Arc::clone(store), ApiToken::new(API_TOKEN).unwrap())
@@ -125,7 +125,7 @@ pub(crate) async fn put_extended(store: &dyn PendingStore, id: &str, args: &str)
 /// Starts the channels.
 pub(crate) fn start(
     config: &ChannelsConfig,
-    store: &Arc<dyn PendingStore>,
+    store: &Arc<dyn SharedStore>,
     links: Option<&PageLinks>,
 ) -> Channels {
     Channels::start(config, store, links).unwrap()

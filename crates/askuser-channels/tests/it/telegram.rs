@@ -6,7 +6,7 @@ use std::time::Duration;
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, Profile};
 use askuser_core::{AskUserRequest, Questions};
 use askuser_server::{ApiToken, HttpAnswerer};
-use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, PendingStore, SqliteStore, State};
+use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, SharedStore, SqliteStore, State};
 use askuser_tool::{AskUser, ToolCall};
 
 use crate::support::{API_TOKEN, CHAT, DATABASE, Server, config, put, put_extended, start, stats, temp_dir};
@@ -14,7 +14,7 @@ use crate::telegram_double::TelegramDouble;
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
-fn memory() -> Arc<dyn PendingStore> {
+fn memory() -> Arc<dyn SharedStore> {
     Arc::new(MemoryStore::new())
 }
 
@@ -219,7 +219,7 @@ async fn rate_limits_and_faults_are_retried_and_nothing_is_lost() {
 async fn a_restart_resumes_without_double_posts() {
     let telegram = TelegramDouble::start().await;
     let dir = temp_dir("restart");
-    let store: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
+    let store: Arc<dyn SharedStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
     let config = config(Some(&telegram.url), None);
     let channels = start(&config, &store, None);
     let multi = r#"{"questions":[{"header":"Features","question":"Which?","multi_select":true,
@@ -245,7 +245,7 @@ async fn a_restart_resumes_without_double_posts() {
     put(&*store, "r-4", DATABASE).await;
 
     // A new process (a new holder: it takes over once the old hold lapses).
-    let reopened: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
+    let reopened: Arc<dyn SharedStore> = Arc::new(SqliteStore::open(dir.join("pending.db")).await.unwrap());
     let channels = start(&config, &reopened, None);
     let record = tokio::time::timeout(PATIENCE, reopened.watch("r-2")).await.unwrap().unwrap();
     assert_eq!(record.result().unwrap().unwrap().text(), r#"{"Database":["PostgreSQL"]}"#);
@@ -288,7 +288,7 @@ async fn a_thousand_questions_are_each_posted_once() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 1000, "a thousand different questions");
-    assert_eq!(store.channel_posts("telegram").await.unwrap().len(), 1000);
+    assert_eq!(store.values("channel.telegram.posts").await.unwrap().len(), 1000);
     assert_eq!(stats(&channels, "telegram").posted, 1000);
     channels.stop().await;
 }
@@ -414,6 +414,50 @@ async fn a_typed_answer_past_the_pages_cap_is_refused_with_a_reply_that_says_so(
     assert_eq!(store.get("q-long").await.unwrap().unwrap().state(), State::Pending);
     telegram.reply(CHAT, prompt.message_id, &"y".repeat(askuser_core::MAX_CUSTOM_CHARS));
     let record = tokio::time::timeout(PATIENCE, store.watch("q-long")).await.unwrap().unwrap();
+    assert_eq!(record.state(), State::Answered);
+    channels.stop().await;
+}
+
+/// A reply typed to a batch's own message answers the whole batch by the typed-answer grammar
+/// (docs/typed-answers.md): one that misses a question is told exactly which, in reply, and
+/// answers nothing; the whole reply answers every question at once. A plain message in a chat
+/// showing one batch is a reply to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_typed_to_the_batch_message_answers_the_whole_batch() {
+    let telegram = TelegramDouble::start().await;
+    let store = memory();
+    let channels = start(&config(Some(&telegram.url), None), &store, None);
+    let args = r#"{"questions":[
+        {"header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL"}]},
+        {"header":"Features","question":"Which features?","multi_select":true,
+         "options":[{"label":"Auth"},{"label":"Billing"},{"label":"Search"}]}]}"#;
+    put(&*store, "typed-1", args).await;
+    let message = telegram.wait_for(CHAT, PATIENCE, |m| !m.is_empty()).await.remove(0);
+    telegram.reply(CHAT, message.message_id, "Database: postgres");
+    let told = telegram.wait_for(CHAT, PATIENCE, |m| m.len() == 2).await.remove(1);
+    assert_eq!(told.text, "Not taken, nothing was answered: No answer for Features.");
+    assert_eq!(store.get("typed-1").await.unwrap().unwrap().state(), State::Pending);
+    telegram.reply(CHAT, message.message_id, "database: postgres\nFeatures: 1, 3");
+    let record = tokio::time::timeout(PATIENCE, store.watch("typed-1")).await.unwrap().unwrap();
+    assert_eq!(
+        record.result().unwrap().unwrap().text(),
+        r#"{"Database":["PostgreSQL"],"Features":["Auth","Search"]}"#
+    );
+    telegram.wait_for(CHAT, PATIENCE, |m| m[0].text.contains("Answered on Telegram")).await;
+
+    // A plain message, no reply: the one batch the chat shows.
+    put(&*store, "typed-2", DATABASE).await;
+    telegram
+        .wait_for(CHAT, PATIENCE, |m| {
+            m.iter().any(|m| {
+                m.text.contains("Which database") && m.edits == 0 && m.message_id != message.message_id
+            })
+        })
+        .await;
+    telegram.push(serde_json::json!({"message": {"message_id": 9999, "date": 0,
+        "chat": {"id": CHAT, "type": "private"}, "from": {"id": CHAT, "is_bot": false, "first_name": "P"},
+        "text": "2"}}));
+    let record = tokio::time::timeout(PATIENCE, store.watch("typed-2")).await.unwrap().unwrap();
     assert_eq!(record.state(), State::Answered);
     channels.stop().await;
 }

@@ -159,7 +159,9 @@ impl Server {
             |e: reqwest::Error| Failure::Unreachable(askuser_tool::exit::with_causes(&e).clone());
         let response = request.bearer_auth(self.token.expose()).send().await.map_err(unreachable)?;
         let status = response.status();
-        let text = response.text().await.map_err(unreachable)?;
+        let text = askuser_client::reply::read_text(response, askuser_client::reply::MAX_REPLY_BYTES)
+            .await
+            .map_err(|e| Failure::Unreachable(askuser_tool::exit::with_causes(&e).clone()))?;
         if status.is_success() {
             return serde_json::from_str(&text)
                 .map_err(|e| Failure::Unreachable(format!("an unexpected reply: {e}")));

@@ -14,7 +14,7 @@ const FLOORS: &[&[&str]] = &[
     &["extended"],
     &["walk"],
     &["validate", "check"],
-    &["answer"],
+    &["answer", "typed"],
 ];
 
 /// The code of a file: its lines before `#[cfg(test)]`, without comments.

@@ -5,3 +5,4 @@ mod extended;
 mod layout;
 mod properties;
 mod rules;
+mod typed;

@@ -6,12 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_core::Timestamp;
 use askuser_core::{AskUserAnswer, AskUserResponse};
 use askuser_mcp::AskUserServer;
 use askuser_store::{
-    Changes, ChannelPost, ListQuery, MemoryStore, NewQuestion, Notice, Page, PendingRecord, PendingStore,
-    State, StoreError,
+    Changes, ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, State, StoreError,
 };
 use rmcp::model::{NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject};
 use serde_json::{Value, json};
@@ -272,33 +270,6 @@ impl PendingStore for OneWriter {
     }
     fn changes(&self) -> Changes {
         self.inner.changes()
-    }
-    async fn claim_notice(&self, id: &str, notice: Notice) -> Result<bool, StoreError> {
-        self.inner.claim_notice(id, notice).await
-    }
-    async fn revoke_login(&self, session: &str, expires_at: Timestamp) -> Result<(), StoreError> {
-        self.inner.revoke_login(session, expires_at).await
-    }
-    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError> {
-        self.inner.is_login_revoked(session).await
-    }
-    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
-        self.inner.hold_channel(channel, holder, ttl).await
-    }
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        self.inner.channel_cursor(channel).await
-    }
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        self.inner.set_channel_cursor(channel, cursor).await
-    }
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<ChannelPost>, StoreError> {
-        self.inner.channel_posts(channel).await
-    }
-    async fn put_channel_post(&self, channel: &str, post: &ChannelPost) -> Result<(), StoreError> {
-        self.inner.put_channel_post(channel, post).await
-    }
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
-        self.inner.delete_channel_post(channel, question_id).await
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askuser_core::{AskUserAnswer, AskUserResponse};
-use askuser_mcp::{ANSWERS_TOOL, AskUserServer, LATER_TOOL};
+use askuser_mcp::{ANSWERS_TOOL, AskUserServer, LATER_TOOL, MAX_OPEN_TICKETS};
 use askuser_store::{PendingStore, SqliteStore, State};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
@@ -187,4 +187,53 @@ async fn without_a_form_or_a_fallback_the_ticket_waits_in_the_store_and_says_why
         assert!(client.shown().is_empty(), "{version}: no form was shown");
         running.cancel().await.unwrap();
     }
+}
+
+/// Guards the cap on open tickets per scope: a model calling `ask_user_question_later` in a loop
+/// filled the store and the person's surfaces without bound. Past the cap the call asks nobody
+/// and says how to go on; a settled ticket frees its room, and another scope has its own.
+#[tokio::test]
+async fn open_tickets_past_the_cap_are_refused_until_one_settles() {
+    let store: Arc<dyn PendingStore> = Arc::new(askuser_store::MemoryStore::new());
+    let client = TestClient::new(ProtocolVersion::V_2025_11_25, false, vec![]);
+    let running = connect(server(Arc::clone(&store), "here"), client.clone()).await;
+    let mut tickets = Vec::new();
+    for _ in 0..MAX_OPEN_TICKETS {
+        let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
+        assert!(!is_error, "{text}");
+        tickets.push(ticket_of(&text));
+    }
+    let pending = || async {
+        let query = askuser_store::ListQuery::new().state(State::Pending).limit(1_000);
+        store.list(&query).await.unwrap().records.len()
+    };
+    let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains(&format!("{MAX_OPEN_TICKETS} questions asked with it here are still open"))
+            && text.contains(&format!("call {ANSWERS_TOOL} with its ticket"))
+            && text.contains(&format!("then call {LATER_TOOL} again")),
+        "{text}"
+    );
+    assert_eq!(pending().await, MAX_OPEN_TICKETS, "the refused call put nothing in the store");
+
+    // Another scope on the same store has room of its own.
+    let other = connect(
+        server(Arc::clone(&store), "there"),
+        TestClient::new(ProtocolVersion::V_2025_11_25, false, vec![]),
+    )
+    .await;
+    let (text, is_error) = tool(&other, LATER_TOOL, &one()).await;
+    assert!(!is_error, "{text}");
+    other.cancel().await.unwrap();
+
+    // One settles (the page answers it): its room is free again.
+    let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", ["Go"])]);
+    store.answer(&tickets[0], &response).await.unwrap();
+    let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
+    assert!(!is_error, "{text}");
+    let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
+    assert!(is_error && text.contains("still open"), "{text}");
+    assert!(client.shown().is_empty(), "no form was shown");
+    running.cancel().await.unwrap();
 }

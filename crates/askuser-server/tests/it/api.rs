@@ -530,7 +530,7 @@ async fn the_openapi_description_covers_every_route() {
 #[tokio::test]
 async fn a_server_deletes_what_it_no_longer_keeps() {
     let clock = askuser_store::ManualClock::new(askuser_store::Timestamp::now());
-    let store: std::sync::Arc<dyn askuser_store::PendingStore> =
+    let store: std::sync::Arc<dyn askuser_store::SharedStore> =
         std::sync::Arc::new(askuser_store::MemoryStore::with_clock(std::sync::Arc::new(clock.clone())));
     let server = askuser_server::AnswerServer::builder(
         std::sync::Arc::clone(&store),

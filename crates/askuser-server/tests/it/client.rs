@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, InMemorySecretSink, Outcome, Profile};
 use askuser_server::{AnswerServer, ApiToken, HttpAnswerer};
-use askuser_store::{MemoryStore, PendingStore, State};
+use askuser_store::{MemoryStore, PendingStore, SharedStore, State};
 use askuser_tool::{AskUser, CallOutcome, ToolCall};
 use tokio::sync::mpsc;
 
@@ -14,7 +14,7 @@ use crate::support::{ARGS, TOKEN};
 
 struct Running {
     url: String,
-    store: Arc<dyn PendingStore>,
+    store: Arc<dyn SharedStore>,
     stop: tokio::sync::oneshot::Sender<()>,
     served: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -27,7 +27,7 @@ async fn start_with(profile: Profile) -> Running {
     start_over(Arc::new(MemoryStore::new()), profile).await
 }
 
-async fn start_over(store: Arc<dyn PendingStore>, profile: Profile) -> Running {
+async fn start_over(store: Arc<dyn SharedStore>, profile: Profile) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
@@ -185,7 +185,7 @@ fn id_of(link: &str) -> String {
 async fn store_outage_loses_no_answer() {
     const CALLS: usize = 6;
     let flaky = Flaky::new();
-    let server = start_over(Arc::clone(&flaky) as Arc<dyn PendingStore>, Profile::Reference).await;
+    let server = start_over(Arc::clone(&flaky) as Arc<dyn SharedStore>, Profile::Reference).await;
     let (links, mut link) = mpsc::unbounded_channel();
     let retries = Arc::new(std::sync::Mutex::new(Vec::new()));
     let heard = Arc::clone(&retries);

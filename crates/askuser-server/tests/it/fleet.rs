@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{PendingStore, PostgresStore};
+use askuser_store::{PostgresStore, SharedStore};
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
@@ -33,27 +33,23 @@ fn postgres_url(test: &str) -> Option<String> {
 /// A replica on the shared store only: no link to the others.
 async fn replica(url: &str, schema: &str) -> (PostgresStore, axum::Router) {
     let store = PostgresStore::builder(url).schema(schema).open().await.expect("open");
-    let app = AnswerServer::builder(
-        Arc::new(store.clone()) as Arc<dyn PendingStore>,
-        ApiToken::new(TOKEN).unwrap(),
-    )
-    .public_url("http://fleet.test")
-    .build()
-    .router();
+    let app =
+        AnswerServer::builder(Arc::new(store.clone()) as Arc<dyn SharedStore>, ApiToken::new(TOKEN).unwrap())
+            .public_url("http://fleet.test")
+            .build()
+            .router();
     (store, app)
 }
 
 /// A replica of an extended fleet, listening to the others.
 async fn fleet_replica(url: &str, schema: &str) -> (PostgresStore, AnswerServer) {
     let store = PostgresStore::builder(url).schema(schema).open().await.expect("open");
-    let server = AnswerServer::builder(
-        Arc::new(store.clone()) as Arc<dyn PendingStore>,
-        ApiToken::new(TOKEN).unwrap(),
-    )
-    .public_url("http://fleet.test")
-    .profile(askuser_core::Profile::Extended)
-    .fleet(&store)
-    .build();
+    let server =
+        AnswerServer::builder(Arc::new(store.clone()) as Arc<dyn SharedStore>, ApiToken::new(TOKEN).unwrap())
+            .public_url("http://fleet.test")
+            .profile(askuser_core::Profile::Extended)
+            .fleet(&store)
+            .build();
     drop(server.connect_fleet().await);
     (store, server)
 }

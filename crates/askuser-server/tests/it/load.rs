@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Questions};
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{MemoryStore, NewQuestion, PendingStore};
+use askuser_store::{MemoryStore, NewQuestion, SharedStore};
 
 use crate::support::{ARGS, TOKEN};
 
@@ -16,7 +16,7 @@ const WAITERS: usize = 1_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_long_polls_over_ten_thousand_pending_questions() {
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let questions = Questions::from_json(ARGS).unwrap();
     for n in 0..PENDING {
         let request = AskUserRequest::with_id(format!("q{n}"), questions.clone());

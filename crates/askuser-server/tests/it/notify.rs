@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat};
-use askuser_store::{MemoryStore, PendingStore};
+use askuser_store::{MemoryStore, SharedStore};
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use serde_json::{Value, json};
@@ -61,7 +61,7 @@ async fn receiver(failures: usize) -> (String, mpsc::UnboundedReceiver<Hit>) {
 }
 
 /// A server on `store` sending `notifier`'s notices (retried quickly).
-fn server_with(store: Arc<dyn PendingStore>, notifier: Notifier) -> AnswerServer {
+fn server_with(store: Arc<dyn SharedStore>, notifier: Notifier) -> AnswerServer {
     let server = AnswerServer::builder(store, ApiToken::new(TOKEN).unwrap())
         .public_url("http://phone.test")
         .sweep_interval(Duration::from_millis(20))
@@ -72,8 +72,8 @@ fn server_with(store: Arc<dyn PendingStore>, notifier: Notifier) -> AnswerServer
     server
 }
 
-fn app_with(notifier: Notifier) -> (axum::Router, Arc<dyn PendingStore>) {
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+fn app_with(notifier: Notifier) -> (axum::Router, Arc<dyn SharedStore>) {
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let app = server_with(Arc::clone(&store), notifier).router();
     (app, store)
 }
@@ -216,7 +216,7 @@ async fn questions_of_other_processes_are_noticed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_send_each_notice_once() {
     let (url, mut received) = receiver(0).await;
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let first = server_with(Arc::clone(&store), Notifier::new(&url, NotifyFormat::Json).unwrap()).router();
     let second = server_with(Arc::clone(&store), Notifier::new(&url, NotifyFormat::Json).unwrap()).router();
     for i in 0..5 {

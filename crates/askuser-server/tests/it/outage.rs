@@ -7,7 +7,8 @@ use std::time::Duration;
 use askuser_core::AskUserResponse;
 use askuser_server::{AnswerServer, ApiToken};
 use askuser_store::{
-    ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, State, StoreError,
+    Coordination, Key, ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, SharedStore,
+    State, StoreError,
 };
 use axum::http::{Method, StatusCode, header};
 use serde_json::json;
@@ -122,64 +123,44 @@ impl PendingStore for Flaky {
     fn changes(&self) -> askuser_store::Changes {
         self.inner.changes()
     }
+}
 
-    async fn claim_notice(&self, id: &str, notice: askuser_store::Notice) -> Result<bool, StoreError> {
+#[askuser_core::async_trait]
+impl Coordination for Flaky {
+    async fn lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
         self.check(true)?;
-        self.inner.claim_notice(id, notice).await
+        self.inner.lease(name, holder, ttl).await
     }
 
-    async fn revoke_login(
-        &self,
-        session: &str,
-        expires_at: askuser_store::Timestamp,
-    ) -> Result<(), StoreError> {
+    async fn claim_once(&self, key: &Key) -> Result<bool, StoreError> {
         self.check(true)?;
-        self.inner.revoke_login(session, expires_at).await
+        self.inner.claim_once(key).await
     }
 
-    async fn is_login_revoked(&self, session: &str) -> Result<bool, StoreError> {
+    async fn value(&self, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
         self.check(false)?;
-        self.inner.is_login_revoked(session).await
+        self.inner.value(namespace, key).await
     }
 
-    async fn hold_channel(&self, channel: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn set_value(&self, key: &Key, value: &str) -> Result<(), StoreError> {
         self.check(true)?;
-        self.inner.hold_channel(channel, holder, ttl).await
+        self.inner.set_value(key, value).await
     }
 
-    async fn channel_cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+    async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError> {
+        self.check(true)?;
+        self.inner.remove_value(namespace, key).await
+    }
+
+    async fn values(&self, namespace: &str) -> Result<Vec<(String, String)>, StoreError> {
         self.check(false)?;
-        self.inner.channel_cursor(channel).await
-    }
-
-    async fn set_channel_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        self.check(true)?;
-        self.inner.set_channel_cursor(channel, cursor).await
-    }
-
-    async fn channel_posts(&self, channel: &str) -> Result<Vec<askuser_store::ChannelPost>, StoreError> {
-        self.check(false)?;
-        self.inner.channel_posts(channel).await
-    }
-
-    async fn put_channel_post(
-        &self,
-        channel: &str,
-        post: &askuser_store::ChannelPost,
-    ) -> Result<(), StoreError> {
-        self.check(true)?;
-        self.inner.put_channel_post(channel, post).await
-    }
-
-    async fn delete_channel_post(&self, channel: &str, question_id: &str) -> Result<(), StoreError> {
-        self.check(true)?;
-        self.inner.delete_channel_post(channel, question_id).await
+        self.inner.values(namespace).await
     }
 }
 
 pub(crate) fn flaky_harness() -> (Harness, Arc<Flaky>) {
     let flaky = Flaky::new();
-    let store: Arc<dyn PendingStore> = Arc::clone(&flaky) as Arc<dyn PendingStore>;
+    let store: Arc<dyn SharedStore> = Arc::clone(&flaky) as Arc<dyn SharedStore>;
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
         .public_url("http://phone.test:8765/")
         .build();
@@ -368,31 +349,25 @@ async fn a_store_that_hangs_fails_within_the_limit() {
             // A feed that never tells anything: its store is gone.
             askuser_store::MemoryStore::new().changes()
         }
-        async fn claim_notice(&self, _: &str, _: askuser_store::Notice) -> Result<bool, StoreError> {
+    }
+    #[askuser_core::async_trait]
+    impl Coordination for Hangs {
+        async fn lease(&self, _: &str, _: &str, _: Duration) -> Result<bool, StoreError> {
             std::future::pending().await
         }
-        async fn revoke_login(&self, _: &str, _: askuser_store::Timestamp) -> Result<(), StoreError> {
+        async fn claim_once(&self, _: &Key) -> Result<bool, StoreError> {
             std::future::pending().await
         }
-        async fn is_login_revoked(&self, _: &str) -> Result<bool, StoreError> {
+        async fn value(&self, _: &str, _: &str) -> Result<Option<String>, StoreError> {
             std::future::pending().await
         }
-        async fn hold_channel(&self, _: &str, _: &str, _: Duration) -> Result<bool, StoreError> {
+        async fn set_value(&self, _: &Key, _: &str) -> Result<(), StoreError> {
             std::future::pending().await
         }
-        async fn channel_cursor(&self, _: &str) -> Result<Option<String>, StoreError> {
+        async fn remove_value(&self, _: &str, _: &str) -> Result<(), StoreError> {
             std::future::pending().await
         }
-        async fn set_channel_cursor(&self, _: &str, _: &str) -> Result<(), StoreError> {
-            std::future::pending().await
-        }
-        async fn channel_posts(&self, _: &str) -> Result<Vec<askuser_store::ChannelPost>, StoreError> {
-            std::future::pending().await
-        }
-        async fn put_channel_post(&self, _: &str, _: &askuser_store::ChannelPost) -> Result<(), StoreError> {
-            std::future::pending().await
-        }
-        async fn delete_channel_post(&self, _: &str, _: &str) -> Result<(), StoreError> {
+        async fn values(&self, _: &str) -> Result<Vec<(String, String)>, StoreError> {
             std::future::pending().await
         }
     }
@@ -415,7 +390,7 @@ async fn a_store_that_hangs_fails_within_the_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_lapses_without_waits_but_not_through_an_outage() {
     let flaky = Flaky::new();
-    let store: Arc<dyn PendingStore> = Arc::clone(&flaky) as Arc<dyn PendingStore>;
+    let store: Arc<dyn SharedStore> = Arc::clone(&flaky) as Arc<dyn SharedStore>;
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
         .lease(Duration::from_secs(1))
         .sweep_interval(Duration::from_millis(50))

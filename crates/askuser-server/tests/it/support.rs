@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_server::{AnswerServer, ApiToken};
-use askuser_store::{MemoryStore, PendingStore};
+use askuser_store::{MemoryStore, SharedStore};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
@@ -22,7 +22,7 @@ pub(crate) const ARGS: &str = r#"{"questions":[{"header":"Plan","question":"Whic
 pub(crate) struct Harness {
     pub(crate) server: AnswerServer,
     pub(crate) app: Router,
-    pub(crate) store: Arc<dyn PendingStore>,
+    pub(crate) store: Arc<dyn SharedStore>,
 }
 
 pub(crate) fn harness() -> Harness {
@@ -32,7 +32,7 @@ pub(crate) fn harness() -> Harness {
 pub(crate) fn harness_with(
     configure: impl FnOnce(askuser_server::AnswerServerBuilder) -> askuser_server::AnswerServerBuilder,
 ) -> Harness {
-    let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::new());
     let builder = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
         .public_url("http://phone.test:8765/")
         .sweep_interval(Duration::from_millis(10));

@@ -11,3 +11,4 @@ mod sqlite;
 mod suite;
 mod support;
 mod tls;
+mod upgrade;

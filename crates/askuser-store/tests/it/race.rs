@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_store::{
-    ManualClock, MemoryStore, NewQuestion, Notice, PendingStore, PostgresStore, SqliteStore, State,
+    Key, ManualClock, MemoryStore, NewQuestion, PendingStore, PostgresStore, SharedStore, SqliteStore, State,
     StoreError, Sweeper,
 };
 
@@ -108,19 +108,28 @@ async fn answers_race(a: Arc<dyn PendingStore>, b: Arc<dyn PendingStore>, prefix
     }
 }
 
-/// Two stores (two replicas) claim every notice of every question at once: exactly one claims each.
-async fn notices_race(a: Arc<dyn PendingStore>, b: Arc<dyn PendingStore>, prefix: &str) {
+/// Two stores (two replicas) claim every key of every question at once, and take the same lease
+/// at once: exactly one claims each key, and one holds each lease.
+async fn claims_race(a: Arc<dyn SharedStore>, b: Arc<dyn SharedStore>, prefix: &str) {
     for i in 0..QUESTIONS / 3 {
         let id = format!("{prefix}-{i}");
         a.put(NewQuestion::new(request(&id), Duration::from_mins(10))).await.expect("put");
-        for notice in [Notice::Asked, Notice::Reminder, Notice::Settled] {
-            let claim = |store: &Arc<dyn PendingStore>| {
-                let (store, id) = (Arc::clone(store), id.clone());
-                tokio::spawn(async move { store.claim_notice(&id, notice).await.expect("claim") })
+        for namespace in ["notice.asked", "notice.reminder", "notice.settled"] {
+            let claim = |store: &Arc<dyn SharedStore>| {
+                let (store, key) = (Arc::clone(store), Key::of_question(namespace, &id));
+                tokio::spawn(async move { store.claim_once(&key).await.expect("claim") })
             };
             let (first, second) = tokio::join!(claim(&a), claim(&b));
-            assert!(first.expect("no panic") ^ second.expect("no panic"), "{id} {notice:?}: not one claim");
+            assert!(first.expect("no panic") ^ second.expect("no panic"), "{id} {namespace}: not one claim");
         }
+        let lease = |store: &Arc<dyn SharedStore>, holder: &'static str| {
+            let (store, name) = (Arc::clone(store), format!("lease-{id}"));
+            tokio::spawn(
+                async move { store.lease(&name, holder, Duration::from_mins(1)).await.expect("lease") },
+            )
+        };
+        let (first, second) = tokio::join!(lease(&a, "a"), lease(&b, "b"));
+        assert!(first.expect("no panic") ^ second.expect("no panic"), "{id}: not one holder");
     }
 }
 
@@ -136,14 +145,14 @@ async fn sqlite_races() {
     let path = sqlite_path(&dir);
     let early = clock();
     let open = |clock: ManualClock| SqliteStore::builder(&path).clock(Arc::new(clock)).open();
-    let answerer: Arc<dyn PendingStore> = Arc::new(open(early.clone()).await.expect("open"));
+    let answerer: Arc<dyn SharedStore> = Arc::new(open(early.clone()).await.expect("open"));
     let sweepers: [Arc<dyn PendingStore>; 2] = [
         Arc::new(open(late(&early)).await.expect("open")),
         Arc::new(open(late(&early)).await.expect("open")),
     ];
-    sweep_races_answers(Arc::clone(&answerer), sweepers, "sweep").await;
-    let other: Arc<dyn PendingStore> = Arc::new(open(early.clone()).await.expect("open"));
-    notices_race(Arc::clone(&answerer), Arc::clone(&other), "notices").await;
+    sweep_races_answers(Arc::clone(&answerer) as Arc<dyn PendingStore>, sweepers, "sweep").await;
+    let other: Arc<dyn SharedStore> = Arc::new(open(early.clone()).await.expect("open"));
+    claims_race(Arc::clone(&answerer), Arc::clone(&other), "claims").await;
     answers_race(answerer, other, "answers").await;
 }
 
@@ -155,14 +164,14 @@ async fn postgres_races() {
     let open =
         |clock: ManualClock| PostgresStore::builder(&url).schema(&schema).clock(Arc::new(clock)).open();
     let first = open(early.clone()).await.expect("open");
-    let answerer: Arc<dyn PendingStore> = Arc::new(first.clone());
+    let answerer: Arc<dyn SharedStore> = Arc::new(first.clone());
     let sweepers: [Arc<dyn PendingStore>; 2] = [
         Arc::new(open(late(&early)).await.expect("open")),
         Arc::new(open(late(&early)).await.expect("open")),
     ];
-    sweep_races_answers(Arc::clone(&answerer), sweepers, "sweep").await;
-    let other: Arc<dyn PendingStore> = Arc::new(open(early.clone()).await.expect("open"));
-    notices_race(Arc::clone(&answerer), Arc::clone(&other), "notices").await;
+    sweep_races_answers(Arc::clone(&answerer) as Arc<dyn PendingStore>, sweepers, "sweep").await;
+    let other: Arc<dyn SharedStore> = Arc::new(open(early.clone()).await.expect("open"));
+    claims_race(Arc::clone(&answerer), Arc::clone(&other), "claims").await;
     answers_race(answerer, other, "answers").await;
     drop_schema(&first, &schema).await;
 }

@@ -278,3 +278,49 @@ async fn another_users_store_file_or_a_link_is_refused() {
     assert!(refused.to_string().contains("is owned by user 65534 and you are user 0: refused"), "{refused}");
     assert!(matches!(refused, askuser_store::StoreError::Unsafe { .. }), "{refused:?}");
 }
+
+/// The follower looks at the file for other processes' changes only while someone listens: idle
+/// with no subscriber and no watcher, it polls every 1 ms while a subscription is held, stops once
+/// it is dropped; and a change another process commits while it is idle still wakes a watcher that
+/// comes afterwards (it reads on from where it was).
+#[tokio::test]
+async fn the_follower_polls_only_while_someone_listens() {
+    let dir = temp_dir();
+    let path = sqlite_path(&dir);
+    let open = || SqliteStore::builder(&path).poll_interval(Duration::from_millis(1)).open();
+    let here = open().await.expect("open");
+    let there = open().await.expect("open another process's store");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(here.follower_polls(), 0, "nobody listens: no polling");
+
+    let changes = here.changes();
+    let polled = tokio::time::timeout(Duration::from_secs(10), async {
+        while here.follower_polls() < 5 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(polled.is_ok(), "a subscriber makes it poll");
+    drop(changes);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let settled = here.follower_polls();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(here.follower_polls() <= settled + 1, "the subscriber gone: polling stops");
+
+    // Asked and answered by the other process while this one's follower is idle; a watch here
+    // after the answer sees it at once; one asked here and answered there wakes its watcher.
+    there
+        .put(NewQuestion::new(crate::support::request("idle-1"), Duration::from_mins(1)))
+        .await
+        .expect("put");
+    here.put(NewQuestion::new(crate::support::request("idle-2"), Duration::from_mins(1))).await.expect("put");
+    let watcher = tokio::spawn({
+        let here = here.clone();
+        async move { here.watch("idle-2").await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    there.answer("idle-2", &answer_large()).await.expect("answer there");
+    let woken =
+        tokio::time::timeout(Duration::from_secs(10), watcher).await.expect("woken").expect("no panic");
+    assert_eq!(woken.expect("watch").state(), State::Answered);
+}

@@ -9,14 +9,15 @@ use askuser_core::{
     Timestamp, Validator,
 };
 use askuser_store::{
-    AskedBy, Changes, ChannelPost, ListQuery, ManualClock, NewQuestion, Notice, PendingRecord, PendingStore,
-    State, StoreError,
+    AskedBy, Changes, Coordination, Key, ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore,
+    SharedStore, State, StoreError,
 };
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
 
-pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: ManualClock) {
-    let store: Arc<dyn PendingStore> = Arc::new(store);
+pub(crate) async fn conformance<S: PendingStore + Coordination + 'static>(store: S, clock: ManualClock) {
+    let shared: Arc<dyn SharedStore> = Arc::new(store);
+    let store: Arc<dyn PendingStore> = Arc::clone(&shared) as Arc<dyn PendingStore>;
     put_and_get(&*store, &clock).await;
     first_answer_wins(&*store).await;
     invalid_response_writes_nothing(&*store).await;
@@ -33,13 +34,13 @@ pub(crate) async fn conformance<S: PendingStore + 'static>(store: S, clock: Manu
     change_feed(&*store, &clock).await;
     list_pages(&*store, &clock).await;
     stored_json(&*store).await;
-    revoked_logins(&*store, &clock).await;
+    values_lapse(&*shared, &clock).await;
     asked_by(&*store).await;
-    notices_are_claimed_once(&*store).await;
+    keys_are_claimed_once(&*shared, &clock).await;
     puts_and_cancels_say_what_they_changed(&*store).await;
-    channels(&*store, &clock).await;
+    leases_and_values(&*shared, &clock).await;
     // Last: it deletes what the others left.
-    retention(&*store, &clock).await;
+    retention(&*shared, &clock).await;
 }
 
 /// `put_reporting` and `cancel_reporting` say whether the call changed the store: only the first
@@ -637,66 +638,83 @@ async fn asked_by(store: &dyn PendingStore) {
     assert!(json.get("asked_by").is_none(), "{json}");
 }
 
-/// Each notice of each question is claimed by exactly one call; an unknown id claims nothing.
-async fn notices_are_claimed_once(store: &dyn PendingStore) {
+/// Each key is claimed by exactly one call: a key tied to a question only while the question is
+/// there; a lapsed claim can be claimed again. Claiming changes nothing a reader of the question
+/// sees, and is no change in the feed.
+async fn keys_are_claimed_once(store: &dyn SharedStore, clock: &ManualClock) {
     store.put(question("notice-1", 100)).await.expect("put");
-    assert!(store.claim_notice("notice-1", Notice::Asked).await.expect("claim"));
-    assert!(!store.claim_notice("notice-1", Notice::Asked).await.expect("claim"), "claimed twice");
-    assert!(store.claim_notice("notice-1", Notice::Reminder).await.expect("claim"));
+    let asked = Key::of_question("notice.asked", "notice-1");
+    assert!(store.claim_once(&asked).await.expect("claim"));
+    assert!(!store.claim_once(&asked).await.expect("claim"), "claimed twice");
+    assert!(store.claim_once(&Key::of_question("notice.reminder", "notice-1")).await.expect("claim"));
     store.answer("notice-1", &answer_large()).await.expect("answer");
-    assert!(store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
-    assert!(!store.claim_notice("notice-1", Notice::Settled).await.expect("claim"));
-    assert!(!store.claim_notice("notice-1", Notice::Reminder).await.expect("claim"));
-    // A secret answer's values are handed over once, of a settled question (issue 36.5).
-    assert!(store.claim_notice("notice-1", Notice::SecretsTaken).await.expect("claim"));
-    assert!(!store.claim_notice("notice-1", Notice::SecretsTaken).await.expect("claim"), "handed twice");
-    assert!(!store.claim_notice("no-such-question", Notice::Asked).await.expect("claim"));
-    // Claiming changes nothing a reader sees, and is no change in the feed.
+    assert!(store.claim_once(&Key::of_question("notice.settled", "notice-1")).await.expect("claim"));
+    assert!(!store.claim_once(&Key::of_question("notice.settled", "notice-1")).await.expect("claim"));
+    assert!(!store.claim_once(&Key::of_question("notice.reminder", "notice-1")).await.expect("claim"));
+    assert!(!store.claim_once(&Key::of_question("notice.asked", "no-such-question")).await.expect("claim"));
+    assert_eq!(
+        store.value("notice.asked", "no-such-question").await.expect("value"),
+        None,
+        "nothing written"
+    );
+    // A key tied to no question; one that lapses is free again.
+    assert!(store.claim_once(&Key::new("once", "k")).await.expect("claim"));
+    assert!(!store.claim_once(&Key::new("once", "k")).await.expect("claim"));
+    let until = clock.now_at().plus(Duration::from_secs(5));
+    assert!(store.claim_once(&Key::new("once", "lapsing").until(until)).await.expect("claim"));
+    assert!(!store.claim_once(&Key::new("once", "lapsing").until(until)).await.expect("claim"));
+    clock.advance(Duration::from_secs(5));
+    assert!(store.claim_once(&Key::new("once", "lapsing")).await.expect("claim"), "lapsed: claimed again");
     let record = store.get("notice-1").await.expect("get").expect("exists");
     assert_eq!((record.state(), record.version()), (State::Answered, 2));
 }
 
-/// A chat channel is held by one holder at a time until its hold lapses; its cursor and posts are
-/// kept per channel; a post is replaced by a put and gone after a delete.
-async fn channels(store: &dyn PendingStore, clock: &ManualClock) {
+/// A lease is held by one holder at a time until it lapses, renewed by its holder and let go with a
+/// zero ttl; values are kept per namespace and key, replaced by a set, gone after a remove, listed
+/// by key; a value tied to a question the store does not have is not written.
+async fn leases_and_values(store: &dyn SharedStore, clock: &ManualClock) {
     let ttl = Duration::from_secs(10);
-    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "a free channel is taken");
-    assert!(!store.hold_channel("telegram", "b", ttl).await.unwrap(), "held by a");
-    assert!(store.hold_channel("slack", "b", ttl).await.unwrap(), "another channel is free");
+    assert!(store.lease("channel.telegram", "a", ttl).await.unwrap(), "a free lease is taken");
+    assert!(!store.lease("channel.telegram", "b", ttl).await.unwrap(), "held by a");
+    assert!(store.lease("channel.slack", "b", ttl).await.unwrap(), "another name is free");
     clock.advance(Duration::from_secs(9));
-    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "its holder renews");
+    assert!(store.lease("channel.telegram", "a", ttl).await.unwrap(), "its holder renews");
     clock.advance(Duration::from_secs(9));
-    assert!(!store.hold_channel("telegram", "b", ttl).await.unwrap(), "renewed: still a's");
+    assert!(!store.lease("channel.telegram", "b", ttl).await.unwrap(), "renewed: still a's");
     clock.advance(Duration::from_secs(1));
-    assert!(store.hold_channel("telegram", "b", ttl).await.unwrap(), "lapsed: b takes it");
-    assert!(!store.hold_channel("telegram", "a", ttl).await.unwrap(), "now b's");
+    assert!(store.lease("channel.telegram", "b", ttl).await.unwrap(), "lapsed: b takes it");
+    assert!(!store.lease("channel.telegram", "a", ttl).await.unwrap(), "now b's");
 
-    assert_eq!(store.channel_cursor("telegram").await.unwrap(), None);
-    store.set_channel_cursor("telegram", "41").await.unwrap();
-    store.set_channel_cursor("telegram", "42").await.unwrap();
-    store.set_channel_cursor("nobody-holds", "7").await.unwrap();
-    assert_eq!(store.channel_cursor("telegram").await.unwrap().as_deref(), Some("42"));
-    assert_eq!(store.channel_cursor("nobody-holds").await.unwrap().as_deref(), Some("7"));
-    assert_eq!(store.channel_cursor("slack").await.unwrap(), None);
-    assert!(!store.hold_channel("telegram", "a", ttl).await.unwrap(), "a cursor changes no holder");
+    assert_eq!(store.value("channel.cursor", "telegram").await.unwrap(), None);
+    store.set_value(&Key::new("channel.cursor", "telegram"), "41").await.unwrap();
+    store.set_value(&Key::new("channel.cursor", "telegram"), "42").await.unwrap();
+    store.set_value(&Key::new("channel.cursor", "slack"), "7").await.unwrap();
+    assert_eq!(store.value("channel.cursor", "telegram").await.unwrap().as_deref(), Some("42"));
+    assert_eq!(store.value("channel.cursor", "slack").await.unwrap().as_deref(), Some("7"));
+    assert_eq!(store.value("other", "telegram").await.unwrap(), None, "namespaces apart");
+    assert!(!store.lease("channel.telegram", "a", ttl).await.unwrap(), "a value changes no lease");
 
-    assert!(store.channel_posts("telegram").await.unwrap().is_empty());
-    store.put_channel_post("telegram", &ChannelPost::new("q1", r#"{"m":1}"#)).await.unwrap();
-    store.put_channel_post("telegram", &ChannelPost::new("q2", r#"{"m":2}"#)).await.unwrap();
-    store.put_channel_post("telegram", &ChannelPost::new("q1", r#"{"m":3}"#)).await.unwrap();
-    store.put_channel_post("slack", &ChannelPost::new("q1", r#"{"ts":"1"}"#)).await.unwrap();
-    let mut posts = store.channel_posts("telegram").await.unwrap();
-    posts.sort_by(|a, b| a.question_id.cmp(&b.question_id));
-    assert_eq!(posts, [ChannelPost::new("q1", r#"{"m":3}"#), ChannelPost::new("q2", r#"{"m":2}"#)]);
-    store.delete_channel_post("telegram", "q1").await.unwrap();
-    store.delete_channel_post("telegram", "no-such").await.unwrap();
-    assert_eq!(store.channel_posts("telegram").await.unwrap(), [ChannelPost::new("q2", r#"{"m":2}"#)]);
-    assert_eq!(store.channel_posts("slack").await.unwrap(), [ChannelPost::new("q1", r#"{"ts":"1"}"#)]);
+    let posts = "channel.telegram.posts";
+    for id in ["q1", "q2"] {
+        store.put(question(id, 100)).await.expect("put");
+    }
+    assert!(store.values(posts).await.unwrap().is_empty());
+    store.set_value(&Key::of_question(posts, "q1"), r#"{"m":1}"#).await.unwrap();
+    store.set_value(&Key::of_question(posts, "q2"), r#"{"m":2}"#).await.unwrap();
+    store.set_value(&Key::of_question(posts, "q1"), r#"{"m":3}"#).await.unwrap();
+    store.set_value(&Key::of_question(posts, "no-such-question"), "{}").await.unwrap();
+    store.set_value(&Key::of_question("channel.slack.posts", "q1"), r#"{"ts":"1"}"#).await.unwrap();
+    let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+    assert_eq!(store.values(posts).await.unwrap(), [pair("q1", r#"{"m":3}"#), pair("q2", r#"{"m":2}"#)]);
+    store.remove_value(posts, "q1").await.unwrap();
+    store.remove_value(posts, "no-such").await.unwrap();
+    assert_eq!(store.values(posts).await.unwrap(), [pair("q2", r#"{"m":2}"#)]);
+    assert_eq!(store.values("channel.slack.posts").await.unwrap(), [pair("q1", r#"{"ts":"1"}"#)]);
 
-    // A hold renewed for no time is let go: another holder takes the channel at once.
-    assert!(!store.hold_channel("telegram", "a", Duration::ZERO).await.unwrap(), "not a's to let go");
-    assert!(store.hold_channel("telegram", "b", Duration::ZERO).await.unwrap());
-    assert!(store.hold_channel("telegram", "a", ttl).await.unwrap(), "let go: a takes it");
+    // A lease renewed for no time is let go: another holder takes it at once.
+    assert!(!store.lease("channel.telegram", "a", Duration::ZERO).await.unwrap(), "not a's to let go");
+    assert!(store.lease("channel.telegram", "b", Duration::ZERO).await.unwrap());
+    assert!(store.lease("channel.telegram", "a", ttl).await.unwrap(), "let go: a takes it");
 }
 
 /// `ManualClock::now` through the `Clock` trait, without importing it at every call.
@@ -710,24 +728,25 @@ impl NowAt for ManualClock {
     }
 }
 
-/// A revoked login stays revoked until its cookie expires, then is forgotten; revoking twice keeps
-/// the first expiry; other sessions are untouched.
-async fn revoked_logins(store: &dyn PendingStore, clock: &ManualClock) {
+/// A value that lapses (a revoked login, until its cookie expires) reads as absent from then on,
+/// and a later set in its namespace deletes it; other keys are untouched.
+async fn values_lapse(store: &dyn SharedStore, clock: &ManualClock) {
     let now = clock.now_at();
-    let later = Timestamp::from_unix_millis(now.unix_millis() + 60_000);
-    assert!(!store.is_login_revoked("login-a").await.unwrap());
-    store.revoke_login("login-a", later).await.unwrap();
-    store.revoke_login("login-a", Timestamp::from_unix_millis(now.unix_millis() + 1)).await.unwrap();
-    assert!(store.is_login_revoked("login-a").await.unwrap());
-    assert!(!store.is_login_revoked("login-b").await.unwrap());
+    let revoked = |session: &str, secs: u64| {
+        Key::new("login.revoked", session).until(now.plus(Duration::from_secs(secs)))
+    };
+    assert_eq!(store.value("login.revoked", "login-a").await.unwrap(), None);
+    store.set_value(&revoked("login-a", 60), "").await.unwrap();
+    assert_eq!(store.value("login.revoked", "login-a").await.unwrap().as_deref(), Some(""));
+    assert_eq!(store.value("login.revoked", "login-b").await.unwrap(), None);
     clock.advance(Duration::from_secs(59));
-    assert!(store.is_login_revoked("login-a").await.unwrap(), "revoked until its cookie expires");
+    assert!(store.value("login.revoked", "login-a").await.unwrap().is_some(), "until it lapses");
+    assert_eq!(store.values("login.revoked").await.unwrap().len(), 1);
     clock.advance(Duration::from_secs(1));
-    assert!(!store.is_login_revoked("login-a").await.unwrap(), "its cookie expired: nothing to revoke");
-    // A later revocation purges the expired one: revoking it again starts afresh.
-    store.revoke_login("login-b", Timestamp::from_unix_millis(now.unix_millis() + 120_000)).await.unwrap();
-    assert!(!store.is_login_revoked("login-a").await.unwrap());
-    assert!(store.is_login_revoked("login-b").await.unwrap());
+    assert_eq!(store.value("login.revoked", "login-a").await.unwrap(), None, "lapsed");
+    assert!(store.values("login.revoked").await.unwrap().is_empty());
+    store.set_value(&revoked("login-b", 120), "").await.unwrap();
+    assert_eq!(store.values("login.revoked").await.unwrap(), [("login-b".to_owned(), String::new())]);
 }
 
 /// Every record's id and state, all pages.
@@ -746,9 +765,12 @@ async fn everything(store: &dyn PendingStore) -> Vec<(String, State)> {
 
 /// Retention deletes settled records closed longer ago than it keeps, in batches, and never a
 /// pending one, however old; the feed goes on after it.
-async fn retention(store: &dyn PendingStore, clock: &ManualClock) {
+async fn retention(store: &dyn SharedStore, clock: &ManualClock) {
     store.put(question("keep-old", 100)).await.expect("put");
     store.answer("keep-old", &answer_small()).await.expect("answer");
+    assert!(store.claim_once(&Key::of_question("notice.settled", "keep-old")).await.expect("claim"));
+    store.set_value(&Key::of_question("posts", "keep-old"), "old").await.expect("set");
+    store.set_value(&Key::new("posts", "untied"), "stays").await.expect("set");
     store.put(question("keep-waiting", 100_000_000)).await.expect("put");
     clock.advance(Duration::from_hours(24 * 10));
     store.put(question("keep-new", 100)).await.expect("put");
@@ -768,6 +790,12 @@ async fn retention(store: &dyn PendingStore, clock: &ManualClock) {
     assert_eq!(after.iter().filter(|(_, state)| *state == State::Pending).count(), pending_before);
     assert_eq!(after.len(), pending_before + 1, "every pending record and keep-new: {after:?}");
     assert!(store.get("keep-old").await.expect("get").is_none());
+    assert_eq!(store.values("posts").await.expect("values"), [("untied".to_owned(), "stays".to_owned())]);
+    assert_eq!(
+        store.value("notice.settled", "keep-old").await.expect("value"),
+        None,
+        "gone with its question"
+    );
     assert_eq!(store.get("keep-new").await.expect("get").map(|r| r.state()), Some(State::Cancelled));
     assert_eq!(store.get("keep-waiting").await.expect("get").map(|r| r.state()), Some(State::Pending));
 
