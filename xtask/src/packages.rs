@@ -133,11 +133,11 @@ pub(crate) fn run_all() -> Result<(), String> {
 /// The npm packages from the binary maturin just built: packed, installed into an empty folder
 /// with no registry access, then `npx askuser --version`, `demo` on piped input, and one MCP
 /// round trip through the launcher with the official TypeScript SDK as the client
-/// (`crates/askuser-mcp-cli/tests/node/client.mjs`).
+/// (`crates/askuser-cli/tests/node/client.mjs`).
 fn npm(binary: &Path) -> Result<(), String> {
-    let sdk = root().join("crates/askuser-mcp-cli/tests/node");
+    let sdk = root().join("crates/askuser-cli/tests/node");
     if !sdk.join("node_modules/@modelcontextprotocol/sdk").is_dir() {
-        let what = "crates/askuser-mcp-cli/tests/node/node_modules is missing (npm ci there), so the npm packages are not tested";
+        let what = "crates/askuser-cli/tests/node/node_modules is missing (npm ci there), so the npm packages are not tested";
         if std::env::var("CI").as_deref() == Ok("true") {
             return Err(format!("{what} (CI=true: .ci/run installs it)"));
         }

@@ -1,16 +1,20 @@
 //! `askuser ask` and `askuser demo`: put a batch of questions to the person at this terminal and
-//! print the tool result the model would receive.
+//! print the tool result the model would receive. `askuser ask --server` asks through an answer
+//! server instead (`server.rs`, feature `server`).
+
+#[cfg(feature = "server")]
+pub(crate) mod server;
 
 use std::fs::OpenOptions;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::cli::{self, Args, Command};
 use askuser_core::{
     AnswerError, AnsweredBy, Answerer, AskContext, AskUserRequest, AskUserResponse, DefaultsResponder,
     Profile, QuestionKind,
 };
 use askuser_terminal::{Mode, TerminalAnswerer};
-use askuser_tool::cli::{self, Args, Command};
 use askuser_tool::{AskUser, OnTimeout, ToolCall};
 
 pub(crate) const USAGE: &str = "\
@@ -366,7 +370,7 @@ mod tests {
             assert!(USAGE.contains(&format!("  {flag} ")), "ask --help: {flag}");
             assert!(synopsis.contains(flag), "docs/terminal.md: {flag}");
         }
-        // The flags of `--server`, which askuser-server-cli reads, are listed after it.
+        // The flags of `--server`, which `ask/server.rs` reads, are listed after it.
         let (terminal, server) = USAGE.split_once("Through a running answer server").unwrap();
         let listed = terminal.lines().filter(|l| l.trim_start().starts_with("--")).count();
         assert_eq!(listed, flags.len(), "a flag in --help this test does not know");

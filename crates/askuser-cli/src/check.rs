@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
 
+use crate::cli::{self, Command};
 use askuser_core::{
     AnsweredBy, AskUserAnswer, AskUserRequest, AskUserResponse, AskUserResult, Location, Profile, Questions,
     ValidationError, Validator, ask_user_result,
 };
-use askuser_tool::cli::{self, Command};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::ser::Formatter as _;

@@ -77,11 +77,11 @@ impl Cli {
 
 /// `askuser hook ARGS`.
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    let command = askuser_tool::cli::Command::new("askuser hook", USAGE);
+    let command = crate::cli::Command::new("askuser hook", USAGE);
     let first = args.first().map(String::as_str);
     match (first, first.and_then(Cli::of)) {
         (Some("install"), _) => install::main(&args[1..]),
-        (_, Some(_)) if askuser_tool::cli::wants_help(&args[1..]) => command.help(),
+        (_, Some(_)) if crate::cli::wants_help(&args[1..]) => command.help(),
         (_, Some(cli)) => hook(cli, &args[1..]),
         (Some("-h" | "--help") | None, _) => command.help(),
         (Some(other), None) => {

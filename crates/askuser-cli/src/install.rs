@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use askuser_tool::cli::{self, Args, Command};
+use crate::cli::{self, Args, Command};
 use serde_json::Value;
 
 const USAGE: &str = "\

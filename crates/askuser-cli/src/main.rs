@@ -3,13 +3,31 @@
 //! run the answer server (`askuser serve`, `askuser ask --server`) and look at a store
 //! (`askuser pending`). See `askuser --help`.
 
+/// `eprintln!` that never panics ([`cli::say`]): a server stops, and a request is answered,
+/// whatever became of stderr.
+#[cfg_attr(not(feature = "server"), expect(unused_macros, reason = "only the server's commands say"))]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::say(format_args!($($arg)*))
+    };
+}
+
 mod ask;
 mod check;
+mod cli;
 mod hook;
 mod install;
+#[cfg(feature = "mcp")]
+mod mcp;
 #[cfg(any(test, not(all(feature = "mcp", feature = "server"))))]
 mod missing;
+#[cfg(feature = "server")]
+mod pending;
+#[cfg(feature = "server")]
+mod qr;
 mod schema;
+#[cfg(feature = "server")]
+mod serve;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -61,7 +79,7 @@ fn server_wanted(args: &[String]) -> bool {
 
 #[cfg(feature = "mcp")]
 fn mcp(args: &[String]) -> ExitCode {
-    askuser_mcp_cli::main(args)
+    mcp::main(args)
 }
 
 #[cfg(not(feature = "mcp"))]
@@ -72,15 +90,21 @@ fn mcp(args: &[String]) -> ExitCode {
 #[cfg(feature = "server")]
 fn server(command: &str, args: &[String]) -> ExitCode {
     match command {
-        "serve" => askuser_server_cli::serve(args),
-        "pending" => askuser_store::cli::main(args),
-        _ => askuser_server_cli::ask(args),
+        "serve" => serve::main(args),
+        "pending" => pending::main(args),
+        _ => ask::server::main(args),
     }
 }
 
 #[cfg(not(feature = "server"))]
 fn server(command: &str, args: &[String]) -> ExitCode {
     missing::report(command, "server", args)
+}
+
+/// Whether `args` are `--version`, `-V` or `version` alone: `askuser mcp --version` (and `serve`,
+/// `pending`) answers as `askuser --version`, as the separate binaries these commands once were did.
+fn version_asked(args: &[String]) -> bool {
+    matches!(args, [flag] if matches!(flag.as_str(), "--version" | "-V" | "version"))
 }
 
 /// `askuser --version`: the version, the commit it was built from when known (see `build.rs`),
@@ -109,6 +133,9 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
+        Some("mcp" | "serve" | "pending") if version_asked(&rest) => {
+            print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
+        }
         Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),
         Some("mcp") => mcp(&rest),
         Some(command @ ("serve" | "pending")) => server(command, &rest),
@@ -119,7 +146,7 @@ fn main() -> ExitCode {
         Some("help" | "--help" | "-h") | None => {
             print_result(USAGE.trim_end()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
-        Some(other) => askuser_tool::cli::Command::new("askuser", USAGE).usage_error(&format!(
+        Some(other) => cli::Command::new("askuser", USAGE).usage_error(&format!(
             "unknown command {other:?} (the commands: ask, demo, check, mcp, serve, hook, pending, schema, version)"
         )),
     }

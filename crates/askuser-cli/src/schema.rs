@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use askuser_tool::cli::{self, Args, Command};
+use crate::cli::{self, Args, Command};
 use askuser_tool::{
     Dialect, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, Profile, ToolDefinition, parameters_for,
     parameters_schema_for,

@@ -17,8 +17,7 @@
 //! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
 //! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
 //! | `askuser-mcp` (this one) | the MCP server and the client elicitation handler (rmcp 3.x) |
-//! | `askuser-mcp-cli` | the `askuser-mcp` stdio binary (`askuser mcp` forwards to it) |
-//! | `askuser-cli` | the `askuser` binary |
+//! | `askuser-cli` | the `askuser` binary (`askuser mcp` is this server on stdio) |
 //!
 //! # Feature flags
 //!

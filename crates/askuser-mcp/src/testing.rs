@@ -1,4 +1,4 @@
-//! Test support, shared by this crate's tests, the `askuser-mcp` binary's tests and the
+//! Test support, shared by this crate's tests, `askuser mcp`'s tests and the
 //! benchmark: a scripted MCP host (an rmcp client that declares form elicitation or not, for a
 //! given revision, and answers forms from a script), and the connection with the lifecycle of its
 //! revision. Not part of the API: it may change in any release.

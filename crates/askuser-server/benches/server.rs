@@ -1,7 +1,7 @@
 //! The answer page's figures for docs/performance.md (docs/contract.md §15): its size, and the server's time
 //! for it (the whole request in process; the template's render is inside it). The memory and the
-//! fleet figures come from real `askuser-server serve` processes:
-//! `cargo bench -p askuser-server-cli --bench processes`.
+//! fleet figures come from real `askuser serve` processes:
+//! `cargo bench -p askuser --bench processes`.
 //!
 //! `cargo bench -p askuser-server --features client --bench server`
 

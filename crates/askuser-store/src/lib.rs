@@ -76,8 +76,6 @@
 //! [`DatabaseErrorKind`], the driver's words in its causes.
 
 mod answerer;
-#[doc(hidden)]
-pub mod cli;
 mod coordination;
 mod error;
 mod feed;

@@ -81,8 +81,6 @@
 
 mod call;
 mod capability;
-#[cfg(feature = "cli")]
-pub mod cli;
 mod definition;
 mod error;
 mod event;

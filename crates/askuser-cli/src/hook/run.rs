@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::cli::{self, Args};
 use askuser_client::ApiToken;
 use askuser_client::wire::{AskBody, AskReply, ErrorBody, WaitReply};
 use askuser_core::Profile;
 use askuser_store::{APPROVAL_TOOL_NAME, State};
-use askuser_tool::cli::{self, Args};
 
 use super::prompt::{self, Decision, Prompt};
 use super::{Cli, DEFAULT_SERVER, DEFAULT_WAIT_SECS};

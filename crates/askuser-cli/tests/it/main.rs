@@ -1,4 +1,5 @@
-//! The integration tests of the `askuser` binary: one binary, one module per command.
+//! The integration tests of the `askuser` binary: one binary, one module per command, each
+//! command run as a process of `CARGO_BIN_EXE_askuser`.
 
 mod ask;
 mod check;
@@ -14,6 +15,8 @@ mod docs;
 mod hook;
 mod install;
 mod mcp;
+#[cfg(feature = "server")]
+mod pending;
 #[cfg(unix)]
 mod pty;
 mod server;

@@ -1,7 +1,37 @@
 //! `askuser mcp` is the MCP server itself (feature `mcp`, on by default), not a sibling binary;
-//! without the feature it says how to get a build that has it.
+//! without the feature it says how to get a build that has it. The submodules spawn it as a child
+//! process and drive it over stdio with real MCP clients: rmcp's, and the official TypeScript
+//! SDK's.
 
 use std::process::{Command, Stdio};
+
+#[cfg(feature = "mcp")]
+mod node;
+#[cfg(feature = "mcp")]
+mod sdk_forms;
+// A real `askuser serve` as the answer server.
+#[cfg(all(feature = "mcp", feature = "server"))]
+mod server;
+#[cfg(feature = "mcp")]
+mod stdio;
+#[cfg(feature = "mcp")]
+mod terminal;
+
+/// `askuser mcp`, to be given its options (a Tokio child process).
+#[cfg(feature = "mcp")]
+fn mcp_command() -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askuser"));
+    command.arg("mcp");
+    command
+}
+
+/// `askuser mcp`, to be given its options (a blocking child process).
+#[cfg(feature = "mcp")]
+fn mcp_command_std() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    command.arg("mcp");
+    command
+}
 
 #[cfg(feature = "mcp")]
 #[test]

@@ -1,7 +1,28 @@
 //! `askuser serve`, `askuser ask --server` and `askuser pending` are in this binary (feature
-//! `server`, on by default); without the feature they say how to get a build that has them.
+//! `server`, on by default); without the feature they say how to get a build that has them. The
+//! submodules run `serve`, then `ask --server`, as processes, answered on the page by a plain HTTP
+//! client and by a real browser.
 
 use std::process::Command;
+
+#[cfg(feature = "server")]
+mod browser;
+#[cfg(feature = "server")]
+mod channels;
+#[cfg(feature = "server")]
+mod conformance;
+#[cfg(feature = "server")]
+mod full_disk;
+#[cfg(feature = "server")]
+mod mcp;
+#[cfg(feature = "server")]
+mod processes;
+#[cfg(feature = "server")]
+mod stopping;
+#[cfg(feature = "server")]
+pub(crate) mod support;
+#[cfg(feature = "server")]
+mod terminal;
 
 fn askuser(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_askuser")).args(args).output().unwrap()

@@ -1,6 +1,6 @@
-//! Every command reads its command line the same way (`askuser_tool::cli`): `--help` prints the
-//! usage on stdout with status 0; a usage error is one line naming what is wrong and one saying how
-//! to get the usage, never the whole help, with status 2.
+//! Every command reads its command line the same way (the binary's `cli` module): `--help` prints
+//! the usage on stdout with status 0; a usage error is one line naming what is wrong and one saying
+//! how to get the usage, never the whole help, with status 2.
 
 use std::process::{Command, Output, Stdio};
 

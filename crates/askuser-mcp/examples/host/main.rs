@@ -18,16 +18,14 @@ use std::time::Duration;
 use askuser_core::{DefaultsResponder, Profile};
 use askuser_mcp::ElicitationHandler;
 use askuser_terminal::TerminalAnswerer;
-use askuser_tool::cli::{self, Command};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-const HOST: Command = Command::new(
-    "host",
-    "usage: host [OPTIONS] URL
+const USAGE: &str = "\
+usage: host [OPTIONS] URL
        host [OPTIONS] -- COMMAND [ARGS...]
 
 Connects to an MCP server (Streamable HTTP at URL, or COMMAND over stdio), lists its tools on
@@ -41,8 +39,7 @@ are asked in the terminal.
   --header 'NAME: VALUE'     an HTTP header on every request, e.g. 'Authorization: Bearer …'
 
 Exit status: 0, 1 when a call failed or a tool reported an error, 2 on a usage error.
-",
-);
+";
 
 struct Options {
     calls: Vec<(String, JsonObject)>,
@@ -57,23 +54,45 @@ enum Server {
     Command(Vec<String>),
 }
 
-fn options(mut args: cli::Args) -> Result<Options, String> {
+/// The word after option `flag`, which needs `what`.
+fn value(args: &mut impl Iterator<Item = String>, flag: &str, what: &str) -> Result<String, String> {
+    args.next().ok_or_else(|| format!("{flag} needs {what}"))
+}
+
+/// The options in `words`, each `--flag=value` read as `--flag value`.
+fn options(words: &[String]) -> Result<Options, String> {
+    let mut args = words
+        .iter()
+        .flat_map(|word| match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") && flag.len() > 2 => {
+                vec![flag.to_owned(), value.to_owned()]
+            }
+            _ => vec![word.clone()],
+        })
+        .collect::<Vec<_>>()
+        .into_iter();
     let (mut calls, mut unattended, mut profile, mut headers) =
         (Vec::new(), None, Profile::Reference, HashMap::new());
     let mut server = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--call" => {
-                let call = args.value(&arg, "TOOL or TOOL=JSON")?;
+                let call = value(&mut args, &arg, "TOOL or TOOL=JSON")?;
                 let (tool, arguments) = call.split_once('=').unwrap_or((&call, "{}"));
                 let arguments: JsonObject = serde_json::from_str(arguments)
                     .map_err(|e| format!("--call {tool}: the arguments are not a JSON object: {e}"))?;
                 calls.push((tool.to_owned(), arguments));
             }
-            "--unattended-from" => unattended = Some(args.value(&arg, "a server's name")?),
-            "--profile" => profile = cli::profile(&arg, &args.value(&arg, "reference or extended")?)?,
+            "--unattended-from" => unattended = Some(value(&mut args, &arg, "a server's name")?),
+            "--profile" => {
+                profile = match value(&mut args, &arg, "reference or extended")?.as_str() {
+                    "reference" | "standard" => Profile::Reference,
+                    "extended" => Profile::Extended,
+                    other => return Err(format!("--profile takes reference or extended, got {other:?}")),
+                };
+            }
             "--header" => {
-                let line = args.value(&arg, "'NAME: VALUE'")?;
+                let line = value(&mut args, &arg, "'NAME: VALUE'")?;
                 let (name, value) =
                     line.split_once(':').ok_or_else(|| format!("--header {line:?}: no ':'"))?;
                 let name = ::http::HeaderName::try_from(name.trim())
@@ -86,7 +105,8 @@ fn options(mut args: cli::Args) -> Result<Options, String> {
             url if url.starts_with("http://") || url.starts_with("https://") => {
                 server = Some(Server::Url(url.to_owned()));
             }
-            other => return Err(cli::unknown(other)),
+            other if other.starts_with('-') => return Err(format!("unknown option {other:?}")),
+            other => return Err(format!("unexpected argument {other:?}")),
         }
     }
     let server = match server {
@@ -100,9 +120,16 @@ fn options(mut args: cli::Args) -> Result<Options, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let words: Vec<String> = std::env::args().skip(1).collect();
-    let options = match HOST.options(&words, options) {
+    if words.iter().take_while(|w| *w != "--").any(|w| w == "-h" || w == "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match options(&words) {
         Ok(options) => options,
-        Err(status) => return status,
+        Err(message) => {
+            eprintln!("host: {message}\nRun 'host --help' for the options.");
+            return ExitCode::from(2);
+        }
     };
     let mut handler = match &options.unattended {
         Some(server) => ElicitationHandler::new(DefaultsResponder::new()).allow_unattended_from(server),

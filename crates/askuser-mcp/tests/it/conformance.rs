@@ -1,5 +1,5 @@
 //! The official MCP conformance suite's client scenarios (npm `@modelcontextprotocol/conformance`
-//! 0.1.16, installed in `crates/askuser-server-cli/tests/conformance`, which runs its server
+//! 0.1.16, installed in `crates/askuser-cli/tests/conformance`, which runs its server
 //! scenarios) against the example host (`examples/host`), whose forms `ElicitationHandler`
 //! answers.
 //!
@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 fn suite_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-server-cli/tests/conformance")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-cli/tests/conformance")
 }
 
 /// `target/<profile>/examples/host`, beside this test's own `deps` directory.

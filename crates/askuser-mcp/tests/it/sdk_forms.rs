@@ -5,7 +5,7 @@
 //! rmcp's own types refuse (`Optional[...]` as `anyOf` with `null`) included. The same tools
 //! also run live (`python_forms.py --serve`, in the venv `setup.sh` makes), where the SDK
 //! validates every accepted answer against its pydantic model. (The TypeScript SDK's forms are
-//! run live too: askuser-mcp-cli's `sdk_forms` test.)
+//! run live too: askuser's `mcp::sdk_forms` test.)
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

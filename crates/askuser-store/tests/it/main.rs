@@ -6,7 +6,6 @@ mod memory;
 mod migrations;
 mod model;
 mod postgres;
-mod processes;
 mod race;
 mod sqlite;
 mod suite;

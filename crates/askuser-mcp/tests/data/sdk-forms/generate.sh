@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates python-mcp.json: the elicitation forms that the MCP Python SDK's own helper
 # (FastMCP `ctx.elicit(message, schema=Model)`) sends, captured on an in-memory connection.
-# The TypeScript SDK's forms are not captured here: askuser-mcp-cli's `sdk_forms` test runs a
-# TypeScript SDK server live (crates/askuser-mcp-cli/tests/node/forms-server.mjs).
+# The TypeScript SDK's forms are not captured here: askuser's `mcp::sdk_forms` test runs a
+# TypeScript SDK server live (crates/askuser-cli/tests/node/forms-server.mjs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 py=$("$here/setup.sh")
