@@ -342,7 +342,7 @@ fn http_answerer(url: &str, options: &Options, flag: &str) -> Result<HttpAnswere
 }
 
 /// The store of `--background`, opened.
-async fn open_store(url: &str) -> Result<Arc<dyn askuser_mcp::PendingStore>, String> {
+async fn open_store(url: &str) -> Result<Arc<dyn askuser_store::PendingStore>, String> {
     let store = askuser_store::open(url).await.map_err(|e| {
         format!(
             "--background: cannot open the store {}: {}",

@@ -6,9 +6,9 @@
 use std::process::ExitCode;
 
 use crate::cli::{self, Args, Command};
+use askuser_core::Profile;
 use askuser_tool::{
-    Dialect, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, Profile, ToolDefinition, parameters_for,
-    parameters_schema_for,
+    Dialect, EXTENDED_INSTRUCTIONS, INSTRUCTIONS, ToolDefinition, parameters_for, parameters_schema_for,
 };
 
 const USAGE: &str = "\

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, TOKEN_ENV};
 use askuser_core::Profile;
-use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat, TOKEN_ENV};
+use askuser_server::{AnswerServer, Notifier, NotifyFormat};
 use askuser_store::{PendingStore, PostgresStore, SharedStore, StoreError};
 use askuser_tool::exit::with_causes;
 
@@ -327,7 +328,7 @@ fn open_failed(url: &str, error: &StoreError) -> String {
 
 /// The store URL and the default token file beside it.
 fn store_and_token_file(options: &Options) -> Result<(String, Option<PathBuf>), String> {
-    let data_dir = askuser_server::default_data_dir();
+    let data_dir = askuser_client::default_data_dir();
     let store = if let Some(url) = &options.store {
         url.clone()
     } else {
@@ -413,7 +414,7 @@ async fn run(options: Options) -> Result<(), String> {
                 .ok_or("no place for the token file: pass --token-file")?;
             let (token, created) = ApiToken::load_or_create(&path).map_err(|e| e.to_string())?;
             let place = format!("{}{}", path.display(), if created { " (created)" } else { "" });
-            let read_by_default = askuser_server::default_token_file().is_some_and(|file| file == path);
+            let read_by_default = askuser_client::default_token_file().is_some_and(|file| file == path);
             let flag =
                 if read_by_default { String::new() } else { format!(" --token-file {}", path.display()) };
             (token, place, flag)
@@ -523,7 +524,7 @@ fn mcp_router(
     mcp::router(mcp::Settings {
         store: std::sync::Arc::clone(store) as std::sync::Arc<dyn PendingStore>,
         profile: options.profile,
-        timeout: options.default_timeout.unwrap_or(askuser_server::DEFAULT_TIMEOUT),
+        timeout: options.default_timeout.unwrap_or(askuser_client::DEFAULT_TIMEOUT),
         background: options.mcp_background,
         public_url,
         body_limit: askuser_server::DEFAULT_BODY_LIMIT,

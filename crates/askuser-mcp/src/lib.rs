@@ -53,9 +53,6 @@ mod tickets;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 
-/// The store the [inbox](AskUserServerBuilder::inbox) and the
-/// [background tools](AskUserServerBuilder::background) keep questions in (askuser-store's trait).
-pub use askuser_store::PendingStore;
 pub use builder::{AskUserServerBuilder, DEFAULT_STATE_TTL};
 pub use eliciting::FORM_ROUNDS;
 pub use fallback::{Fallback, NO_FORM};

@@ -8,8 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use askuser_client::ApiToken;
 use askuser_core::{AskUserRequest, Questions};
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_server::AnswerServer;
 use askuser_store::{MemoryStore, NewQuestion, SharedStore};
 use axum::body::Body;
 use axum::http::Request;

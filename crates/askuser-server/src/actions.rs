@@ -14,7 +14,8 @@ use askuser_store::{
 };
 
 use crate::error::{ApiError, bounded};
-use crate::{AppState, MAX_TIMEOUT, links};
+use crate::{AppState, links};
+use askuser_client::MAX_TIMEOUT;
 
 /// The longest id or session id accepted, in characters.
 const MAX_ID_CHARS: usize = 256;

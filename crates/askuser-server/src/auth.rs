@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-pub use askuser_client::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource};
+use askuser_client::{ApiToken, TokenError};
 use hmac::{Hmac, KeyInit as _, Mac as _};
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;

@@ -5,7 +5,8 @@
 //! cookie would), and the write probe behind `/healthz` (`server.health`). Migration 0013 of
 //! askuser-store moved earlier versions' rows here.
 
-use askuser_store::{Key, Timestamp};
+use askuser_core::Timestamp;
+use askuser_store::Key;
 
 /// Something done once per question, whichever of the processes sharing the store does it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -59,23 +59,18 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use askuser_core::Profile;
 use askuser_store::{PostgresStore, SharedStore};
 use axum::Router;
 use tokio::sync::watch;
 
-#[cfg(feature = "client")]
-pub use askuser_client::{ClientError, HttpAnswerer, Racing};
-pub use askuser_client::{default_data_dir, default_token_file, is_cleartext_beyond_loopback};
-pub use auth::{ApiToken, MIN_TOKEN_CHARS, TOKEN_ENV, TokenError, TokenSource};
 pub use error::ApiError;
 pub use events::ServerEvent;
 pub use listen::{ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 #[cfg(feature = "client")]
 pub use notify::{InvalidCredentials, Notifier, NotifyFormat};
 pub use secrets::{HOLD as SECRET_HOLD, MAX_SECRET_BYTES};
-
-pub use askuser_client::{DEFAULT_TIMEOUT, MAX_TIMEOUT};
 
 /// The longest a single wait (long-poll) holds a request open: 60 seconds.
 pub const MAX_WAIT: Duration = Duration::from_mins(1);

@@ -11,7 +11,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askuser_store::{PendingRecord, State, Timestamp};
+use askuser_core::Timestamp;
+use askuser_store::{PendingRecord, State};
 
 use crate::claims::Notice;
 use base64::Engine as _;
@@ -97,7 +98,7 @@ impl Notifier {
     /// # Errors
     ///
     /// The HTTP client cannot be built.
-    pub fn new(url: &str, format: NotifyFormat) -> Result<Self, crate::ClientError> {
+    pub fn new(url: &str, format: NotifyFormat) -> Result<Self, askuser_client::ClientError> {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))

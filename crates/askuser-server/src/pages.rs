@@ -17,8 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askama::Template;
+use askuser_core::Timestamp;
 use askuser_core::{AskUserAnswer, AskUserResponse, MAX_CUSTOM_CHARS, Question, QuestionKind, SecretValue};
-use askuser_store::{ListQuery, PendingRecord, State as RecordState, Timestamp};
+use askuser_store::{ListQuery, PendingRecord, State as RecordState};
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -116,9 +116,6 @@ pub use store::{PendingStore, SharedStore, WRITE_FAILURE_MEMORY};
 pub use sweeper::{DEFAULT_LEASE, SweepStats, Sweeper, SweeperHandle, Swept};
 pub use time::{Clock, ManualClock, SystemClock};
 
-/// askuser-core's time types, which records carry, re-exported for hosts that use only this crate.
-pub use askuser_core::{Deadline, Profile, Timestamp};
-
 /// Opens the store a URL names: `memory:` (a new, empty in-memory store), `sqlite:PATH` (a file,
 /// created when missing) or `postgres://…` / `postgresql://…`.
 ///

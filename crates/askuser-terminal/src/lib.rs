@@ -19,7 +19,7 @@
 //! as "Other…", the cursor starts on the first declared default, `allow_other: false` hides
 //! "Other…", and a secret question is typed behind a mask (the menu) or with echo off on
 //! `/dev/tty` (the line protocol; never from stdin). Its value goes to the host's
-//! [`SecretSink`] ([`TerminalAnswererBuilder::secret_sink`]) and the answer carries only
+//! [`SecretSink`](askuser_core::SecretSink) ([`TerminalAnswererBuilder::secret_sink`]) and the answer carries only
 //! `session:NAME`; without a sink, a secret question is declined unasked.
 //!
 //! Everything drawn is sanitised first: control, bidi and invisible characters in
@@ -80,11 +80,6 @@ mod text;
 
 pub use answerer::{
     Closing, DEFAULT_MAX_CUSTOM_CHARS, Mode, TerminalAnswerer, TerminalAnswererBuilder, install_panic_hook,
-};
-/// The core types a caller of this crate touches, so that one import line serves.
-pub use askuser_core::{
-    AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse,
-    InMemorySecretSink, Profile, Questions, SecretSink, SecretValue,
 };
 /// The crossterm this crate is built on, re-exported whole so that a host forwarding its events
 /// ([`InputSource`]) names the very same `crossterm::event::Event`. Its version is part of this

@@ -94,12 +94,6 @@ mod schema;
 mod secret_file;
 mod toolset;
 
-/// The core types a caller of this crate touches, so that one import line serves.
-pub use askuser_core::{
-    AnswerError, AnswerErrorKind, AnsweredBy, Answerer, AskContext, AskUserAnswer, AskUserRequest,
-    AskUserResponse, AskUserResult, DECLINED, DefaultsResponder, Outcome, Profile, Questions, ResponseError,
-    TIMED_OUT, ValidationError, async_trait,
-};
 pub use call::{Arguments, ToolCall};
 pub use capability::{AskUser, AskUserBuilder, DEFAULT_ID, OnTimeout};
 pub use definition::{

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use askuser_client::{ApiToken, HttpAnswerer};
 use askuser_core::{AskContext, Profile};
-use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_store::{MemoryStore, SharedStore, State};
 use askuser_tool::{AskUser, ToolCall};
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_channels::{ChannelStats, Channels, ChannelsConfig, PageLinks};
+use askuser_client::ApiToken;
 use askuser_core::{AskUserRequest, Profile, Questions, Validator};
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_server::AnswerServer;
 use askuser_store::{NewQuestion, PendingStore, SharedStore};
 
 pub(crate) const API_TOKEN: &str = "channels-test-api-token-0123456789";

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, HttpAnswerer};
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, Profile};
 use askuser_core::{AskUserRequest, Questions};
-use askuser_server::{ApiToken, HttpAnswerer};
 use askuser_store::{AskedBy, ListQuery, MemoryStore, NewQuestion, SharedStore, SqliteStore, State};
 use askuser_tool::{AskUser, ToolCall};
 

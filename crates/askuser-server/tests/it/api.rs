@@ -529,12 +529,12 @@ async fn the_openapi_description_covers_every_route() {
 /// is gone), and keeps one still waiting however old.
 #[tokio::test]
 async fn a_server_deletes_what_it_no_longer_keeps() {
-    let clock = askuser_store::ManualClock::new(askuser_store::Timestamp::now());
+    let clock = askuser_store::ManualClock::new(askuser_core::Timestamp::now());
     let store: std::sync::Arc<dyn askuser_store::SharedStore> =
         std::sync::Arc::new(askuser_store::MemoryStore::with_clock(std::sync::Arc::new(clock.clone())));
     let server = askuser_server::AnswerServer::builder(
         std::sync::Arc::clone(&store),
-        askuser_server::ApiToken::new(TOKEN).unwrap(),
+        askuser_client::ApiToken::new(TOKEN).unwrap(),
     )
     .sweep_interval(Duration::from_millis(10))
     .keep(Duration::from_hours(24))

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_client::{ApiToken, HttpAnswerer};
 use askuser_core::{AskContext, AskUserAnswer, AskUserResponse, InMemorySecretSink, Outcome, Profile};
-use askuser_server::{AnswerServer, ApiToken, HttpAnswerer};
+use askuser_server::AnswerServer;
 use askuser_store::{MemoryStore, PendingStore, SharedStore, State};
 use askuser_tool::{AskUser, CallOutcome, ToolCall};
 use tokio::sync::mpsc;
@@ -571,7 +572,7 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
     // 1. The local surface answers first (once the server has the question).
     let (links, mut link) = mpsc::unbounded_channel();
     let local = |_: askuser_core::AskUserRequest, _: AskContext| async { Ok(local_answer()) };
-    let racing = askuser_server::Racing::new(answerer(&server.url, links), local);
+    let racing = askuser_client::Racing::new(answerer(&server.url, links), local);
     let ask_user = AskUser::builder().answerer(racing).build().unwrap();
     let outcome = ask_user.call(ToolCall::new("call_local", ARGS), AskContext::new()).await;
     assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Large"],"Extras":["local"]}"#), "{outcome:?}");
@@ -586,7 +587,7 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
         let _held = Counted;
         std::future::pending::<Result<AskUserResponse, askuser_core::AnswerError>>().await
     };
-    let racing = askuser_server::Racing::new(answerer(&server.url, links), waiting);
+    let racing = askuser_client::Racing::new(answerer(&server.url, links), waiting);
     let ask_user = AskUser::builder().answerer(racing).build().unwrap();
     let call = ask_user.call(ToolCall::new("call_page", ARGS), AskContext::new());
     let person = async {
@@ -620,7 +621,7 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
             Ok(local_answer())
         }
     };
-    let racing = askuser_server::Racing::new(answerer(&server.url, links), late);
+    let racing = askuser_client::Racing::new(answerer(&server.url, links), late);
     let ask_user = AskUser::builder().answerer(racing).build().unwrap();
     let outcome = ask_user.call(ToolCall::new("call_both", ARGS), AskContext::new()).await;
     let _ = link.recv().await.unwrap();
@@ -642,7 +643,7 @@ async fn racing_without_a_server_returns_the_local_answer() {
     drop(closed);
     let (links, _link) = mpsc::unbounded_channel();
     let local = |_: askuser_core::AskUserRequest, _: AskContext| async { Ok(local_answer()) };
-    let racing = askuser_server::Racing::new(answerer(&url, links), local);
+    let racing = askuser_client::Racing::new(answerer(&url, links), local);
     let ask_user = AskUser::builder().answerer(racing).build().unwrap();
     let started = std::time::Instant::now();
     let outcome = tokio::time::timeout(

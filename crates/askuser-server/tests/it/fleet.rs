@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_client::ApiToken;
+use askuser_server::AnswerServer;
 use askuser_store::{PostgresStore, SharedStore};
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_client::ApiToken;
 use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Questions};
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_server::AnswerServer;
 use askuser_store::{MemoryStore, NewQuestion, SharedStore};
 
 use crate::support::{ARGS, TOKEN};

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat};
+use askuser_client::ApiToken;
+use askuser_server::{AnswerServer, Notifier, NotifyFormat};
 use askuser_store::{MemoryStore, SharedStore};
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askuser_client::ApiToken;
 use askuser_core::AskUserResponse;
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_server::AnswerServer;
 use askuser_store::{
     Coordination, Key, ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, SharedStore,
     State, StoreError,

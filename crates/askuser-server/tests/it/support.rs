@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askuser_server::{AnswerServer, ApiToken};
+use askuser_client::ApiToken;
+use askuser_server::AnswerServer;
 use askuser_store::{MemoryStore, SharedStore};
 use axum::Router;
 use axum::body::Body;

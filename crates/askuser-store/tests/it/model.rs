@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askuser_core::AskUserResponse;
+use askuser_core::Timestamp;
 use askuser_store::{
     Clock, ListQuery, ManualClock, MemoryStore, NewQuestion, PendingStore, PostgresStore, SqliteStore, State,
-    StoreError, Timestamp,
+    StoreError,
 };
 use proptest::prelude::*;
 

@@ -719,11 +719,11 @@ async fn leases_and_values(store: &dyn SharedStore, clock: &ManualClock) {
 
 /// `ManualClock::now` through the `Clock` trait, without importing it at every call.
 trait NowAt {
-    fn now_at(&self) -> askuser_store::Timestamp;
+    fn now_at(&self) -> askuser_core::Timestamp;
 }
 
 impl NowAt for ManualClock {
-    fn now_at(&self) -> askuser_store::Timestamp {
+    fn now_at(&self) -> askuser_core::Timestamp {
         askuser_store::Clock::now(self)
     }
 }

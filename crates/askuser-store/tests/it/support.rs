@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use askuser_core::Timestamp;
 use askuser_core::{AskUserAnswer, AskUserRequest, AskUserResponse, Questions};
-use askuser_store::{ManualClock, PostgresStore, Timestamp};
+use askuser_store::{ManualClock, PostgresStore};
 
 /// An upper bound for anything a test awaits, so a bug fails the test instead of hanging it.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
