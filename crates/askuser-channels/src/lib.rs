@@ -25,6 +25,11 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Which crate do I need?
+//!
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 
 mod batch;
 mod config;

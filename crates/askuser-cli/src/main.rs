@@ -2,6 +2,8 @@
 //! schema, check conformance verdicts; with the default features also serve MCP (`askuser mcp`),
 //! run the answer server (`askuser serve`, `askuser ask --server`) and look at a store
 //! (`askuser pending`). See `askuser --help`.
+//!
+//! Which crate do I need: the table in the [README](https://example.invalid/askuser#which-crate-do-i-need).
 
 /// `eprintln!` that never panics ([`cli::say`]): a server stops, and a request is answered,
 /// whatever became of stderr.

@@ -20,6 +20,11 @@
 //! # }
 //! ```
 //!
+//! # Which crate do I need?
+//!
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
+//!
 //! # Feature flags
 //!
 //! - `http` (default): [`HttpAnswerer`], [`Racing`] and [`ClientError`] (reqwest with rustls).

@@ -28,12 +28,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` (this one) | validation, checking and rendering; the [`Answerer`] trait — everything a server needs |
-//! | `askuser-tool` | the tool definition, schema dialects and the `AskUser` capability for an agent loop |
-//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
-//! | `askuser-cli` | the `askuser` binary |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Profiles
 //!

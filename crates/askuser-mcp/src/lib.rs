@@ -11,13 +11,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
-//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
-//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
-//! | `askuser-mcp` (this one) | the MCP server and the client elicitation handler (rmcp 3.x) |
-//! | `askuser-cli` | the `askuser` binary (`askuser mcp` is this server on stdio) |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Feature flags
 //!

@@ -56,12 +56,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` | validation, checking, rendering, the `Answerer` trait |
-//! | `askuser-tool` | the capability behind this tool, for any other agent loop |
-//! | `askuser-terminal` | an answerer for the terminal |
-//! | `askuser-rig` (this one) | rig-core 0.44 / rig-agent 0.44 agents |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Feature flags
 //!

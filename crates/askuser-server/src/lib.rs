@@ -25,10 +25,15 @@
 //! # drop(app);
 //! ```
 //!
+//! # Which crate do I need?
+//!
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
+//!
 //! # Feature flags
 //!
-//! - `client`: `HttpAnswerer`, an `Answerer` that asks through a remote server, and
-//!   `Notifier`, notices to a webhook or ntfy (reqwest with rustls).
+//! - `client`: `Notifier`, notices to a webhook or ntfy (reqwest with rustls). The client of the
+//!   server (`HttpAnswerer`, `Racing`) is askuser-client's.
 
 mod actions;
 mod api;

@@ -57,11 +57,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
-//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
-//! | `askuser-store` (this one) | pending questions in a database, shared by processes |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Feature flags
 //!

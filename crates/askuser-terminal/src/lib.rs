@@ -53,12 +53,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait |
-//! | `askuser-tool` | the tool definition and the `AskUser` capability for an agent loop |
-//! | `askuser-terminal` (this one) | asking a person at a terminal, or through stdin lines |
-//! | `askuser-cli` | the `askuser` binary (`askuser demo`, `askuser ask`) |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Feature flags
 //!

@@ -58,12 +58,8 @@
 //!
 //! # Which crate do I need?
 //!
-//! | crate | for |
-//! | --- | --- |
-//! | `askuser-core` | validation, checking and rendering; the `Answerer` trait — everything a server needs |
-//! | `askuser-tool` (this one) | the tool definition, schema dialects, the [`AskUser`] capability, [`ToolSet`], [`session_router`] |
-//! | `askuser-terminal` | a cancellable terminal menu and a line-mode answerer |
-//! | `askuser-cli` | the `askuser` binary |
+//! Every askuser crate, what it is for, its heavy dependencies and its features: the table in
+//! the [README](https://example.invalid/askuser#which-crate-do-i-need).
 //!
 //! # Feature flags
 //!
