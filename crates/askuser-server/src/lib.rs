@@ -15,7 +15,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use askuser_server::{AnswerServer, ApiToken};
+//! use askuser_client::ApiToken;
+//! use askuser_server::AnswerServer;
 //! use askuser_store::MemoryStore;
 //!
 //! let server = AnswerServer::builder(Arc::new(MemoryStore::new()), ApiToken::generate().unwrap())

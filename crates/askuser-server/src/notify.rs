@@ -57,7 +57,8 @@ pub enum NotifyFormat {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use askuser_server::{AnswerServer, ApiToken, Notifier, NotifyFormat};
+/// use askuser_client::ApiToken;
+/// use askuser_server::{AnswerServer, Notifier, NotifyFormat};
 /// use askuser_store::MemoryStore;
 ///
 /// let notifier = Notifier::new("https://ntfy.example/my-topic", NotifyFormat::Ntfy).unwrap();

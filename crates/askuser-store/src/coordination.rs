@@ -21,7 +21,8 @@ pub(crate) const LEASES: &str = "lease";
 /// again.
 ///
 /// ```
-/// use askuser_store::{Key, Timestamp};
+/// use askuser_core::Timestamp;
+/// use askuser_store::Key;
 ///
 /// let notice = Key::of_question("notice.asked", "call_1");
 /// assert_eq!((notice.namespace(), notice.key(), notice.question_id()), ("notice.asked", "call_1", Some("call_1")));

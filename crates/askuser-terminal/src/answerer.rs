@@ -248,7 +248,8 @@ impl Answerer for TerminalAnswerer {
 /// time" once the deadline set here has passed, or else "The assistant's question was withdrawn".
 ///
 /// ```
-/// use askuser_terminal::{AskUserAnswer, AskUserResponse, Closing, TerminalAnswerer};
+/// use askuser_core::{AskUserAnswer, AskUserResponse};
+/// use askuser_terminal::{Closing, TerminalAnswerer};
 ///
 /// let closing = Closing::new();
 /// let menu = TerminalAnswerer::builder().closing(closing.clone()).build();

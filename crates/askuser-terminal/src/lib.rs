@@ -26,7 +26,8 @@
 //! the model's strings are shown inert, never obeyed. Answers carry the request's own labels.
 //!
 //! ```
-//! use askuser_terminal::{AskUserRequest, Questions, TerminalAnswerer};
+//! use askuser_core::{AskUserRequest, Questions};
+//! use askuser_terminal::TerminalAnswerer;
 //! use tokio::sync::mpsc;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -113,7 +114,7 @@ pub use line::{LineSource, MAX_LINE_BYTES, StdinLines, stdin_lines};
 /// ```
 /// ```
 /// use askuser_terminal::crossterm::event::Event;
-/// use askuser_terminal::{AskUserRequest, Mode, Questions, TerminalAnswerer};
+/// use askuser_terminal::{Mode, TerminalAnswerer};
 /// ```
 #[cfg(doctest)]
 pub struct NotPublic;

@@ -133,7 +133,7 @@ pub mod plumbing {
 /// assert_eq!((call.call_id(), call.tool_name()), ("call_1", "work_ask_user_question"));
 /// ```
 /// ```
-/// use askuser_tool::{AskContext, AskUser, AskUserRequest, AskUserResponse, CallOutcome, ToolCall};
+/// use askuser_tool::{AskUser, CallOutcome, ToolCall};
 /// ```
 #[cfg(doctest)]
 pub struct NotPublic;
