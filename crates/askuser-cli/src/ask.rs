@@ -269,8 +269,9 @@ fn run(text: &str, options: &Options, stdin_used: bool) -> ExitCode {
     ExitCode::from(outcome.exit_status())
 }
 
-fn failure(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("askuser: could not ask: {}", askuser_tool::exit::with_causes(error));
+/// Says that nobody could be asked, and why; the exit status that says so.
+pub(crate) fn failure(error: &dyn std::error::Error) -> ExitCode {
+    say!("askuser: could not ask: {}", askuser_tool::exit::with_causes(error));
     ExitCode::from(status::COULD_NOT_ASK)
 }
 
@@ -279,9 +280,7 @@ mod tests {
     use super::*;
     use askuser_core::Questions;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use askuser_testkit::args;
 
     #[test]
     fn parses_options() {

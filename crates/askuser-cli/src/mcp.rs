@@ -455,9 +455,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use askuser_testkit::args;
 
     #[test]
     fn parses_options() {

@@ -103,9 +103,7 @@ fn shell_word(word: &str) -> String {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use askuser_testkit::args;
 
     #[test]
     fn from_cargo_run_inside_the_clone_it_gives_cargo_run() {

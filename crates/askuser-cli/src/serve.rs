@@ -576,9 +576,7 @@ mod tests {
         assert!(bind_address("8770").is_err());
     }
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use askuser_testkit::args;
 
     #[test]
     fn parses_options() {

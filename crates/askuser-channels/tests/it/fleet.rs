@@ -14,15 +14,11 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_post_each_question_once_and_take_over() {
-    let Ok(url) = std::env::var("ASKUSER_TEST_POSTGRES_URL") else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
-        eprintln!(
-            "SKIPPED fleet::two_replicas_post_each_question_once_and_take_over: ASKUSER_TEST_POSTGRES_URL is not set"
-        );
+    let Some(url) = askuser_testkit::postgres_url("fleet::two_replicas_post_each_question_once_and_take_over")
+    else {
         return;
     };
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    let schema = format!("askuser_channels_test_{}_{nanos}", std::process::id());
+    let schema = askuser_testkit::unique_schema();
     let open = || PostgresStore::builder(&url).schema(&schema).open();
     let a: Arc<dyn SharedStore> = Arc::new(open().await.unwrap());
     let b_store = open().await.unwrap();

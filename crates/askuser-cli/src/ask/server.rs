@@ -10,6 +10,7 @@ use askuser_core::{AskContext, Profile, QuestionKind, Validator};
 use askuser_store::AskedBy;
 use askuser_tool::{AskUser, CallOutcome, OnTimeout, ToolCall, exit};
 
+use super::failure;
 use crate::cli::{self, Args, Command};
 
 const USAGE: &str = "\
@@ -303,18 +304,12 @@ fn exit_status(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Exi
     ExitCode::from(outcome.exit_status())
 }
 
-fn failure(error: &dyn std::error::Error) -> ExitCode {
-    say!("askuser: could not ask: {}", exit::with_causes(error));
-    ExitCode::from(exit::COULD_NOT_ASK)
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use askuser_testkit::args;
 
     #[test]
     fn parses_options() {

@@ -275,27 +275,13 @@ const EXTENDED: &str = r#"{"questions":[
 const SECRET: &str = r#"{"questions":[{"kind":"secret","header":"Token","question":"Token?",
     "secret_name":"API_TOKEN","purpose":"To deploy."}]}"#;
 
-/// A temporary directory of this test process, removed on drop.
-struct TempDir(std::path::PathBuf);
+use askuser_testkit::TempDir;
 
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("askuser-cli-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Writes `text` to `name` in `dir`; its path.
+fn file(dir: &TempDir, name: &str, text: &str) -> String {
+    let path = dir.0.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
 }
 
 #[cfg(unix)]
@@ -312,7 +298,7 @@ fn askuser_detached(args: &[&str], input: Option<&str>) -> Output {
 #[test]
 fn ask_with_the_extended_profile() {
     let dir = TempDir::new("extended");
-    let path = dir.file("call.json", EXTENDED);
+    let path = file(&dir, "call.json", EXTENDED);
     check(
         &askuser(&["ask", &path, "--profile", "extended"], Some("\nbilling api\n")),
         0,
@@ -335,7 +321,7 @@ fn ask_with_the_extended_profile() {
 #[test]
 fn a_secret_without_a_secret_file_or_a_terminal_is_declined() {
     let dir = TempDir::new("secret");
-    let path = dir.file("call.json", SECRET);
+    let path = file(&dir, "call.json", SECRET);
     // Nobody was asked in either case: `unattended`, as over MCP, never `user`.
     let declined = r#"{"status":"declined","answered_by":"unattended","answers":[]}"#;
     let output = askuser_detached(&["ask", &path, "--profile", "extended"], Some("piped-LEAKCANARY\n"));
@@ -367,8 +353,8 @@ fn a_secret_without_a_secret_file_or_a_terminal_is_declined() {
 fn a_secret_file_others_can_read_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = TempDir::new("secret-mode");
-    let path = dir.file("call.json", SECRET);
-    let file = dir.file("secrets.env", "OTHER=1\n");
+    let path = file(&dir, "call.json", SECRET);
+    let file = file(&dir, "secrets.env", "OTHER=1\n");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let output = askuser_detached(&["ask", &path, "--profile", "extended", "--secret-file", &file], None);
     assert_eq!(output.status.code(), Some(2));

@@ -11,22 +11,7 @@ use serde_json::{Value, json};
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_askuser");
 
-pub(crate) struct TempDir(pub(crate) PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("askuser-hook-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub(crate) use askuser_testkit::TempDir;
 
 /// `askuser serve` on loopback, with its store and token in a directory of its own.
 pub(crate) struct Served {

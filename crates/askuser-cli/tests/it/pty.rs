@@ -1,55 +1,13 @@
 //! `askuser ask` on a real pseudo-terminal: signals while the menu is open; a secret typed there.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read as _;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustix::termios::{LocalModes, Winsize, tcgetattr};
+use askuser_testkit::Pty;
 
 const ARGS: &str = r#"{"questions":[{"header":"Fix","question":"How should I fix it?","options":[
     {"label":"Patch"},{"label":"Refactor"}]}]}"#;
-
-/// A pseudo-terminal at 80 × 24 and everything its controller has received so far (what the
-/// screen showed, scrollback included).
-struct Pty {
-    controller: File,
-    user: rustix::fd::OwnedFd,
-    seen: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Pty {
-    fn open() -> Self {
-        let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
-        let controller = File::from(pty.controller);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = controller.try_clone().unwrap();
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0; 4096];
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        Self { controller, user: pty.user, seen }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
-    }
-
-    /// The user side, for a child's stdin or stderr.
-    fn stdio(&self) -> Stdio {
-        Stdio::from(self.user.try_clone().unwrap())
-    }
-
-    /// Whether the terminal is in cooked mode: canonical lines and echo.
-    fn cooked(&self) -> bool {
-        tcgetattr(&self.user).unwrap().local_modes.contains(LocalModes::ICANON | LocalModes::ECHO)
-    }
-}
 
 /// Guards the signal handling: SIGHUP, SIGINT and SIGTERM while the menu is open used to kill
 /// `askuser` with the terminal left raw, echo off and bracketed paste on. Now the terminal is
@@ -61,7 +19,7 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
     let args = dir.join("call.json");
     std::fs::write(&args, ARGS).unwrap();
     for (name, number) in [("HUP", 1), ("INT", 2), ("TERM", 15)] {
-        let pty = Pty::open();
+        let pty = Pty::open(80, 24);
         let text = || pty.text();
         // setsid does not fork here (the child is no group leader): its pid is askuser's.
         let mut child = Command::new("setsid")
@@ -131,7 +89,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
     for (how, stderr_on_tty) in [("menu", true), ("menu", false), ("lines", true), ("lines", false)] {
         let secrets = dir.join(format!("secrets-{how}-{stderr_on_tty}.env"));
         let _ = std::fs::remove_file(&secrets);
-        let pty = Pty::open();
+        let pty = Pty::open(80, 24);
         let text = || pty.text();
         let wait_for = |needle: &str| {
             let start = Instant::now();
@@ -166,7 +124,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
             command.arg("--accessible");
         }
         command.stderr(if stderr_on_tty {
-            Stdio::from(pty.user.try_clone().unwrap())
+            pty.stdio()
         } else {
             Stdio::piped()
         });
@@ -175,16 +133,16 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         // First a paste of several lines: refused whole, saying so, never taken cut or altered.
         if how == "lines" {
             wait_for("nothing is shown");
-            (&pty.controller).write_all(b"pasted-first\npasted-second\n").unwrap();
+            pty.send(b"pasted-first\npasted-second\n");
             wait_for("the paste had several lines, so nothing was taken");
             wait_for("Try again: ");
-            (&pty.controller).write_all(format!("{VALUE}\n").as_bytes()).unwrap();
+            pty.send(format!("{VALUE}\n").as_bytes());
         } else {
-            (&pty.controller).write_all(b"\x1b[200~pasted-first\npasted-second\x1b[201~").unwrap();
+            pty.send(b"\x1b[200~pasted-first\npasted-second\x1b[201~");
             wait_for("paste refused");
-            (&pty.controller).write_all(VALUE.as_bytes()).unwrap();
+            pty.send(VALUE.as_bytes());
             wait_for("•••");
-            (&pty.controller).write_all(b"\r").unwrap();
+            pty.send(b"\r");
         }
         let output = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -205,7 +163,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         assert_eq!(std::fs::read_to_string(&secrets).unwrap(), format!("DEPLOY_TOKEN={VALUE}\n"));
         assert_eq!(std::fs::metadata(&secrets).unwrap().permissions().mode() & 0o777, 0o600);
         let cooked =
-            tcgetattr(&pty.user).unwrap().local_modes.contains(LocalModes::ICANON | LocalModes::ECHO);
+            pty.cooked();
         assert!(cooked, "{how}: echo restored");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -216,7 +174,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
 #[cfg(feature = "mcp")]
 #[test]
 fn mcp_at_a_terminal_says_what_it_waits_for() {
-    let pty = Pty::open();
+    let pty = Pty::open(80, 24);
     let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
         .arg("mcp")
         .stdin(pty.stdio())

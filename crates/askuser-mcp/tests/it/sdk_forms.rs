@@ -16,6 +16,7 @@ use askuser_core::{
     AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, Profile, QuestionKind,
 };
 use askuser_mcp::ElicitationHandler;
+use askuser_testkit::{Asked, person};
 use askuser_mcp::testing::{RawFormAsker, connect_to, text_of};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
@@ -34,35 +35,6 @@ fn python_forms() -> RawFormAsker {
         .map(|f| (f["name"].as_str().unwrap().to_owned(), f["params"].clone()))
         .collect();
     RawFormAsker { forms, name: "python-forms".to_owned() }
-}
-
-type Asked = Arc<Mutex<Vec<AskUserRequest>>>;
-
-/// A person who answers the question headed `H` with `answers[H]`: a label to pick for a choice
-/// question, the text to type for a text question. Records each request.
-fn person(answers: &[(&str, &str)], asked: Asked) -> impl askuser_core::Answerer + use<> {
-    let answers: BTreeMap<String, String> =
-        answers.iter().map(|(h, a)| ((*h).to_owned(), (*a).to_owned())).collect();
-    move |request: AskUserRequest, _: AskContext| {
-        asked.lock().unwrap().push(request.clone());
-        let answers = answers.clone();
-        async move {
-            let answers = request
-                .questions()
-                .iter()
-                .map(|q| {
-                    let answer =
-                        answers.get(q.header()).unwrap_or_else(|| panic!("no answer for {:?}", q.header()));
-                    if q.kind() == QuestionKind::Text {
-                        AskUserAnswer::custom(q.header(), answer.clone())
-                    } else {
-                        AskUserAnswer::picked(q.header(), [answer.clone()])
-                    }
-                })
-                .collect();
-            Ok::<_, AnswerError>(AskUserResponse::answered(answers))
-        }
-    }
 }
 
 async fn answer(form: &str, handler: ElicitationHandler) -> Value {
@@ -156,9 +128,7 @@ fn sdk_python() -> Option<PathBuf> {
         return python;
     }
     let problem = "the MCP Python SDK is not installed (run crates/askuser-mcp/tests/data/sdk-forms/setup.sh and set ASKUSER_MCP_PYTHON to the python it prints)";
-    assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "CI=true but {problem}");
-    // Straight to the process's stderr: the harness captures `eprintln!`, and a skip must be seen.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: the live Python SDK test, because {problem}");
+    askuser_testkit::skip("the live Python SDK test", problem);
     None
 }
 

@@ -12,24 +12,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
 
-use crate::support::{TOKEN, api, send};
+use askuser_testkit::postgres_url;
 
-/// The PostgreSQL server to test against, or `None` (after saying so); a failure under `CI=true`.
-fn postgres_url(test: &str) -> Option<String> {
-    match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "ASKUSER_TEST_POSTGRES_URL is not set under CI=true: CI must provide PostgreSQL for {test}"
-            );
-            eprintln!(
-                "SKIPPED {test}: ASKUSER_TEST_POSTGRES_URL is not set (e.g. postgres://root@127.0.0.1:5432/test)"
-            );
-            None
-        }
-    }
-}
+use crate::support::{TOKEN, api, send};
 
 /// A replica on the shared store only: no link to the others.
 async fn replica(url: &str, schema: &str) -> (PostgresStore, axum::Router) {

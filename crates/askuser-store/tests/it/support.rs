@@ -1,7 +1,6 @@
 //! Fixtures: requests and responses, temporary SQLite files, PostgreSQL schemas.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use askuser_core::Timestamp;
@@ -61,34 +60,7 @@ pub(crate) fn sqlite_path(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("pending.db")
 }
 
-/// The PostgreSQL server to test against, or `None` (after saying so) when none is configured.
-///
-/// # Panics
-///
-/// Under `CI=true` without one: CI must provide the service, so a missing one fails.
-pub(crate) fn postgres_url(test: &str) -> Option<String> {
-    match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "ASKUSER_TEST_POSTGRES_URL is not set under CI=true: CI must provide PostgreSQL for {test}"
-            );
-            eprintln!(
-                "SKIPPED {test}: ASKUSER_TEST_POSTGRES_URL is not set (e.g. postgres://root@127.0.0.1:5432/test)"
-            );
-            None
-        }
-    }
-}
-
-/// A schema name no other test run uses.
-pub(crate) fn unique_schema() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("askuser_test_{}_{}_{nanos}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
+pub(crate) use askuser_testkit::{postgres_url, unique_schema};
 
 /// Drops a test's schema (with its tables) once the test is done with it.
 pub(crate) async fn drop_schema(store: &PostgresStore, schema: &str) {

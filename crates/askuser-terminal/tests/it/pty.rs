@@ -1,15 +1,10 @@
 //! Real pseudo-terminal tests: the fixture (`examples/pty_fixture.rs`) runs in its own session
 //! with the pty as its controlling terminal, as a program in a terminal window does.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use rustix::fd::OwnedFd;
-use rustix::termios::{LocalModes, Winsize, tcgetattr};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -26,28 +21,12 @@ fn fixture() -> PathBuf {
     path
 }
 
-struct Pty {
-    controller: File,
-    user: OwnedFd,
-    seen: Arc<Mutex<Vec<u8>>>,
-}
+/// The workspace's pseudo-terminal at 80 × 24, with the fixture to run on it.
+struct Pty(askuser_testkit::Pty);
 
 impl Pty {
     fn open() -> Self {
-        let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
-        let controller = File::from(pty.controller);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = controller.try_clone().unwrap();
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0; 4096];
-            // Ends with EIO once every user side is closed.
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        Self { controller, user: pty.user, seen }
+        Self(askuser_testkit::Pty::open(80, 24))
     }
 
     /// Starts the fixture on the pty (stdin and stderr), in a new session whose controlling
@@ -58,8 +37,8 @@ impl Pty {
 
     fn spawn_with(&self, command: &mut Command, stdout: Stdio) -> Child {
         command
-            .stdin(Stdio::from(self.user.try_clone().unwrap()))
-            .stderr(Stdio::from(self.user.try_clone().unwrap()))
+            .stdin(self.0.stdio())
+            .stderr(self.0.stdio())
             .stdout(stdout)
             .env_remove("ACCESSIBLE")
             .env_remove("ASKUSER_ACCESSIBLE")
@@ -69,34 +48,27 @@ impl Pty {
     }
 
     fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+        self.0.text()
     }
 
     /// Waits until the output contains `needle`.
     #[track_caller]
     fn wait_for(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.text().contains(needle) {
-            assert!(start.elapsed() < TIMEOUT, "timed out waiting for {needle:?}; saw {:?}", self.text());
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.0.wait_for(needle, TIMEOUT);
     }
 
     fn send(&mut self, bytes: &[u8]) {
-        self.controller.write_all(bytes).unwrap();
-        self.controller.flush().unwrap();
+        self.0.send(bytes);
     }
 
     /// Resizes the terminal; the kernel sends SIGWINCH to the fixture.
     fn resize(&self, cols: u16, rows: u16) {
-        let size = Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-        rustix::termios::tcsetwinsize(&self.controller, size).unwrap();
+        self.0.resize(cols, rows);
     }
 
     /// Whether the terminal is in cooked mode: canonical lines and echo.
     fn cooked(&self) -> bool {
-        let termios = tcgetattr(&self.user).unwrap();
-        termios.local_modes.contains(LocalModes::ICANON | LocalModes::ECHO)
+        self.0.cooked()
     }
 }
 
@@ -392,7 +364,7 @@ fn a_secret_reaches_the_sink_and_never_the_screen() {
         pty.wait_for("Your deploy token?");
         if how == "lines" {
             pty.wait_for("nothing is shown");
-            assert!(!tcgetattr(&pty.user).unwrap().local_modes.contains(LocalModes::ECHO), "echo off");
+            assert!(!pty.0.echoes(), "echo off");
             pty.send(format!("{SECRET}\n").as_bytes());
         } else {
             pty.send(SECRET.as_bytes());

@@ -16,29 +16,9 @@ use serde_json::{Value, json};
 
 use crate::mcp::node::{node_dir, node_ready};
 
-/// A person who answers the question headed `H` with `answers[H]` (a label, or typed text).
+/// A scripted person who answers the question headed `H` with `answers[H]`.
 fn person(answers: &[(&str, &str)]) -> impl askuser_core::Answerer + use<> {
-    let answers: BTreeMap<String, String> =
-        answers.iter().map(|(h, a)| ((*h).to_owned(), (*a).to_owned())).collect();
-    move |request: AskUserRequest, _: AskContext| {
-        let answers = answers.clone();
-        async move {
-            let answers = request
-                .questions()
-                .iter()
-                .map(|q| {
-                    let answer =
-                        answers.get(q.header()).unwrap_or_else(|| panic!("no answer for {:?}", q.header()));
-                    if q.kind() == QuestionKind::Text {
-                        AskUserAnswer::custom(q.header(), answer.clone())
-                    } else {
-                        AskUserAnswer::picked(q.header(), answer.split('+').map(str::to_owned))
-                    }
-                })
-                .collect();
-            Ok::<_, AnswerError>(AskUserResponse::answered(answers))
-        }
-    }
+    askuser_testkit::person(answers, askuser_testkit::Asked::default())
 }
 
 /// Calls the TypeScript server's tool `form` with `handler` answering; the server's report.

@@ -5,59 +5,20 @@
 
 #![cfg(unix)]
 
-use std::fs::File;
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use askuser_testkit::Pty;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The terminal side of a pty: everything drawn on it, and a way to type.
-struct Terminal {
-    controller: File,
-    seen: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Terminal {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
-    }
-
-    fn wait_for(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.text().contains(needle) {
-            assert!(
-                start.elapsed() < PATIENCE,
-                "timed out waiting for {needle:?}; the terminal shows {:?}",
-                self.text()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_terminal_fallback_asks_on_the_controlling_terminal() {
-    let size =
-        rustix_openpty::rustix::termios::Winsize { ws_row: 24, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
-    let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
-    let controller = File::from(pty.controller);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = controller.try_clone().unwrap();
-    let sink = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        let mut buf = [0; 4096];
-        while let Ok(n @ 1..) = reader.read(&mut buf) {
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
-    let mut terminal = Terminal { controller, seen };
+    let terminal = Pty::open(100, 24);
 
     let dir = std::env::temp_dir().join(format!("askuser-mcp-terminal-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -73,8 +34,8 @@ async fn the_terminal_fallback_asks_on_the_controlling_terminal() {
         .arg(env!("CARGO_BIN_EXE_askuser"))
         .arg(&to_server)
         .arg(&from_server)
-        .stdin(Stdio::from(pty.user.try_clone().unwrap()))
-        .stderr(Stdio::from(pty.user.try_clone().unwrap()))
+        .stdin(terminal.stdio())
+        .stderr(terminal.stdio())
         .stdout(Stdio::null())
         .env("TERM", "xterm-256color")
         .env_remove("ACCESSIBLE")
@@ -100,9 +61,8 @@ async fn the_terminal_fallback_asks_on_the_controlling_terminal() {
     let pending = tokio::spawn(async move { client.call_tool(call).await.map(|result| (result, client)) });
 
     let typing = std::thread::spawn(move || {
-        terminal.wait_for("Which plan fits?");
-        terminal.controller.write_all(b"2").unwrap();
-        terminal.controller.flush().unwrap();
+        terminal.wait_for("Which plan fits?", PATIENCE);
+        terminal.send(b"2");
         terminal
     });
     let (result, client) =

@@ -19,12 +19,7 @@ fn node_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node")
 }
 
-/// Says plainly why a client test cannot run; under `CI=true` that is a failure.
-fn skip(what: &str, problem: &str) {
-    assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "CI=true but {problem}");
-    // Straight to the process's stderr: the harness captures `eprintln!`, and a skip must be seen.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}, because {problem}");
-}
+use askuser_testkit::skip;
 
 fn node_ready(what: &str) -> bool {
     if std::process::Command::new("node").arg("--version").output().is_err() {

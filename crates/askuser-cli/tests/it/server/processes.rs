@@ -278,11 +278,7 @@ async fn serve_names_why_the_store_did_not_open() {
     assert!(dir.0.join("new/pending.db").exists());
     created.start_kill().unwrap();
 
-    let Ok(url) = std::env::var("ASKUSER_TEST_POSTGRES_URL") else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must set ASKUSER_TEST_POSTGRES_URL");
-        eprintln!("SKIPPED the PostgreSQL store-open error: ASKUSER_TEST_POSTGRES_URL is not set");
-        return;
-    };
+    let Some(url) = askuser_testkit::postgres_url("the PostgreSQL store-open error") else { return };
     let (base, _db) = url.rsplit_once('/').unwrap();
     let said = failed(format!("{base}/askuser_no_such_database")).await;
     assert!(said.contains(r#"database "askuser_no_such_database" does not exist"#), "{said}");
@@ -299,16 +295,7 @@ async fn the_data_directory_and_store_are_private_and_an_open_token_file_is_refu
     let data = dir.0.join("askuser");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut server = tokio::process::Command::new(support::BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env("XDG_DATA_HOME", &dir.0)
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut server = serve_with_data_home(&dir.0);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let fixed = line_after(&mut server_err, &format!("askuser serve: {} was open", data.display())).await;
     assert_eq!(fixed, " to other users (mode 0755): made 0700");
@@ -320,16 +307,7 @@ async fn the_data_directory_and_store_are_private_and_an_open_token_file_is_refu
 
     // A data directory askuser makes itself is private from the start: nothing to report.
     let fresh = TempDir::new("private-fresh");
-    let mut server = tokio::process::Command::new(support::BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env("XDG_DATA_HOME", &fresh.0)
-        .env_remove("ASKUSER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut server = serve_with_data_home(&fresh.0);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let mut said = String::new();
     loop {
@@ -491,8 +469,7 @@ fn libfaketime(what: &str) -> Option<PathBuf> {
         .map(|arch| PathBuf::from(format!("/usr/lib/{arch}/faketime/libfaketime.so.1")))
         .find(|path| path.is_file());
     if found.is_none() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must install faketime for {what}");
-        eprintln!("SKIPPED {what}: libfaketime is not installed (Debian: apt-get install faketime)");
+        askuser_testkit::skip(what, "libfaketime is not installed (Debian: apt-get install faketime)");
     }
     found
 }
@@ -715,4 +692,19 @@ async fn the_default_config_is_read_when_present() {
         "{said}"
     );
     assert!(said.contains(&format!("{}: line 1, column", config.display())), "{said}");
+}
+
+/// `askuser serve` on a free port with its data directory (token, store) under `home`
+/// (`XDG_DATA_HOME`); stderr piped, killed when dropped.
+fn serve_with_data_home(home: &std::path::Path) -> tokio::process::Child {
+    tokio::process::Command::new(support::BIN)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("XDG_DATA_HOME", home)
+        .env_remove("ASKUSER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
 }

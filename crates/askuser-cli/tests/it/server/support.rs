@@ -14,22 +14,7 @@ pub(crate) const ARGS: &str = r#"{"questions":[{"header":"Plan","question":"Whic
     {"header":"Extras","question":"Which extras?","multi_select":true,
     "options":[{"label":"Backups"},{"label":"Support"}]}]}"#;
 
-pub(crate) struct TempDir(pub(crate) PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("askuser-server-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub(crate) use askuser_testkit::TempDir;
 
 /// Reads `stderr` lines until one starts with `prefix`; returns the rest of that line.
 pub(crate) async fn line_after(stderr: &mut BufReader<ChildStderr>, prefix: &str) -> String {
@@ -113,17 +98,7 @@ pub(crate) struct PostgresSchema {
 
 impl PostgresSchema {
     pub(crate) async fn open(name: &str, what: &str) -> Option<Self> {
-        let url = match std::env::var("ASKUSER_TEST_POSTGRES_URL") {
-            Ok(url) if !url.is_empty() => url,
-            _ => {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "CI must set ASKUSER_TEST_POSTGRES_URL"
-                );
-                eprintln!("SKIPPED {what}: ASKUSER_TEST_POSTGRES_URL is not set");
-                return None;
-            }
-        };
+        let url = askuser_testkit::postgres_url(what)?;
         let schema = format!("askuser_cli_{name}_{}", std::process::id());
         let store = askuser_store::PostgresStore::builder(&url).schema(&schema).open().await.unwrap();
         let separator = if url.contains('?') { '&' } else { '?' };

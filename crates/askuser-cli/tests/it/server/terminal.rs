@@ -5,12 +5,10 @@
 
 #![cfg(unix)]
 
-use std::fs::File;
-use std::io::{Read as _, Write as _};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use askuser_testkit::Pty;
 use tokio::io::BufReader;
 
 use crate::server::support::{BIN, TempDir, field, line_after, serve};
@@ -20,58 +18,17 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const CALL: &str = r#"{"questions":[{"header":"Plan","question":"Which plan fits?",
     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
 
-/// The terminal side of a pty: everything drawn on it, and a way to type.
-struct Terminal {
-    controller: File,
-    seen: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Terminal {
-    fn open() -> (Self, File) {
-        let size =
-            rustix_openpty::rustix::termios::Winsize { ws_row: 30, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = rustix_openpty::openpty(None, Some(&size)).unwrap();
-        let controller = File::from(pty.controller);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = controller.try_clone().unwrap();
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0; 4096];
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        (Self { controller, seen }, File::from(pty.user))
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
-    }
-
-    async fn wait_for(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.text().contains(needle) {
-            assert!(
-                start.elapsed() < PATIENCE,
-                "timed out waiting for {needle:?}; the terminal shows {:?}",
-                self.text()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    /// The page link `ask` printed.
-    fn link(&self) -> String {
-        let text = self.text();
-        let at = text.find("askuser: answer at ").expect("a link") + "askuser: answer at ".len();
-        text[at..].split(|c: char| c.is_whitespace()).next().unwrap().to_owned()
-    }
+/// The page link `ask` printed on the terminal.
+fn link(terminal: &Pty) -> String {
+    let text = terminal.text();
+    let at = text.find("askuser: answer at ").expect("a link") + "askuser: answer at ".len();
+    text[at..].split(|c: char| c.is_whitespace()).next().unwrap().to_owned()
 }
 
 /// `askuser ask --server URL --token-file TOKEN CALL` with the pty as its controlling
 /// terminal, stdin and stderr; stdout piped.
 fn ask_at_terminal(
-    user: &File,
+    terminal: &Pty,
     url: &str,
     token: &std::path::Path,
     call: &std::path::Path,
@@ -80,8 +37,8 @@ fn ask_at_terminal(
         .args(["--ctty", BIN, "ask", "--server", url, "--token-file"])
         .arg(token)
         .arg(call)
-        .stdin(Stdio::from(user.try_clone().unwrap()))
-        .stderr(Stdio::from(user.try_clone().unwrap()))
+        .stdin(terminal.stdio())
+        .stderr(terminal.stdio())
         .stdout(Stdio::piped())
         .env("TERM", "xterm-256color")
         .env_remove("ASKUSER_TOKEN")
@@ -115,18 +72,17 @@ async fn the_terminal_menu_races_the_page() {
     let http = reqwest::Client::new();
 
     // 1. Answered at the terminal: the result, and the server has the same answer.
-    let (mut terminal, user) = Terminal::open();
-    let ask = ask_at_terminal(&user, &url, &token_file, &call);
-    terminal.wait_for("askuser: answer at ").await;
-    terminal.wait_for("Which plan fits?").await;
-    let link = terminal.link();
+    let terminal = Pty::open(120, 30);
+    let ask = ask_at_terminal(&terminal, &url, &token_file, &call);
+    terminal.wait_for_async("askuser: answer at ", PATIENCE).await;
+    terminal.wait_for_async("Which plan fits?", PATIENCE).await;
+    let link = link(&terminal);
     let shown = terminal.text();
     assert!(
         shown.find("askuser: answer at ").unwrap() < shown.find("Which plan fits?").unwrap(),
         "the link comes before the menu: {shown:?}"
     );
-    terminal.controller.write_all(b"2").unwrap();
-    terminal.controller.flush().unwrap();
+    terminal.send(b"2");
     let (stdout, status) = finished(ask).await;
     assert_eq!((stdout.as_str(), status), ("{\"Plan\":[\"Large\"]}\n", Some(0)), "{}", terminal.text());
     let listed: serde_json::Value =
@@ -136,14 +92,14 @@ async fn the_terminal_menu_races_the_page() {
     assert_eq!(records[0]["response"]["answers"][0]["selected"], serde_json::json!(["Large"]));
     let page = http.get(&link).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("Large"), "the page shows the terminal's answer: {page}");
-    drop(user);
+    drop(terminal);
 
     // 2. Answered on the page while the menu is open: the page's answer is the result, and the
     //    menu is gone (the command ended without a key).
-    let (terminal, user) = Terminal::open();
-    let ask = ask_at_terminal(&user, &url, &token_file, &call);
-    terminal.wait_for("Which plan fits?").await;
-    let link = terminal.link();
+    let terminal = Pty::open(120, 30);
+    let ask = ask_at_terminal(&terminal, &url, &token_file, &call);
+    terminal.wait_for_async("Which plan fits?", PATIENCE).await;
+    let link = link(&terminal);
     let page = http.get(&link).send().await.unwrap().text().await.unwrap();
     let body = format!("csrf={}&q0=0&action=answer", field(&page, "csrf"));
     let done = http
@@ -161,16 +117,16 @@ async fn the_terminal_menu_races_the_page() {
     assert!(shown.contains("Answered on the answer server"), "{shown:?}");
     assert!(shown.contains("Plan") && shown.contains("Small"), "{shown:?}");
     assert!(!shown.contains("withdrawn"), "{shown:?}");
-    drop(user);
+    drop(terminal);
 
     // 3. --no-menu: the server alone, as before.
-    let (terminal, user) = Terminal::open();
+    let terminal = Pty::open(120, 30);
     let mut ask = Command::new("setsid");
     ask.args(["--ctty", BIN, "ask", "--no-menu", "--timeout", "2", "--server", &url, "--token-file"])
         .arg(&token_file)
         .arg(&call)
-        .stdin(Stdio::from(user.try_clone().unwrap()))
-        .stderr(Stdio::from(user.try_clone().unwrap()))
+        .stdin(terminal.stdio())
+        .stderr(terminal.stdio())
         .stdout(Stdio::piped())
         .env("TERM", "xterm-256color");
     let (_, status) = finished(ask.spawn().unwrap()).await;
@@ -203,7 +159,7 @@ async fn every_way_out_of_the_menu_withdraws_at_once() {
         let call = dir.0.join("call.json");
         std::fs::write(&call, CALL).unwrap();
 
-        let (mut terminal, user) = Terminal::open();
+        let terminal = Pty::open(120, 30);
         let mut command = Command::new("setsid");
         command.args(["--ctty", BIN, "ask", "--server", &url, "--token-file"]).arg(&token_file);
         if way == "timeout" {
@@ -211,19 +167,18 @@ async fn every_way_out_of_the_menu_withdraws_at_once() {
         }
         let ask = command
             .arg(&call)
-            .stdin(Stdio::from(user.try_clone().unwrap()))
-            .stderr(Stdio::from(user.try_clone().unwrap()))
+            .stdin(terminal.stdio())
+            .stderr(terminal.stdio())
             .stdout(Stdio::piped())
             .env("TERM", "xterm-256color")
             .env_remove("ASKUSER_TOKEN")
             .spawn()
             .unwrap();
-        terminal.wait_for("Which plan fits?").await;
+        terminal.wait_for_async("Which plan fits?", PATIENCE).await;
         assert_eq!(only_state(&url, &token).await, "pending");
         match way {
             "ctrl-c" => {
-                terminal.controller.write_all(b"\x03").unwrap();
-                terminal.controller.flush().unwrap();
+                terminal.send(b"\x03");
             }
             "sigterm" => {
                 Command::new("kill").args(["-TERM", &ask.id().to_string()]).status().unwrap();
@@ -247,6 +202,6 @@ async fn every_way_out_of_the_menu_withdraws_at_once() {
             assert_eq!(state, "cancelled", "{way}: withdrawn when the command ended");
             assert!(ended.elapsed() < Duration::from_secs(5), "{way}: {:?}", ended.elapsed());
         }
-        drop(user);
+        drop(terminal);
     }
 }
