@@ -107,7 +107,9 @@ pub type Asked = std::sync::Arc<std::sync::Mutex<Vec<askuser_core::AskUserReques
 ///
 /// When a question has no answer in `answers`.
 pub fn person(answers: &[(&str, &str)], asked: Asked) -> impl askuser_core::Answerer + use<> {
-    use askuser_core::{AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind};
+    use askuser_core::{
+        AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, QuestionKind,
+    };
     let answers: std::collections::BTreeMap<String, String> =
         answers.iter().map(|(h, a)| ((*h).to_owned(), (*a).to_owned())).collect();
     move |request: AskUserRequest, _: AskContext| {

@@ -119,7 +119,11 @@ impl Pty {
     pub fn wait_for(&self, needle: &str, within: Duration) {
         let start = Instant::now();
         while !self.text().contains(needle) {
-            assert!(start.elapsed() < within, "timed out waiting for {needle:?}; the terminal shows {:?}", self.text());
+            assert!(
+                start.elapsed() < within,
+                "timed out waiting for {needle:?}; the terminal shows {:?}",
+                self.text()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -132,7 +136,11 @@ impl Pty {
     pub async fn wait_for_async(&self, needle: &str, within: Duration) {
         let start = Instant::now();
         while !self.text().contains(needle) {
-            assert!(start.elapsed() < within, "timed out waiting for {needle:?}; the terminal shows {:?}", self.text());
+            assert!(
+                start.elapsed() < within,
+                "timed out waiting for {needle:?}; the terminal shows {:?}",
+                self.text()
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }

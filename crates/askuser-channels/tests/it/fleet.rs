@@ -14,7 +14,8 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_post_each_question_once_and_take_over() {
-    let Some(url) = askuser_testkit::postgres_url("fleet::two_replicas_post_each_question_once_and_take_over")
+    let Some(url) =
+        askuser_testkit::postgres_url("fleet::two_replicas_post_each_question_once_and_take_over")
     else {
         return;
     };

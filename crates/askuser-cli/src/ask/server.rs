@@ -304,7 +304,6 @@ fn exit_status(outcome: &CallOutcome, server: &str, source: &TokenSource) -> Exi
     ExitCode::from(outcome.exit_status())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

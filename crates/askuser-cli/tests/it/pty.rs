@@ -123,11 +123,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         if how == "lines" {
             command.arg("--accessible");
         }
-        command.stderr(if stderr_on_tty {
-            pty.stdio()
-        } else {
-            Stdio::piped()
-        });
+        command.stderr(if stderr_on_tty { pty.stdio() } else { Stdio::piped() });
         let child = command.spawn().unwrap();
         wait_for("Your deploy token?");
         // First a paste of several lines: refused whole, saying so, never taken cut or altered.
@@ -162,8 +158,7 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
         }
         assert_eq!(std::fs::read_to_string(&secrets).unwrap(), format!("DEPLOY_TOKEN={VALUE}\n"));
         assert_eq!(std::fs::metadata(&secrets).unwrap().permissions().mode() & 0o777, 0o600);
-        let cooked =
-            pty.cooked();
+        let cooked = pty.cooked();
         assert!(cooked, "{how}: echo restored");
     }
     let _ = std::fs::remove_dir_all(&dir);

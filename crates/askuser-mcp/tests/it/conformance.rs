@@ -13,7 +13,6 @@
 //! Needs `node`, `npm ci` in that directory (`.ci/run` does it) and the example built (`cargo
 //! test` builds it); without them the test says so and skips, except under `CI=true`.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

@@ -7,17 +7,13 @@
 //! validates every accepted answer against its pydantic model. (The TypeScript SDK's forms are
 //! run live too: askuser's `mcp::sdk_forms` test.)
 
-use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use askuser_core::{
-    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, Profile, QuestionKind,
-};
+use askuser_core::Profile;
 use askuser_mcp::ElicitationHandler;
-use askuser_testkit::{Asked, person};
 use askuser_mcp::testing::{RawFormAsker, connect_to, text_of};
+use askuser_testkit::{Asked, person};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::TokioChildProcess;

@@ -4,7 +4,6 @@
 //! Needs `node` and `npm ci` in `tests/node` (`.ci/run` does it). Without them the tests say so
 //! and skip, except under `CI=true`, where a missing service is a failure.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
 

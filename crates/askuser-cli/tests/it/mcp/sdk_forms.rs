@@ -3,11 +3,7 @@
 //! (`toJsonSchemaCompat` of a zod object: `$schema`, `type: ["string","null"]` for a nullable
 //! field, no titles), and the SDK checks every accepted answer against the schema it sent.
 
-use std::collections::BTreeMap;
-
-use askuser_core::{
-    AnswerError, AskContext, AskUserAnswer, AskUserRequest, AskUserResponse, Profile, QuestionKind,
-};
+use askuser_core::Profile;
 use askuser_mcp::ElicitationHandler;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;

@@ -17,7 +17,6 @@
 //! Needs `node` and `npm ci` in `tests/conformance` (`.ci/run` does it); without them the test
 //! says so and skips, except under `CI=true`.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Temporary directories, the binary as processes, and reading what they print.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 

@@ -19,7 +19,7 @@ const CALL: &str = r#"{"questions":[{"header":"Plan","question":"Which plan fits
     "options":[{"label":"Small"},{"label":"Large"}]}]}"#;
 
 /// The page link `ask` printed on the terminal.
-fn link(terminal: &Pty) -> String {
+fn link_on(terminal: &Pty) -> String {
     let text = terminal.text();
     let at = text.find("askuser: answer at ").expect("a link") + "askuser: answer at ".len();
     text[at..].split(|c: char| c.is_whitespace()).next().unwrap().to_owned()
@@ -76,7 +76,7 @@ async fn the_terminal_menu_races_the_page() {
     let ask = ask_at_terminal(&terminal, &url, &token_file, &call);
     terminal.wait_for_async("askuser: answer at ", PATIENCE).await;
     terminal.wait_for_async("Which plan fits?", PATIENCE).await;
-    let link = link(&terminal);
+    let link = link_on(&terminal);
     let shown = terminal.text();
     assert!(
         shown.find("askuser: answer at ").unwrap() < shown.find("Which plan fits?").unwrap(),
@@ -99,7 +99,7 @@ async fn the_terminal_menu_races_the_page() {
     let terminal = Pty::open(120, 30);
     let ask = ask_at_terminal(&terminal, &url, &token_file, &call);
     terminal.wait_for_async("Which plan fits?", PATIENCE).await;
-    let link = link(&terminal);
+    let link = link_on(&terminal);
     let page = http.get(&link).send().await.unwrap().text().await.unwrap();
     let body = format!("csrf={}&q0=0&action=answer", field(&page, "csrf"));
     let done = http
