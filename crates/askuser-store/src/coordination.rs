@@ -1,7 +1,7 @@
 //! [`Coordination`]: what the processes sharing a store agree on besides questions — who holds a
 //! name, what was done once, and a few small values — in one table of namespaced keys. The store
-//! names no surface: the server's notices and logins and the chat channels keep their rows here
-//! under namespaces of their own.
+//! names no surface: each layer above keeps its rows here under namespaces of its own
+//! (docs/store.md lists them).
 
 use std::fmt;
 use std::time::Duration;
@@ -24,10 +24,10 @@ pub(crate) const LEASES: &str = "lease";
 /// use askuser_core::Timestamp;
 /// use askuser_store::Key;
 ///
-/// let notice = Key::of_question("notice.asked", "call_1");
-/// assert_eq!((notice.namespace(), notice.key(), notice.question_id()), ("notice.asked", "call_1", Some("call_1")));
-/// let login = Key::new("login.revoked", "s-42").until(Timestamp::from_unix_millis(1_000));
-/// assert_eq!(login.expires_at(), Some(Timestamp::from_unix_millis(1_000)));
+/// let sent = Key::of_question("mail.sent", "call_1");
+/// assert_eq!((sent.namespace(), sent.key(), sent.question_id()), ("mail.sent", "call_1", Some("call_1")));
+/// let ban = Key::new("session.closed", "s-42").until(Timestamp::from_unix_millis(1_000));
+/// assert_eq!(ban.expires_at(), Some(Timestamp::from_unix_millis(1_000)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
@@ -97,7 +97,8 @@ impl Key {
 ///
 /// The built-in stores implement it beside [`PendingStore`](crate::PendingStore), in the same database
 /// (`askuser_coordination`). A host whose own store implements only `PendingStore` needs it only
-/// to run an answer server or chat channels ([`SharedStore`](crate::SharedStore)).
+/// to run what coordinates replicas through it, such as an answer server
+/// ([`SharedStore`](crate::SharedStore)).
 #[async_trait::async_trait]
 pub trait Coordination: Send + Sync + fmt::Debug {
     /// Takes or renews `holder`'s lease on `name` for `ttl` from now: `true` when `holder` holds

@@ -127,7 +127,7 @@ impl NewQuestion {
         self
     }
 
-    /// With who asks it, shown to the person beside the question (pages, lists, notices).
+    /// With who asks it, shown to the person beside the question (wherever it is shown).
     /// Default: none. A repeated put of the same question keeps the first put's label.
     #[must_use]
     pub fn asked_by(mut self, asked_by: AskedBy) -> Self {
@@ -582,7 +582,7 @@ impl Serialize for PendingRecord {
 pub const MAX_ASKED_BY_CHARS: usize = 200;
 
 /// Who asks a question: a short label the person sees beside it ("claude-code 1.2 in ~/src/app",
-/// a session's name), on the pages, in the lists and in notices. Untrusted text: one line of at
+/// a session's name), wherever the question is shown. Untrusted text: one line of at
 /// most [`MAX_ASKED_BY_CHARS`] characters without control characters or invisible formatting
 /// (bidi controls, zero-width characters); [`shown`](Self::shown) makes the characters that
 /// render blank visible for display.

@@ -175,7 +175,7 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     fn changes(&self) -> Changes;
 }
 
-/// A store that keeps both questions and coordination: what an answer server and chat channels
+/// A store that keeps both questions and coordination: what the layers that coordinate replicas
 /// run on. Every type implementing both traits is one; [`open`](crate::open) returns one.
 pub trait SharedStore: PendingStore + Coordination {}
 
