@@ -1,7 +1,7 @@
 //! What every channel does the same way: hold the channel in the store (one process of a fleet
 //! runs it), follow the store's change feed, post each waiting batch once, retire its message
 //! once the batch is settled (by any surface, by expiry or withdrawal), and turn taps into
-//! answers through [`PendingStore::answer`](askuser_store::PendingStore::answer) (which checks them with `check_response`; the first
+//! answers through [`PendingStore::commit_answer`](askuser_store::PendingStore::commit_answer) (which checks them with `check_response`; the first
 //! answer wins).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -684,7 +684,7 @@ impl<S: Surface> Engine<S> {
     /// Commits `response` as the answer to `id`: the first answer wins, on every surface.
     async fn commit(&self, id: &str, response: &AskUserResponse) -> Reply {
         let marked = self.via.mark(id, S::SHOWN);
-        let result = bounded(self.store.answer(id, response)).await;
+        let result = bounded(self.store.commit_answer(id, response)).await;
         self.queue.push(id);
         match result {
             Ok(_) => {

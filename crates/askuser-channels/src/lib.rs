@@ -6,7 +6,7 @@
 //! through any path and any process reaches it; of several server processes sharing the store,
 //! exactly one runs each channel at a time (a [`Coordination::lease`]); the messages it posted
 //! and Telegram's update offset are kept in the store's coordination table, so a restart resumes without
-//! posting twice. An answer is committed with [`PendingStore::answer`] (checked with
+//! posting twice. An answer is committed with [`PendingStore::commit_answer`] (checked with
 //! `check_response`; the first answer wins, whichever surface it comes from); once a batch is
 //! settled anywhere (answered, declined, expired, withdrawn) its messages are edited to say so and
 //! lose their buttons. Secrets never go through a chat: a batch with a secret question links to

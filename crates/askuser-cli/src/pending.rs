@@ -121,7 +121,7 @@ async fn run(mut args: Args) -> Result<(), Failure> {
         "answer" => {
             let response: AskUserResponse = serde_json::from_str(&stdin_text()?)
                 .map_err(|e| Failure::Usage(format!("the response on stdin is invalid: {e}")))?;
-            print_json(&store.answer(&one_id(&args)?, &response).await?)?;
+            print_json(&store.commit_answer(&one_id(&args)?, &response).await?)?;
             if hold {
                 std::future::pending::<()>().await;
             }

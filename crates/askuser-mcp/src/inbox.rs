@@ -100,7 +100,7 @@ pub(crate) async fn commit(
     id: &str,
     response: &AskUserResponse,
 ) -> Result<PendingRecord, StoreError> {
-    match store.answer(id, response).await {
+    match store.commit_answer(id, response).await {
         Err(StoreError::Conflict { first: record } | StoreError::Closed { record }) => Ok(*record),
         answered => answered,
     }

@@ -191,7 +191,7 @@ pub(crate) async fn answer(
                 .map_err(|message| ApiError::InvalidResponse { message })?;
         }
     }
-    match bounded(state.store.answer(id, response)).await {
+    match bounded(state.store.commit_answer(id, response)).await {
         Ok(record) => {
             state.hold_secrets(id, secrets);
             Ok(record)

@@ -97,7 +97,7 @@ async fn wake_in_process(store: &SqliteStore) -> Result<Vec<Duration>, Error> {
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
         let start = Instant::now();
-        shared.answer(&id, &answer).await?;
+        shared.commit_answer(&id, &answer).await?;
         let (woke, result) = waiting.await?;
         result.map_err(|e: AnswerError| e.to_string())?;
         samples.push(woke - start);
@@ -122,7 +122,7 @@ async fn wake_across_processes(
     child_wakes(&args, n, spread, |i| {
         let answer = &answer;
         async move {
-            store.answer(&format!("cross-{i}"), answer).await?;
+            store.commit_answer(&format!("cross-{i}"), answer).await?;
             Ok(())
         }
     })
@@ -198,7 +198,7 @@ async fn pairs_per_second<S: PendingStore + Clone + 'static>(
             for i in (t..total).step_by(tasks) {
                 let id = format!("{prefix}-{i}");
                 store.put(NewQuestion::new(request(&id)?, Duration::from_mins(10))).await?;
-                store.answer(&id, &answer).await?;
+                store.commit_answer(&id, &answer).await?;
             }
             Ok::<_, Error>(())
         }));

@@ -25,7 +25,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_mins(5);
 const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 
 /// Answers by putting the request in a [`PendingStore`] and waiting until someone answers it
-/// there (a web form, another process, [`PendingStore::answer`] anywhere), or until its deadline.
+/// there (a web form, another process, [`PendingStore::commit_answer`] anywhere), or until its deadline.
 ///
 /// - The record's id is the request's id, its session the context's session id, its deadlines the
 ///   request's stamps (see [`NewQuestion`]).
@@ -70,7 +70,7 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 ///         let page = store.list(&Default::default()).await?;
 ///         if let Some(record) = page.records.first() {
 ///             let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]);
-///             store.answer(record.id(), &answer).await?;
+///             store.commit_answer(record.id(), &answer).await?;
 ///             return Ok::<_, askuser_store::StoreError>(());
 ///         }
 ///         tokio::task::yield_now().await;

@@ -44,7 +44,7 @@
 //!
 //! // Any process: the person answers.
 //! let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]);
-//! store.answer("call_1", &answer).await?;
+//! store.commit_answer("call_1", &answer).await?;
 //!
 //! // Any process: the run resumes with the exact tool result an inline call would have produced.
 //! let record = store.watch("call_1").await?;

@@ -30,7 +30,7 @@ use crate::wake::Wakers;
 /// store.put(NewQuestion::new(request, Duration::from_secs(300))).await?;
 ///
 /// let answer = AskUserResponse::answered(vec![AskUserAnswer::picked("Plan", ["Large"])]);
-/// store.answer("call_1", &answer).await?;
+/// store.commit_answer("call_1", &answer).await?;
 /// let record = store.watch("call_1").await?;
 /// assert_eq!(record.state(), State::Answered);
 /// assert_eq!(record.result()?.unwrap().text(), r#"{"Plan":["Large"]}"#);

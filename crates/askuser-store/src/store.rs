@@ -83,7 +83,7 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// first answer; [`StoreError::Closed`] when the question timed out (also when it is past
     /// `expires_at` and no sweep has run yet: it is marked `timed_out` now) or was cancelled;
     /// [`StoreError::NotFound`]; a database error.
-    async fn answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError>;
+    async fn commit_answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError>;
 
     /// Marks a pending question `cancelled` (its asker stopped waiting) and wakes its watchers.
     /// A record that is no longer pending is returned unchanged.
@@ -638,7 +638,7 @@ macro_rules! pending_store_via_backend {
                 $crate::store::Backend::list(self, query).await
             }
 
-            async fn answer(
+            async fn commit_answer(
                 &self,
                 id: &str,
                 response: &askuser_core::AskUserResponse,

@@ -41,8 +41,9 @@ async fn answer(db: &str, id: &str, label: &str) -> Result<(), Error> {
     let store = SqliteStore::open(db).await?;
     let record = store.get(id).await?.ok_or("no such question")?;
     let header = record.request().questions().as_slice()[0].header().to_owned();
-    let answered =
-        store.answer(id, &AskUserResponse::answered(vec![AskUserAnswer::picked(header, [label])])).await?;
+    let answered = store
+        .commit_answer(id, &AskUserResponse::answered(vec![AskUserAnswer::picked(header, [label])]))
+        .await?;
     println!("{} at {}", answered.state(), answered.answered_at().map(|t| t.to_string()).unwrap_or_default());
     Ok(())
 }

@@ -143,7 +143,10 @@ async fn settled_elsewhere_retires_the_message_and_a_stale_tap_says_so() {
     let shown = telegram.wait_for(CHAT, PATIENCE, |m| m.len() == 3).await;
     let started = tokio::time::Instant::now();
     store
-        .answer("q-1-page", &AskUserResponse::answered(vec![AskUserAnswer::picked("Database", ["SQLite"])]))
+        .commit_answer(
+            "q-1-page",
+            &AskUserResponse::answered(vec![AskUserAnswer::picked("Database", ["SQLite"])]),
+        )
         .await
         .unwrap();
     store.cancel("q-2-gone").await.unwrap();
@@ -238,7 +241,7 @@ async fn a_restart_resumes_without_double_posts() {
 
     // While it is down: one question is answered on the page, a tap waits at Telegram.
     store
-        .answer("r-1", &AskUserResponse::answered(vec![AskUserAnswer::picked("Database", ["SQLite"])]))
+        .commit_answer("r-1", &AskUserResponse::answered(vec![AskUserAnswer::picked("Database", ["SQLite"])]))
         .await
         .unwrap();
     telegram.tap(CHAT, CHAT, shown[1].message_id, &shown[1].button("PostgreSQL"));

@@ -34,7 +34,7 @@ async fn answer_in_store(store: MemoryStore, label: &str) {
         let page = store.list(&ListQuery::new().state(State::Pending)).await.unwrap();
         if let Some(record) = page.records.first() {
             let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", [label])]);
-            store.answer(record.id(), &response).await.unwrap();
+            store.commit_answer(record.id(), &response).await.unwrap();
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -240,9 +240,9 @@ impl PendingStore for OneWriter {
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
         self.inner.list(query).await
     }
-    async fn answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError> {
+    async fn commit_answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError> {
         let _writer = self.writer.lock().await;
-        self.inner.answer(id, response).await
+        self.inner.commit_answer(id, response).await
     }
     async fn cancel(&self, id: &str) -> Result<PendingRecord, StoreError> {
         let _writer = self.writer.lock().await;

@@ -103,7 +103,7 @@ async fn a_ticket_outlives_the_server_and_another_scopes_ticket_is_refused() {
     // The server goes away while the form is open; the person answers elsewhere (the page).
     running.cancel().await.unwrap();
     let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", ["Rust"])]);
-    store.answer(&ticket, &response).await.unwrap();
+    store.commit_answer(&ticket, &response).await.unwrap();
     drop(store);
 
     let reopened: Arc<dyn PendingStore> = Arc::new(SqliteStore::open(&path).await.unwrap());
@@ -181,7 +181,7 @@ async fn without_a_form_or_a_fallback_the_ticket_waits_in_the_store_and_says_why
         assert_eq!(store.get(&ticket).await.unwrap().unwrap().state(), State::Pending, "{version}");
         // The page answers it.
         let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", ["Go"])]);
-        store.answer(&ticket, &response).await.unwrap();
+        store.commit_answer(&ticket, &response).await.unwrap();
         let (text, is_error) = tool(&running, ANSWERS_TOOL, &json!({"ticket": ticket})).await;
         assert_eq!((text.as_str(), is_error), (r#"{"Lang":["Go"]}"#, false), "{version}");
         assert!(client.shown().is_empty(), "{version}: no form was shown");
@@ -229,7 +229,7 @@ async fn open_tickets_past_the_cap_are_refused_until_one_settles() {
 
     // One settles (the page answers it): its room is free again.
     let response = AskUserResponse::answered(vec![AskUserAnswer::picked("Lang", ["Go"])]);
-    store.answer(&tickets[0], &response).await.unwrap();
+    store.commit_answer(&tickets[0], &response).await.unwrap();
     let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;
     assert!(!is_error, "{text}");
     let (text, is_error) = tool(&running, LATER_TOOL, &one()).await;

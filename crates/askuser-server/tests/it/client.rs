@@ -69,7 +69,7 @@ async fn asks_through_the_server_and_returns_the_answer_given_there() {
             AskUserAnswer::picked("Plan", ["Small"]),
             AskUserAnswer::custom("Extras", "none, thanks"),
         ]);
-        server.store.answer(&id, &answer).await.unwrap();
+        server.store.commit_answer(&id, &answer).await.unwrap();
     };
     let (outcome, ()) = tokio::join!(call, person);
     assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"],"Extras":["none, thanks"]}"#), "{outcome:?}");
@@ -85,7 +85,7 @@ async fn a_declined_question_and_a_timeout() {
     let call = ask_user.call(ToolCall::new("c", ARGS), AskContext::new());
     let person = async {
         let id = link.recv().await.unwrap().split('/').nth(4).unwrap().to_owned();
-        server.store.answer(&id, &AskUserResponse::declined()).await.unwrap();
+        server.store.commit_answer(&id, &AskUserResponse::declined()).await.unwrap();
     };
     let (outcome, ()) = tokio::join!(call, person);
     assert_eq!(outcome.model_text(), Some(askuser_core::DECLINED));
@@ -224,7 +224,7 @@ async fn store_outage_loses_no_answer() {
             AskUserAnswer::picked("Plan", [label]),
             AskUserAnswer::custom("Extras", id.as_str()),
         ]);
-        server.store.answer(id, &answer).await.unwrap();
+        server.store.commit_answer(id, &answer).await.unwrap();
     }
     let mut delivered = 0;
     for call in calls {
@@ -286,7 +286,7 @@ async fn repeated_call_ids_get_their_own_questions_and_answers() {
                 AskUserAnswer::picked("Plan", [label]),
                 AskUserAnswer::picked("Extras", ["Support"]),
             ]);
-            server.store.answer(&id, &answer).await.unwrap();
+            server.store.commit_answer(&id, &answer).await.unwrap();
             id
         };
         let (outcome, id) = tokio::join!(call, person);
@@ -421,7 +421,7 @@ async fn postgres_outage_loses_no_answer() {
             AskUserAnswer::picked("Plan", ["Large"]),
             AskUserAnswer::custom("Extras", id.as_str()),
         ]);
-        tokio::time::timeout(Duration::from_secs(20), server.store.answer(id, &answer))
+        tokio::time::timeout(Duration::from_secs(20), server.store.commit_answer(id, &answer))
             .await
             .unwrap()
             .unwrap();
@@ -596,7 +596,7 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
             AskUserAnswer::picked("Plan", ["Small"]),
             AskUserAnswer::custom("Extras", "page"),
         ]);
-        server.store.answer(&id, &answer).await.unwrap();
+        server.store.commit_answer(&id, &answer).await.unwrap();
     };
     let (outcome, ()) = tokio::join!(call, person);
     assert_eq!(outcome.model_text(), Some(r#"{"Plan":["Small"],"Extras":["page"]}"#), "{outcome:?}");
@@ -616,7 +616,7 @@ async fn racing_takes_the_first_answer_of_either_surface_and_retracts_the_other(
             ]);
             let listed = store.list(&askuser_store::ListQuery::new().state(State::Pending)).await.unwrap();
             for record in listed.records {
-                store.answer(record.id(), &page).await.unwrap();
+                store.commit_answer(record.id(), &page).await.unwrap();
             }
             Ok(local_answer())
         }

@@ -170,9 +170,11 @@ async fn ntfy_follow_ups_replace_and_clear_the_notification() {
                     askuser_core::AskUserAnswer::picked("Plan", ["Small"]),
                     askuser_core::AskUserAnswer::picked("Extras", ["Support"]),
                 ]);
-                store.answer(id, &answer).await.unwrap();
+                store.commit_answer(id, &answer).await.unwrap();
             }
-            "decline" => drop(store.answer(id, &askuser_core::AskUserResponse::declined()).await.unwrap()),
+            "decline" => {
+                store.commit_answer(id, &askuser_core::AskUserResponse::declined()).await.unwrap();
+            }
             "cancel" => drop(store.cancel(id).await.unwrap()),
             _ => drop(store.expire(id).await.unwrap()),
         }

@@ -77,9 +77,9 @@ impl PendingStore for Flaky {
         self.inner.list(query).await
     }
 
-    async fn answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError> {
+    async fn commit_answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError> {
         self.check(true)?;
-        self.inner.answer(id, response).await
+        self.inner.commit_answer(id, response).await
     }
 
     async fn cancel(&self, id: &str) -> Result<PendingRecord, StoreError> {
@@ -322,7 +322,7 @@ async fn a_store_that_hangs_fails_within_the_limit() {
         async fn list(&self, _: &ListQuery) -> Result<Page, StoreError> {
             std::future::pending().await
         }
-        async fn answer(&self, _: &str, _: &AskUserResponse) -> Result<PendingRecord, StoreError> {
+        async fn commit_answer(&self, _: &str, _: &AskUserResponse) -> Result<PendingRecord, StoreError> {
             std::future::pending().await
         }
         async fn cancel(&self, _: &str) -> Result<PendingRecord, StoreError> {

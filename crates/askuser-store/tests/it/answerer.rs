@@ -50,7 +50,7 @@ async fn answered_elsewhere() {
         assert_eq!(record.tool_name(), "ask_user_question");
         let expires_in = record.asked_at().until(record.expires_at());
         assert_eq!(expires_in, askuser_store::DEFAULT_TIMEOUT);
-        store.answer(record.id(), &answer_large()).await.expect("answer")
+        store.commit_answer(record.id(), &answer_large()).await.expect("answer")
     };
     let (outcome, answered) = tokio::join!(ask_user.call(call(), context()), person);
     assert_eq!(
@@ -67,7 +67,7 @@ async fn declined_elsewhere() {
         AskUser::builder().answerer(StoreAnswerer::new(Arc::new(store.clone()))).build().expect("build");
     let person = async {
         let record = put_record(&store).await;
-        store.answer(record.id(), &AskUserResponse::declined()).await.expect("decline")
+        store.commit_answer(record.id(), &AskUserResponse::declined()).await.expect("decline")
     };
     let (outcome, _) = tokio::join!(ask_user.call(call(), context()), person);
     assert_eq!(outcome.model_text(), Some(DECLINED));
@@ -129,7 +129,7 @@ async fn the_request_deadline_wins_over_the_answerers_timeout() {
         // Past the answerer's own 30 s, the question is still open.
         tokio::time::sleep(Duration::from_secs(45)).await;
         assert_eq!(store.get(record.id()).await.expect("get").map(|r| r.state()), Some(State::Pending));
-        store.answer(record.id(), &answer_large()).await.expect("answer")
+        store.commit_answer(record.id(), &answer_large()).await.expect("answer")
     };
     let (outcome, record) = tokio::join!(ask_user.call(call(), context()), person);
     assert!(matches!(outcome, CallOutcome::Completed(_)), "{outcome:?}");
@@ -181,7 +181,7 @@ async fn a_waiting_answerer_holds_its_lease() {
             tokio::time::sleep(Duration::from_millis(500)).await;
             assert_eq!(store.withdraw_lapsed(10).await.expect("sweep"), [], "renewed while waiting");
         }
-        store.answer(record.id(), &answer_large()).await.expect("answer")
+        store.commit_answer(record.id(), &answer_large()).await.expect("answer")
     };
     let (outcome, answered) = tokio::join!(ask_user.call(call(), context()), person);
     assert!(outcome.model_text().is_some_and(|t| t.starts_with(r#"{"Plan":["Large"]"#)), "{outcome:?}");
@@ -202,7 +202,7 @@ async fn the_record_says_who_asks() {
         let person = async {
             let record = put_record(&store).await;
             assert_eq!(record.asked_by().map(askuser_store::AskedBy::as_str), Some(expected));
-            store.answer(record.id(), &answer_large()).await.expect("answer")
+            store.commit_answer(record.id(), &answer_large()).await.expect("answer")
         };
         let context = context().with_asked_by("codex 1.2 \u{202e} in ~/app");
         let (outcome, _) = tokio::join!(ask_user.call(call(), context), person);

@@ -26,7 +26,7 @@ async fn a_sweeper_keeps_what_it_is_told() {
             .unwrap();
     }
     store.cancel("ret-1").await.unwrap();
-    store.answer("ret-2", &crate::support::answer_large()).await.unwrap();
+    store.commit_answer("ret-2", &crate::support::answer_large()).await.unwrap();
     let keeping_all = Sweeper::new(Arc::clone(&store) as Arc<dyn PendingStore>);
     let keeping_a_day = keeping_all.clone().keep(Duration::from_hours(24));
     assert_eq!(keeping_a_day.sweep_once().await.unwrap().purged, 0, "settled just now");

@@ -71,7 +71,7 @@ async fn run(store: &dyn PendingStore, clock: &ManualClock, prefix: &str, ops: &
                     1 => AskUserResponse::declined(),
                     _ => misfit(),
                 };
-                let result = store.answer(&id(key), &response).await;
+                let result = store.commit_answer(&id(key), &response).await;
                 match model.get_mut(&key) {
                     None => assert!(matches!(result, Err(StoreError::NotFound { .. })), "{at}: {result:?}"),
                     Some(m) if m.state.has_response() => {

@@ -59,7 +59,7 @@ async fn a_lost_listener_is_replaced() {
         });
         // Round 0 answers at once (likely before the new LISTEN), the others after a pause.
         tokio::time::sleep(Duration::from_millis(round * 100)).await;
-        answering.answer(&id, &answer_large()).await.expect("answer");
+        answering.commit_answer(&id, &answer_large()).await.expect("answer");
         let woken = tokio::time::timeout(PATIENCE, watcher).await.expect("woken").expect("no panic");
         assert_eq!(woken.expect("watch").state(), State::Answered, "round {round}");
     }
@@ -177,7 +177,7 @@ async fn a_silent_listener_is_noticed_and_replaced() {
         });
         tokio::time::sleep(Duration::from_millis(200)).await;
         let answered = tokio::time::Instant::now();
-        answering.answer(&id, &answer_large()).await.expect("answer");
+        answering.commit_answer(&id, &answer_large()).await.expect("answer");
         let woken = tokio::time::timeout(PATIENCE, watcher).await.expect("woken").expect("no panic");
         let waited = answered.elapsed();
         assert_eq!(woken.expect("watch").state(), State::Answered, "round {round}");

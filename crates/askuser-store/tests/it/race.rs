@@ -34,7 +34,7 @@ async fn sweep_races_answers(
         async move {
             let mut won = Vec::new();
             for id in &ids {
-                match answerer.answer(id, &answer_large()).await {
+                match answerer.commit_answer(id, &answer_large()).await {
                     Ok(record) => {
                         assert_eq!(record.state(), State::Answered);
                         won.push(id.clone());
@@ -88,11 +88,11 @@ async fn answers_race(a: Arc<dyn PendingStore>, b: Arc<dyn PendingStore>, prefix
         let (first, second) = tokio::join!(
             tokio::spawn({
                 let (a, id) = (Arc::clone(&a), id.clone());
-                async move { a.answer(&id, &answer_large()).await }
+                async move { a.commit_answer(&id, &answer_large()).await }
             }),
             tokio::spawn({
                 let (b, id) = (Arc::clone(&b), id.clone());
-                async move { b.answer(&id, &answer_small()).await }
+                async move { b.commit_answer(&id, &answer_small()).await }
             }),
         );
         let (first, second) = (first.expect("no panic"), second.expect("no panic"));

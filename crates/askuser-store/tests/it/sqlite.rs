@@ -30,7 +30,7 @@ async fn reopen_keeps_records() {
         ))
         .await
         .expect("put");
-    store.answer("keep-1", &answer_large()).await.expect("answer");
+    store.commit_answer("keep-1", &answer_large()).await.expect("answer");
     store.close().await;
     drop(store);
 
@@ -71,7 +71,7 @@ async fn a_corrupt_row_is_reported() {
         ))
         .await
         .expect("put");
-    store.answer("bad-row", &answer_large()).await.expect("answer");
+    store.commit_answer("bad-row", &answer_large()).await.expect("answer");
     let misfit = serde_json::to_string(&crate::support::misfit()).expect("serialises");
     sqlx::query("UPDATE askuser_pending SET response = ?1 WHERE id = 'bad-row'")
         .bind(misfit)
@@ -130,7 +130,7 @@ async fn a_full_database_acknowledges_only_what_it_stored() {
             }
         }
         let written = if n % 2 == 0 {
-            store.answer(&id, &answer_large()).await.map(|_| answered_ok.push(id.clone()))
+            store.commit_answer(&id, &answer_large()).await.map(|_| answered_ok.push(id.clone()))
         } else {
             store.cancel(&id).await.map(|_| cancelled_ok.push(id.clone()))
         };
@@ -319,7 +319,7 @@ async fn the_follower_polls_only_while_someone_listens() {
         async move { here.watch("idle-2").await }
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
-    there.answer("idle-2", &answer_large()).await.expect("answer there");
+    there.commit_answer("idle-2", &answer_large()).await.expect("answer there");
     let woken =
         tokio::time::timeout(Duration::from_secs(10), watcher).await.expect("woken").expect("no panic");
     assert_eq!(woken.expect("watch").state(), State::Answered);

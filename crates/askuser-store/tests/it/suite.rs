@@ -62,7 +62,7 @@ async fn puts_and_cancels_say_what_they_changed(store: &dyn PendingStore) {
     assert!(!changed, "a second cancel changes nothing");
     assert_eq!(unchanged, cancelled);
     store.put(question("report-2", 60)).await.expect("put");
-    store.answer("report-2", &answer_large()).await.expect("answer");
+    store.commit_answer("report-2", &answer_large()).await.expect("answer");
     let (answered, changed) = store.cancel_reporting("report-2").await.expect("cancel an answered one");
     assert!(!changed && answered.state() == State::Answered);
     assert!(matches!(store.cancel_reporting("report-none").await, Err(StoreError::NotFound { .. })));
@@ -116,7 +116,7 @@ async fn put_and_get(store: &dyn PendingStore, clock: &ManualClock) {
 
 async fn first_answer_wins(store: &dyn PendingStore) {
     store.put(question("win-1", 100)).await.expect("put");
-    let answered = store.answer("win-1", &answer_large()).await.expect("first answer");
+    let answered = store.commit_answer("win-1", &answer_large()).await.expect("first answer");
     assert_eq!(answered.state(), State::Answered);
     assert_eq!(answered.response(), Some(&answer_large()));
     assert_eq!(answered.answered_by(), Some(AnsweredBy::User));
@@ -130,7 +130,7 @@ async fn first_answer_wins(store: &dyn PendingStore) {
 
     // A second answer, a decline, a cancel and an expiry all leave the first answer in place.
     for second in [answer_small(), AskUserResponse::declined()] {
-        match store.answer("win-1", &second).await {
+        match store.commit_answer("win-1", &second).await {
             Err(StoreError::Conflict { first }) => assert_eq!(*first, answered),
             other => panic!("expected a conflict, got {other:?}"),
         }
@@ -139,7 +139,7 @@ async fn first_answer_wins(store: &dyn PendingStore) {
     assert_eq!(store.expire("win-1").await.expect("expire"), answered);
     assert_eq!(store.get("win-1").await.expect("get").as_ref(), Some(&answered));
 
-    match store.answer("nobody", &answer_large()).await {
+    match store.commit_answer("nobody", &answer_large()).await {
         Err(StoreError::NotFound { id }) => assert_eq!(id, "nobody"),
         other => panic!("expected not found, got {other:?}"),
     }
@@ -147,7 +147,7 @@ async fn first_answer_wins(store: &dyn PendingStore) {
 
 async fn invalid_response_writes_nothing(store: &dyn PendingStore) {
     let put = store.put(question("bad-1", 100)).await.expect("put");
-    match store.answer("bad-1", &misfit()).await {
+    match store.commit_answer("bad-1", &misfit()).await {
         Err(error @ StoreError::InvalidResponse { .. }) => {
             assert_eq!(error.to_string(), r#"the response does not fit question "bad-1""#);
             let source = std::error::Error::source(&error).expect("has a source").to_string();
@@ -157,18 +157,18 @@ async fn invalid_response_writes_nothing(store: &dyn PendingStore) {
     }
     assert_eq!(store.get("bad-1").await.expect("get").as_ref(), Some(&put));
     // …and the question can still be answered properly.
-    assert_eq!(store.answer("bad-1", &answer_small()).await.expect("answer").state(), State::Answered);
+    assert_eq!(store.commit_answer("bad-1", &answer_small()).await.expect("answer").state(), State::Answered);
 }
 
 async fn declined(store: &dyn PendingStore) {
     store.put(question("decline-1", 100)).await.expect("put");
-    let declined = store.answer("decline-1", &AskUserResponse::declined()).await.expect("decline");
+    let declined = store.commit_answer("decline-1", &AskUserResponse::declined()).await.expect("decline");
     assert_eq!(declined.state(), State::Declined);
     assert_eq!(
         declined.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
         Some(DECLINED)
     );
-    match store.answer("decline-1", &answer_large()).await {
+    match store.commit_answer("decline-1", &answer_large()).await {
         Err(StoreError::Conflict { first }) => assert_eq!(first.state(), State::Declined),
         other => panic!("expected a conflict, got {other:?}"),
     }
@@ -181,7 +181,7 @@ async fn cancel(store: &dyn PendingStore) {
     assert!(cancelled.closed_at().is_some() && cancelled.answered_at().is_none());
     assert_eq!(cancelled.result().expect("renders"), None);
     assert_eq!(store.cancel("cancel-1").await.expect("cancel again"), cancelled);
-    match store.answer("cancel-1", &answer_large()).await {
+    match store.commit_answer("cancel-1", &answer_large()).await {
         Err(StoreError::Closed { record }) => assert_eq!(*record, cancelled),
         other => panic!("expected closed, got {other:?}"),
     }
@@ -196,7 +196,7 @@ async fn expire(store: &dyn PendingStore) {
         expired.result().expect("renders").map(askuser_core::AskUserResult::into_text).as_deref(),
         Some(TIMED_OUT)
     );
-    match store.answer("expire-1", &answer_large()).await {
+    match store.commit_answer("expire-1", &answer_large()).await {
         Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::TimedOut),
         other => panic!("expected closed, got {other:?}"),
     }
@@ -226,7 +226,10 @@ async fn sweep_expires_only_overdue(store: &dyn PendingStore, clock: &ManualCloc
     assert_eq!(store.get("sweep-short").await.expect("get").map(|r| r.state()), Some(State::TimedOut));
     // A second sweep finds nothing more; the other question is still answerable.
     assert_eq!(store.expire_due(100).await.expect("sweep"), []);
-    assert_eq!(store.answer("sweep-long", &answer_large()).await.expect("answer").state(), State::Answered);
+    assert_eq!(
+        store.commit_answer("sweep-long", &answer_large()).await.expect("answer").state(),
+        State::Answered
+    );
 }
 
 async fn sweep_in_batches(store: &dyn PendingStore, clock: &ManualClock) {
@@ -273,7 +276,7 @@ async fn leases(store: &dyn PendingStore, clock: &ManualClock) {
         swept.iter().map(|r| (r.id(), r.state())).collect::<Vec<_>>(),
         [("lease-dead", State::Cancelled)]
     );
-    match store.answer("lease-dead", &answer_large()).await {
+    match store.commit_answer("lease-dead", &answer_large()).await {
         Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::Cancelled),
         other => panic!("expected closed, got {other:?}"),
     }
@@ -286,7 +289,7 @@ async fn leases(store: &dyn PendingStore, clock: &ManualClock) {
         [("lease-live", State::Cancelled)]
     );
     assert_eq!(
-        store.answer("lease-deferred", &answer_large()).await.expect("answer").state(),
+        store.commit_answer("lease-deferred", &answer_large()).await.expect("answer").state(),
         State::Answered
     );
 }
@@ -295,7 +298,7 @@ async fn overdue_is_never_answerable(store: &dyn PendingStore, clock: &ManualClo
     store.put(question("late-1", 10)).await.expect("put");
     clock.advance(Duration::from_secs(10));
     // No sweep has run: the answer finds it overdue, and marks it timed out itself.
-    match store.answer("late-1", &answer_large()).await {
+    match store.commit_answer("late-1", &answer_large()).await {
         Err(StoreError::Closed { record }) => {
             assert_eq!((record.state(), record.response()), (State::TimedOut, None));
         }
@@ -344,7 +347,7 @@ async fn put_extended(store: &dyn PendingStore, id: &str, args: &str) -> Pending
 /// Answers `id` with `answer`, reads it back, and returns the record's JSON after checking that
 /// the response round-tripped and the record still says `extended`.
 async fn answer_extended(store: &dyn PendingStore, id: &str, answer: &AskUserResponse) -> serde_json::Value {
-    let answered = store.answer(id, answer).await.expect("answer");
+    let answered = store.commit_answer(id, answer).await.expect("answer");
     let reread = store.get(id).await.expect("get").expect("exists");
     assert_eq!(reread, answered);
     assert_eq!(reread.response(), Some(answer));
@@ -386,7 +389,10 @@ async fn extended_round_trip(store: &dyn PendingStore) {
     .await;
     // The value where the reference belongs is refused, and nothing is written.
     let leaky = AskUserResponse::answered(vec![AskUserAnswer::custom("Token", VALUE)]);
-    assert!(matches!(store.answer("ext-secret", &leaky).await, Err(StoreError::InvalidResponse { .. })));
+    assert!(matches!(
+        store.commit_answer("ext-secret", &leaky).await,
+        Err(StoreError::InvalidResponse { .. })
+    ));
     assert_eq!(store.get("ext-secret").await.expect("get").as_ref(), Some(&put));
     let json = answer_extended(
         store,
@@ -418,7 +424,7 @@ async fn watch(store: &Arc<dyn PendingStore>) {
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!watcher.is_finished(), "{id}: the watch resolved while the record was pending");
         let closed = match close {
-            0 => store.answer(id, &answer_large()).await,
+            0 => store.commit_answer(id, &answer_large()).await,
             1 => store.cancel(id).await,
             _ => store.expire(id).await,
         }
@@ -442,7 +448,7 @@ async fn watch(store: &Arc<dyn PendingStore>) {
     let dropped = tokio::time::timeout(Duration::from_millis(10), store.watch("watch-many")).await;
     assert!(dropped.is_err(), "still pending");
     assert_eq!(store.get("watch-many").await.expect("get").map(|r| r.state()), Some(State::Pending));
-    store.answer("watch-many", &answer_small()).await.expect("answer");
+    store.commit_answer("watch-many", &answer_small()).await.expect("answer");
     for watcher in watchers {
         let woken = tokio::time::timeout(PATIENCE, watcher).await.expect("woke").expect("no panic");
         assert_eq!(woken.expect("watch").state(), State::Answered);
@@ -472,14 +478,14 @@ async fn change_feed(store: &dyn PendingStore, clock: &ManualClock) {
     store.put(question("feed-1", 100).session_id("s-feed")).await.expect("put");
     assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-1", State::Pending, 1));
     store.put(question("feed-1", 100).session_id("s-feed")).await.expect("repeated put");
-    store.answer("feed-1", &answer_large()).await.expect("answer");
+    store.commit_answer("feed-1", &answer_large()).await.expect("answer");
     assert_eq!(next_change(&mut changes, "feed-").await, expect("feed-1", State::Answered, 2));
     store.cancel("feed-1").await.expect("cancel of a settled record");
     for (id, close) in [("feed-2", 0), ("feed-3", 1), ("feed-4", 2)] {
         store.put(question(id, 100)).await.expect("put");
         assert_eq!(next_change(&mut changes, "feed-").await, expect(id, State::Pending, 1));
         let state = match close {
-            0 => store.answer(id, &AskUserResponse::declined()).await.map(|_| State::Declined),
+            0 => store.commit_answer(id, &AskUserResponse::declined()).await.map(|_| State::Declined),
             1 => store.cancel(id).await.map(|_| State::Cancelled),
             _ => store.expire(id).await.map(|_| State::TimedOut),
         }
@@ -556,7 +562,7 @@ async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
     }
     assert_eq!(seen, ["l-e", "l-d", "l-c", "l-b", "l-a"]);
 
-    store.answer("l-c", &answer_small()).await.expect("answer");
+    store.commit_answer("l-c", &answer_small()).await.expect("answer");
     let pending =
         store.list(&ListQuery::new().session_id("s-list").state(State::Pending)).await.expect("list");
     let ids: Vec<_> = pending.records.iter().map(askuser_store::PendingRecord::id).collect();
@@ -581,7 +587,7 @@ async fn list_pages(store: &dyn PendingStore, clock: &ManualClock) {
 /// shape.
 async fn stored_json(store: &dyn PendingStore) {
     store.put(question("json-1", 100).session_id("s-json")).await.expect("put");
-    let answered = store.answer("json-1", &answer_large()).await.expect("answer");
+    let answered = store.commit_answer("json-1", &answer_large()).await.expect("answer");
     let reread = store.get("json-1").await.expect("get").expect("exists");
     assert_eq!(
         serde_json::to_string(reread.response().expect("a response")).expect("serialises"),
@@ -628,7 +634,7 @@ async fn asked_by(store: &dyn PendingStore) {
     assert_eq!(reread.asked_by(), Some(&label));
     let json = serde_json::to_value(&reread).expect("serialises");
     assert_eq!(json["asked_by"], "claude-code 1.2 in ~/src/app");
-    let answered = store.answer("by-1", &answer_large()).await.expect("answer");
+    let answered = store.commit_answer("by-1", &answer_large()).await.expect("answer");
     assert_eq!(answered.asked_by(), Some(&label), "a settled record keeps its label");
     let listed = store.list(&ListQuery::new()).await.expect("list");
     assert!(listed.records.iter().any(|r| r.id() == "by-1" && r.asked_by() == Some(&label)));
@@ -647,7 +653,7 @@ async fn keys_are_claimed_once(store: &dyn SharedStore, clock: &ManualClock) {
     assert!(store.claim_once(&asked).await.expect("claim"));
     assert!(!store.claim_once(&asked).await.expect("claim"), "claimed twice");
     assert!(store.claim_once(&Key::of_question("notice.reminder", "notice-1")).await.expect("claim"));
-    store.answer("notice-1", &answer_large()).await.expect("answer");
+    store.commit_answer("notice-1", &answer_large()).await.expect("answer");
     assert!(store.claim_once(&Key::of_question("notice.settled", "notice-1")).await.expect("claim"));
     assert!(!store.claim_once(&Key::of_question("notice.settled", "notice-1")).await.expect("claim"));
     assert!(!store.claim_once(&Key::of_question("notice.reminder", "notice-1")).await.expect("claim"));
@@ -767,7 +773,7 @@ async fn everything(store: &dyn PendingStore) -> Vec<(String, State)> {
 /// pending one, however old; the feed goes on after it.
 async fn retention(store: &dyn SharedStore, clock: &ManualClock) {
     store.put(question("keep-old", 100)).await.expect("put");
-    store.answer("keep-old", &answer_small()).await.expect("answer");
+    store.commit_answer("keep-old", &answer_small()).await.expect("answer");
     assert!(store.claim_once(&Key::of_question("notice.settled", "keep-old")).await.expect("claim"));
     store.set_value(&Key::of_question("posts", "keep-old"), "old").await.expect("set");
     store.set_value(&Key::new("posts", "untied"), "stays").await.expect("set");
@@ -820,8 +826,8 @@ pub(crate) async fn remembered_records_go_stale_safely(
     let minute = Duration::from_mins(1);
     // Answered there first: the first answer stands.
     here.put(NewQuestion::new(request("stale-1"), minute)).await.expect("put");
-    there.answer("stale-1", &answer_small()).await.expect("answer there");
-    match here.answer("stale-1", &answer_large()).await {
+    there.commit_answer("stale-1", &answer_small()).await.expect("answer there");
+    match here.commit_answer("stale-1", &answer_large()).await {
         Err(StoreError::Conflict { first }) => assert_eq!(first.response(), Some(&answer_small())),
         other => panic!("{other:?}"),
     }
@@ -829,7 +835,7 @@ pub(crate) async fn remembered_records_go_stale_safely(
     let read = here.put(NewQuestion::new(request("stale-2"), minute)).await.expect("put");
     assert_eq!(here.get("stale-2").await.expect("get").as_ref(), Some(&read));
     there.cancel("stale-2").await.expect("cancel there");
-    assert!(matches!(here.answer("stale-2", &answer_large()).await, Err(StoreError::Closed { .. })));
+    assert!(matches!(here.commit_answer("stale-2", &answer_large()).await, Err(StoreError::Closed { .. })));
     // Settled, purged and asked again there with other questions under the same id.
     here.put(NewQuestion::new(request("stale-3"), minute)).await.expect("put");
     there.cancel("stale-3").await.expect("cancel there");
@@ -842,18 +848,24 @@ pub(crate) async fn remembered_records_go_stale_safely(
     here.put(NewQuestion::new(request("stale-4"), minute)).await.expect("put");
     there.put(NewQuestion::new(other_request("stale-3"), minute)).await.expect("asked again");
     assert!(
-        matches!(here.answer("stale-3", &answer_large()).await, Err(StoreError::InvalidResponse { .. })),
+        matches!(
+            here.commit_answer("stale-3", &answer_large()).await,
+            Err(StoreError::InvalidResponse { .. })
+        ),
         "checked against the question asked again, not the remembered one"
     );
     let fits =
         askuser_core::AskUserResponse::answered(vec![askuser_core::AskUserAnswer::picked("Other", ["B"])]);
-    let answered = here.answer("stale-3", &fits).await.expect("answer the new question");
+    let answered = here.commit_answer("stale-3", &fits).await.expect("answer the new question");
     assert_eq!(answered.request(), there.get("stale-3").await.expect("get").expect("row").request());
     // A lease renewed there since it was remembered here.
     here.put(NewQuestion::new(request("stale-5"), minute).lease(Duration::from_secs(30))).await.expect("put");
     clock.advance(Duration::from_secs(10));
     assert!(there.renew("stale-5", Duration::from_secs(30)).await.expect("renew"));
-    let answered = here.answer("stale-5", &answer_large()).await.expect("answer");
+    let answered = here.commit_answer("stale-5", &answer_large()).await.expect("answer");
     assert_eq!(answered, there.get("stale-5").await.expect("get").expect("row"), "as the row reads");
-    assert_eq!(here.answer("stale-4", &answer_small()).await.expect("answer").state(), State::Answered);
+    assert_eq!(
+        here.commit_answer("stale-4", &answer_small()).await.expect("answer").state(),
+        State::Answered
+    );
 }

@@ -169,7 +169,7 @@ async fn postgres_over_tls() {
             let id = id.clone();
             async move { store.watch(&id).await }
         });
-        store.answer(&id, &answer_large()).await.unwrap();
+        store.commit_answer(&id, &answer_large()).await.unwrap();
         let woken = tokio::time::timeout(Duration::from_secs(10), watcher).await.unwrap().unwrap().unwrap();
         assert_eq!(woken.state(), State::Answered);
         store.close().await;
