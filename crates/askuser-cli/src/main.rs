@@ -7,7 +7,6 @@
 
 /// `eprintln!` that never panics ([`cli::say`]): a server stops, and a request is answered,
 /// whatever became of stderr.
-#[cfg_attr(not(feature = "server"), expect(unused_macros, reason = "only the server's commands say"))]
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::cli::say(format_args!($($arg)*))

@@ -1,6 +1,5 @@
 //! `askuser ask` on a real pseudo-terminal: signals while the menu is open; a secret typed there.
 
-use std::io::Read as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -169,6 +168,8 @@ fn a_secret_typed_at_askuser_ask_reaches_only_the_secret_file() {
 #[cfg(feature = "mcp")]
 #[test]
 fn mcp_at_a_terminal_says_what_it_waits_for() {
+    use std::io::Read as _;
+
     let pty = Pty::open(80, 24);
     let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
         .arg("mcp")
