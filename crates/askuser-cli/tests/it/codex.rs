@@ -142,6 +142,38 @@ impl<'a> Codex<'a> {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// Chooses `keys` on a prompt showing `prompt`, pressing them again while it still shows: a
+    /// prompt may not take keys the moment it is drawn (seen once under load in a fresh `.ci/run`:
+    /// the trust prompt stayed, and no hook ran).
+    fn choose(&self, prompt: &str, keys: &[&str]) {
+        self.wait_for(prompt);
+        let deadline = Instant::now() + Duration::from_mins(1);
+        loop {
+            self.keys(keys);
+            let gone = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < gone {
+                if !self.screen().contains(prompt) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(Instant::now() < deadline, "{prompt:?} never took {keys:?}:\n{}", self.screen());
+        }
+    }
+
+    /// The question that waits on `served`, once one does; on a timeout, what Codex shows.
+    fn pending_on(&self, served: &Served) -> Value {
+        let deadline = Instant::now() + Duration::from_mins(1);
+        loop {
+            let (_, list) = served.http("GET", "/v1/questions?state=pending", None);
+            if let Some(record) = list["records"].as_array().and_then(|r| r.first()) {
+                return record.clone();
+            }
+            assert!(Instant::now() < deadline, "no question waits: {list}\nCodex shows:\n{}", self.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn wait_for(&self, text: &str) {
         let deadline = Instant::now() + Duration::from_mins(1);
         while !self.screen().contains(text) {
@@ -204,9 +236,8 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
 
     // Codex asks the person to trust the new hook; the person does.
     let session = Codex::start(&tmux, &codex, &home.0, 1);
-    session.wait_for("Hooks need review");
-    session.keys(&["2", "Enter"]);
-    let record = served.pending_any();
+    session.choose("Hooks need review", &["2", "Enter"]);
+    let record = session.pending_on(&served);
     assert_eq!(record["tool_name"], "askuser_approval");
     assert_eq!(record["asked_by"], "Codex in ~/project");
     let id = record["id"].as_str().unwrap().to_owned();
@@ -218,7 +249,7 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
 
     // Trusted once: the next start asks nothing, and an allowed command runs.
     let session = Codex::start(&tmux, &codex, &home.0, 2);
-    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    let id = session.pending_on(&served)["id"].as_str().unwrap().to_owned();
     served.answer(&id, &json!({"answers": [{"header": "Allow Bash?", "selected": ["Allow once"]}]}));
     session.wait_for("Done.");
     assert!(!project.join("build").exists(), "allowed, yet not run:\n{}", session.screen());
@@ -227,7 +258,7 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
     // Esc while the hook waits: Codex kills the hook's process group; the hook's watchdog
     // withdraws the approval at once (not after the server's 30 s lease).
     let session = Codex::start(&tmux, &codex, &home.0, 3);
-    let id = served.pending_any()["id"].as_str().unwrap().to_owned();
+    let id = session.pending_on(&served)["id"].as_str().unwrap().to_owned();
     session.keys(&["Escape"]);
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
