@@ -118,12 +118,7 @@ impl Pty {
     #[track_caller]
     pub fn wait_for(&self, needle: &str, within: Duration) {
         let start = Instant::now();
-        while !self.text().contains(needle) {
-            assert!(
-                start.elapsed() < within,
-                "timed out waiting for {needle:?}; the terminal shows {:?}",
-                self.text()
-            );
+        while !self.drawn(needle, start, within) {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -135,13 +130,19 @@ impl Pty {
     /// After `within`, with what was drawn.
     pub async fn wait_for_async(&self, needle: &str, within: Duration) {
         let start = Instant::now();
-        while !self.text().contains(needle) {
-            assert!(
-                start.elapsed() < within,
-                "timed out waiting for {needle:?}; the terminal shows {:?}",
-                self.text()
-            );
+        while !self.drawn(needle, start, within) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Whether `needle` was drawn; a panic once `within` has passed since `start`.
+    #[track_caller]
+    fn drawn(&self, needle: &str, start: Instant, within: Duration) -> bool {
+        let text = self.text();
+        assert!(
+            text.contains(needle) || start.elapsed() < within,
+            "timed out waiting for {needle:?}; the terminal shows {text:?}"
+        );
+        text.contains(needle)
     }
 }

@@ -252,12 +252,18 @@ impl Home {
 /// that start: "server exited unexpectedly"); killed when dropped.
 pub(super) struct TmuxServer {
     socket: PathBuf,
+    /// One real agent CLI at a time: the Claude Code and Codex tests each start a CLI, a model
+    /// double, an answer server and hooks, and both at once on two cores, beside the other
+    /// tests, lost a key press to Codex once.
+    _alone: std::sync::MutexGuard<'static, ()>,
 }
 
 impl TmuxServer {
     pub(super) fn start(name: &str) -> Self {
+        static ONE_CLI: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let alone = ONE_CLI.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let socket = std::env::temp_dir().join(format!("askuser-tmux-{name}-{}", std::process::id()));
-        let server = Self { socket };
+        let server = Self { socket, _alone: alone };
         let status = server.tmux().args(["new-session", "-d", "-s", "keep", "sleep 3600"]).status().unwrap();
         assert!(status.success());
         server
