@@ -602,14 +602,9 @@ impl<S: Surface> Engine<S> {
                 ));
             }
         };
-        let record = match bounded(self.store.get(id)).await {
-            Ok(Some(record)) if record.state() == State::Pending => record,
-            Ok(_) => return Some(Reply::Say(STALE.to_owned())),
-            Err(_) => {
-                return Some(Reply::Say(
-                    "The answer store is unreachable; try again in a moment.".to_owned(),
-                ));
-            }
+        let record = match self.waiting(id).await {
+            Ok(record) => record,
+            Err(said) => return Some(said),
         };
         Some(match askuser_core::read_typed_reply(record.request().questions(), text) {
             Ok(answers) => self.commit(id, &AskUserResponse::answered(answers)).await,
@@ -635,12 +630,9 @@ impl<S: Surface> Engine<S> {
                 "Your answer is {chars} characters long; at most {MAX_CUSTOM_CHARS} are taken. Shorten it and send it again."
             ));
         }
-        let record = match bounded(self.store.get(id)).await {
-            Ok(Some(record)) if record.state() == State::Pending => record,
-            Ok(_) => return Reply::Say(STALE.to_owned()),
-            Err(_) => {
-                return Reply::Say("The answer store is unreachable; try again in a moment.".to_owned());
-            }
+        let record = match self.waiting(id).await {
+            Ok(record) => record,
+            Err(said) => return said,
         };
         let step = {
             let mut posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
@@ -652,6 +644,16 @@ impl<S: Surface> Engine<S> {
             step
         };
         self.step(&record, step).await
+    }
+
+    /// Question `id`'s record while it waits; else what the person is told (no longer waiting,
+    /// or the store unreachable).
+    async fn waiting(&self, id: &str) -> Result<PendingRecord, Reply> {
+        match bounded(self.store.get(id)).await {
+            Ok(Some(record)) if record.state() == State::Pending => Ok(record),
+            Ok(_) => Err(Reply::Say(STALE.to_owned())),
+            Err(_) => Err(Reply::Say("The answer store is unreachable; try again in a moment.".to_owned())),
+        }
     }
 
     async fn step(&self, record: &PendingRecord, step: Step) -> Reply {

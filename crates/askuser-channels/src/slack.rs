@@ -167,19 +167,19 @@ impl Slack {
                 // https://api.slack.com/apis/socket-mode#events: an Events API event, here a
                 // message (https://api.slack.com/events/message) that may reply in a batch's thread.
                 let event = envelope["payload"]["event"].clone();
-                if event["type"] == "message" && event["subtype"].is_null() && event["bot_id"].is_null() {
-                    while tasks.try_join_next().is_some() {}
-                    if tasks.len() < IN_FLIGHT {
-                        let engine = Arc::clone(engine);
-                        let slack = Arc::clone(&engine.surface);
-                        tasks.spawn(async move { slack.message(&engine, &event).await });
-                    }
+                if event["type"] == "message"
+                    && event["subtype"].is_null()
+                    && event["bot_id"].is_null()
+                    && room(tasks)
+                {
+                    let engine = Arc::clone(engine);
+                    let slack = Arc::clone(&engine.surface);
+                    tasks.spawn(async move { slack.message(&engine, &event).await });
                 }
                 continue;
             }
             if envelope["type"] == "interactive" {
-                while tasks.try_join_next().is_some() {}
-                if tasks.len() >= IN_FLIGHT {
+                if !room(tasks) {
                     engine.counters.ignored.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(
                         channel = "slack",
@@ -315,6 +315,12 @@ impl Slack {
         };
         self.tell(payload, user, &said).await;
     }
+}
+
+/// Whether `tasks` has room for one more interaction, the finished ones reaped first.
+fn room(tasks: &mut tokio::task::JoinSet<()>) -> bool {
+    while tasks.try_join_next().is_some() {}
+    tasks.len() < IN_FLIGHT
 }
 
 /// A message's text as the person typed it: Slack sends `&`, `<` and `>` escaped

@@ -115,7 +115,9 @@ fn single_value<'r>(question: &Question, reply: &'r str) -> &'r str {
 
 /// Each question's value from `lines` (several questions), or every problem with the lines.
 fn values_by_line<'r>(questions: &[Question], lines: &[&'r str]) -> Result<Vec<Option<&'r str>>, Unclear> {
-    let keyed: Vec<Option<(usize, &str)>> = lines.iter().map(|line| keyed_line(questions, line)).collect();
+    // Folded once for every line.
+    let folded: Vec<String> = questions.iter().map(|q| fold(&squash(q.header())).into_owned()).collect();
+    let keyed: Vec<Option<(usize, &str)>> = lines.iter().map(|line| keyed_line(&folded, line)).collect();
     if keyed.iter().all(Option::is_none) && lines.len() == questions.len() {
         // One unkeyed line per question: in their order.
         return Ok(lines.iter().map(|line| Some(*line)).collect());
@@ -142,12 +144,11 @@ fn values_by_line<'r>(questions: &[Question], lines: &[&'r str]) -> Result<Vec<O
     if problems.is_empty() { Ok(values) } else { Err(Unclear { problems }) }
 }
 
-/// The question `line` names (`Header: value`), and its value; `None` when its key names no
-/// question, or more than one.
-fn keyed_line<'r>(questions: &[Question], line: &'r str) -> Option<(usize, &'r str)> {
+/// The question `line` names (`Header: value`, against the folded `headers`), and its value;
+/// `None` when its key names no question, or more than one.
+fn keyed_line<'r>(headers: &[String], line: &'r str) -> Option<(usize, &'r str)> {
     let (key, value) = split_key(line)?;
     let key = fold(&squash(key)).into_owned();
-    let headers: Vec<String> = questions.iter().map(|q| fold(&squash(q.header())).into_owned()).collect();
     if let Some(index) = headers.iter().position(|h| *h == key) {
         return Some((index, trim(value)));
     }

@@ -126,9 +126,10 @@ pub trait Coordination: Send + Sync + fmt::Debug {
     /// A database error.
     async fn value(&self, namespace: &str, key: &str) -> Result<Option<String>, StoreError>;
 
-    /// Sets (or replaces) the value under `key`, with its question and lapse. Rows of the same
-    /// namespace that have lapsed are deleted on the way; a row tied to a question the store does
-    /// not have is not written.
+    /// Sets (or replaces) the value under `key`, with its question and lapse. When the row lapses
+    /// itself, rows of its namespace that have lapsed are deleted on the way (a namespace of rows
+    /// that never lapse costs no such delete); a row tied to a question the store does not have is
+    /// not written.
     ///
     /// # Errors
     ///

@@ -278,7 +278,9 @@ impl Backend for MemoryStore {
             return Ok(());
         }
         let mut rows = self.coordination();
-        rows.retain(|(namespace, _), row| *namespace != key.namespace || !row.lapsed(now));
+        if key.expires_at.is_some() {
+            rows.retain(|(namespace, _), row| *namespace != key.namespace || !row.lapsed(now));
+        }
         rows.insert((key.namespace.clone(), key.name.clone()), Row::of(key, value.to_owned()));
         Ok(())
     }

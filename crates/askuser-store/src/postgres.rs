@@ -653,11 +653,13 @@ impl Backend for PostgresStore {
     }
 
     async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError> {
-        sqlx::query(DROP_LAPSED)
-            .bind(&key.namespace)
-            .bind(now.unix_millis())
-            .execute(&self.inner.pool)
-            .await?;
+        if key.expires_at.is_some() {
+            sqlx::query(DROP_LAPSED)
+                .bind(&key.namespace)
+                .bind(now.unix_millis())
+                .execute(&self.inner.pool)
+                .await?;
+        }
         sqlx::query(SET_VALUE)
             .bind(&key.namespace)
             .bind(&key.name)

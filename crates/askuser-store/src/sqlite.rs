@@ -744,7 +744,9 @@ impl Backend for SqliteStore {
 
     async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
-        sqlx::query(DROP_LAPSED).bind(&key.namespace).bind(now.unix_millis()).execute(&mut *tx).await?;
+        if key.expires_at.is_some() {
+            sqlx::query(DROP_LAPSED).bind(&key.namespace).bind(now.unix_millis()).execute(&mut *tx).await?;
+        }
         sqlx::query(SET_VALUE)
             .bind(&key.namespace)
             .bind(&key.name)

@@ -291,7 +291,7 @@ pub(crate) trait Backend: Send + Sync {
     async fn value(&self, namespace: &str, key: &str, now: Timestamp) -> Result<Option<String>, StoreError>;
 
     /// Upserts `key`'s row with `value` (unless it is tied to a question that is not there), after
-    /// deleting the namespace's rows lapsed at `now`.
+    /// deleting the namespace's rows lapsed at `now` when `key` lapses itself.
     async fn set_value(&self, key: &Key, value: &str, now: Timestamp) -> Result<(), StoreError>;
 
     async fn remove_value(&self, namespace: &str, key: &str) -> Result<(), StoreError>;

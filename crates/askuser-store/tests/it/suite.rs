@@ -735,7 +735,7 @@ impl NowAt for ManualClock {
 }
 
 /// A value that lapses (a revoked login, until its cookie expires) reads as absent from then on,
-/// and a later set in its namespace deletes it; other keys are untouched.
+/// and a later set of a lapsing row in its namespace deletes it; other keys are untouched.
 async fn values_lapse(store: &dyn SharedStore, clock: &ManualClock) {
     let now = clock.now_at();
     let revoked = |session: &str, secs: u64| {
