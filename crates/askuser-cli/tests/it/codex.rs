@@ -142,22 +142,30 @@ impl<'a> Codex<'a> {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// Chooses `keys` on a prompt showing `prompt`, pressing them again while it still shows: a
-    /// prompt may not take keys the moment it is drawn (seen once under load in a fresh `.ci/run`:
-    /// the trust prompt stayed, and no hook ran).
-    fn choose(&self, prompt: &str, keys: &[&str]) {
+    /// Chooses the option `number` on a list prompt showing `prompt`: its number moves the
+    /// selection, Enter confirms. Each key is pressed again until the screen shows it taken: a
+    /// prompt may drop keys while it starts (seen twice under load in CI: once the trust prompt
+    /// stayed; once the number was lost and Enter opened "Review hooks" instead, and no hook ran).
+    fn choose(&self, prompt: &str, number: u8, option: &str) {
         self.wait_for(prompt);
+        let selected = format!("› {number}. {option}");
+        self.press_until(&number.to_string(), || self.screen().contains(&selected));
+        self.press_until("Enter", || !self.screen().contains(prompt));
+    }
+
+    /// Presses `key` until `taken` holds, waiting 5 s after each press; fails after a minute.
+    fn press_until(&self, key: &str, taken: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_mins(1);
         loop {
-            self.keys(keys);
-            let gone = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < gone {
-                if !self.screen().contains(prompt) {
+            self.keys(&[key]);
+            let wait = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < wait {
+                if taken() {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            assert!(Instant::now() < deadline, "{prompt:?} never took {keys:?}:\n{}", self.screen());
+            assert!(Instant::now() < deadline, "{key:?} was never taken:\n{}", self.screen());
         }
     }
 
@@ -169,15 +177,22 @@ impl<'a> Codex<'a> {
             if let Some(record) = list["records"].as_array().and_then(|r| r.first()) {
                 return record.clone();
             }
-            assert!(Instant::now() < deadline, "no question waits: {list}\nCodex shows:\n{}", self.screen());
+            if Instant::now() >= deadline {
+                let (_, all) = served.http("GET", "/v1/questions", None);
+                panic!("no question waits; every question: {all}\nCodex shows:\n{}", self.screen());
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
     fn wait_for(&self, text: &str) {
+        self.wait_until(&format!("{text:?} shown"), || self.screen().contains(text));
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_mins(1);
-        while !self.screen().contains(text) {
-            assert!(Instant::now() < deadline, "{text:?} never showed:\n{}", self.screen());
+        while !done() {
+            assert!(Instant::now() < deadline, "never {what}:\n{}", self.screen());
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -236,7 +251,10 @@ fn codex_approvals_are_denied_and_allowed_through_the_answer_server() {
 
     // Codex asks the person to trust the new hook; the person does.
     let session = Codex::start(&tmux, &codex, &home.0, 1);
-    session.choose("Hooks need review", &["2", "Enter"]);
+    session.choose("Hooks need review", 2, "Trust all and continue");
+    let trusted =
+        || std::fs::read_to_string(home.0.join("codex-home/config.toml")).unwrap().contains("trusted_hash");
+    session.wait_until("the hook trusted in config.toml", trusted);
     let record = session.pending_on(&served);
     assert_eq!(record["tool_name"], "askuser_approval");
     assert_eq!(record["asked_by"], "Codex in ~/project");
