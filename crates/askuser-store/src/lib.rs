@@ -73,6 +73,7 @@
 //! [`DatabaseErrorKind`], the driver's words in its causes.
 
 mod answerer;
+mod audit;
 mod coordination;
 mod error;
 mod feed;
@@ -97,6 +98,7 @@ use std::sync::Arc;
 pub struct StoreGuideDoctests;
 
 pub use answerer::{DEFAULT_TIMEOUT, StoreAnswerer};
+pub use audit::{AuditEntry, AuditEvent, AuditLog, Broken, EventKind, GENESIS, Verified, Via, verify};
 pub use coordination::{Coordination, Key};
 pub use error::{DatabaseError, DatabaseErrorKind, StoreError};
 pub use feed::{Change, Changes, Missed};

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use askuser_core::{AskUserResponse, Timestamp};
 
+use crate::audit::{self, AuditEntry, AuditEvent, GENESIS, Via};
 use crate::coordination::{Key, LEASES};
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
@@ -47,6 +48,8 @@ struct Inner {
     records: Mutex<HashMap<String, PendingRecord>>,
     /// The coordination table, by namespace and key.
     coordination: Mutex<HashMap<(String, String), Row>>,
+    /// The audit log, in order; taken after `records` when both are.
+    audit: Mutex<Vec<AuditEntry>>,
     wakers: Arc<Wakers>,
     feed: Feed,
     clock: Arc<dyn Clock>,
@@ -90,6 +93,7 @@ impl MemoryStore {
             inner: Arc::new(Inner {
                 records: Mutex::new(HashMap::new()),
                 coordination: Mutex::new(HashMap::new()),
+                audit: Mutex::new(Vec::new()),
                 wakers: Arc::default(),
                 feed: Feed::default(),
                 clock,
@@ -104,6 +108,22 @@ impl MemoryStore {
 
     fn coordination(&self) -> MutexGuard<'_, HashMap<(String, String), Row>> {
         self.inner.coordination.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends `event` at `now` (called under the records' lock when it records their change).
+    fn append(&self, event: &AuditEvent, now: Timestamp) -> AuditEntry {
+        let mut log = self.inner.audit.lock().unwrap_or_else(PoisonError::into_inner);
+        let (seq, prev) = log.last().map_or((1, GENESIS), |last| (last.seq + 1, last.hash.as_str()));
+        let entry = audit::chain(seq, now, prev, event);
+        log.push(entry.clone());
+        entry
+    }
+
+    /// Appends the event of `record`'s change, made `via`.
+    fn append_settled(&self, record: &PendingRecord, via: &Via, now: Timestamp) {
+        if let Some(event) = AuditEvent::settled(record, via) {
+            self.append(&event, now);
+        }
     }
 }
 
@@ -127,6 +147,7 @@ impl Backend for MemoryStore {
             return Ok(false);
         }
         records.insert(record.id().to_owned(), record.clone());
+        self.append(&AuditEvent::asked(record), self.inner.clock.now());
         // Told under the lock, so that subscribers see the changes in the order they were made.
         self.inner.feed.send(Change::of(record));
         Ok(true)
@@ -150,6 +171,7 @@ impl Backend for MemoryStore {
         state: State,
         due: Due,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut records = self.records();
         let Some(record) = records.get_mut(id) else { return Ok(None) };
@@ -157,6 +179,7 @@ impl Backend for MemoryStore {
             return Ok(None);
         }
         *record = record.closed(state, now, None);
+        self.append_settled(record, via, now);
         self.inner.feed.send(Change::of(record));
         Ok(Some(record.clone()))
     }
@@ -167,6 +190,7 @@ impl Backend for MemoryStore {
         state: State,
         response: &AskUserResponse,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut records = self.records();
         let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
@@ -177,6 +201,25 @@ impl Backend for MemoryStore {
             return Ok(None);
         }
         *stored = stored.closed(state, now, Some(response.clone()));
+        self.append_settled(stored, via, now);
+        self.inner.feed.send(Change::of(stored));
+        Ok(Some(stored.clone()))
+    }
+
+    async fn commit_late(
+        &self,
+        record: &PendingRecord,
+        response: &AskUserResponse,
+        now: Timestamp,
+        via: &Via,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut records = self.records();
+        let Some(stored) = records.get_mut(record.id()) else { return Ok(None) };
+        if stored.state() != State::TimedOut || stored.version() != record.version() {
+            return Ok(None);
+        }
+        *stored = stored.closed(State::Late, now, Some(response.clone()));
+        self.append_settled(stored, via, now);
         self.inner.feed.send(Change::of(stored));
         Ok(Some(stored.clone()))
     }
@@ -203,6 +246,7 @@ impl Backend for MemoryStore {
             .take(limit)
             .map(|(_, record)| {
                 *record = record.closed(sweep.closes_as(), now, None);
+                self.append_settled(record, &Via::default(), now);
                 self.inner.feed.send(Change::of(record));
                 record.clone()
             })
@@ -299,6 +343,26 @@ impl Backend for MemoryStore {
             .collect();
         found.sort();
         Ok(found)
+    }
+
+    async fn append_audit(&self, event: &AuditEvent, now: Timestamp) -> Result<AuditEntry, StoreError> {
+        Ok(self.append(event, now))
+    }
+
+    async fn audit_entries(
+        &self,
+        after: u64,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let log = self.inner.audit.lock().unwrap_or_else(PoisonError::into_inner);
+        let from = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
+        Ok(log[from..]
+            .iter()
+            .filter(|e| since.is_none_or(|since| e.at >= since))
+            .take(limit)
+            .cloned()
+            .collect())
     }
 }
 

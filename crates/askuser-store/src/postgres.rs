@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askuser_core::{AskUserResponse, Timestamp};
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 
+use crate::audit::{self, AuditEntry, AuditEvent, GENESIS, Via};
 use crate::coordination::Key;
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
@@ -72,6 +73,23 @@ const ANSWER: &str = "UPDATE askuser_pending \
      SET state = $2, response = $3, answered_by = $4, closed_at = $5, version = version + 1 \
      WHERE id = $1 AND state = 'pending' AND expires_at > $5 AND asked_at = $6 \
      RETURNING version, lease_until";
+
+/// A late answer: the row as it timed out (the same `version`) takes the response.
+const LATE: &str = "UPDATE askuser_pending \
+     SET state = 'late', response = $2, answered_by = $3, closed_at = $4, version = version + 1 \
+     WHERE id = $1 AND state = 'timed_out' AND version = $5 \
+     RETURNING version, lease_until";
+
+/// Appends take the audit table's lock, each after the change it records (whose row locks it
+/// took first): one appender at a time across the fleet, readers never blocked, no deadlock.
+const AUDIT_LOCK: &str = "LOCK TABLE askuser_audit IN EXCLUSIVE MODE";
+
+const AUDIT_LAST: &str = "SELECT seq, hash FROM askuser_audit ORDER BY seq DESC LIMIT 1";
+
+const AUDIT_APPEND: &str = "INSERT INTO askuser_audit (seq, at, line, hash) VALUES ($1, $2, $3, $4)";
+
+const AUDIT_READ: &str = "SELECT seq, at, line, hash FROM askuser_audit \
+     WHERE seq > $1 AND ($2::BIGINT IS NULL OR at >= $2) ORDER BY seq LIMIT $3";
 
 /// Cancel or time out one pending row, by the same first-change-wins rule; `$4` says which
 /// deadlines qualify (`Due`: any, or only overdue).
@@ -507,6 +525,7 @@ impl Backend for PostgresStore {
     }
 
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
+        let mut tx = self.inner.pool.begin().await?;
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
@@ -518,8 +537,12 @@ impl Backend for PostgresStore {
             .bind(record.expires_at().unix_millis())
             .bind(record.lease_until().map(Timestamp::unix_millis))
             .bind(record.asked_by().map(AskedBy::as_str))
-            .fetch_optional(&self.inner.pool)
+            .fetch_optional(&mut *tx)
             .await?;
+        if inserted.is_some() {
+            append(&mut tx, vec![AuditEvent::asked(record)], self.clock().now()).await?;
+        }
+        tx.commit().await?;
         Ok(inserted.is_some())
     }
 
@@ -547,15 +570,21 @@ impl Backend for PostgresStore {
         state: State,
         due: Due,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.inner.pool.begin().await?;
         let row: Option<Row> = sqlx::query_as(CLOSE)
             .bind(id)
             .bind(state.as_str())
             .bind(now.unix_millis())
             .bind(due.code())
-            .fetch_optional(&self.inner.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        row.map(Row::into_record).transpose()
+        let record = row.map(Row::into_record).transpose()?;
+        let events = audit::settled(&record, via);
+        append(&mut tx, events, now).await?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     async fn commit_answer(
@@ -564,7 +593,9 @@ impl Backend for PostgresStore {
         state: State,
         response: &AskUserResponse,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.inner.pool.begin().await?;
         let changed: Option<(i64, Option<i64>)> = sqlx::query_as(ANSWER)
             .bind(record.id())
             .bind(state.as_str())
@@ -572,9 +603,38 @@ impl Backend for PostgresStore {
             .bind(response.answered_by.as_str())
             .bind(now.unix_millis())
             .bind(record.asked_at().unix_millis())
-            .fetch_optional(&self.inner.pool)
+            .fetch_optional(&mut *tx)
             .await?;
-        Ok(changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until)))
+        let answered =
+            changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until));
+        let events = audit::settled(&answered, via);
+        append(&mut tx, events, now).await?;
+        tx.commit().await?;
+        Ok(answered)
+    }
+
+    async fn commit_late(
+        &self,
+        record: &PendingRecord,
+        response: &AskUserResponse,
+        now: Timestamp,
+        via: &Via,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.inner.pool.begin().await?;
+        let changed: Option<(i64, Option<i64>)> = sqlx::query_as(LATE)
+            .bind(record.id())
+            .bind(store::response_json(response))
+            .bind(response.answered_by.as_str())
+            .bind(now.unix_millis())
+            .bind(record.version())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let late = changed
+            .map(|(version, lease_until)| record.answered(State::Late, now, response, version, lease_until));
+        let events = audit::settled(&late, via);
+        append(&mut tx, events, now).await?;
+        tx.commit().await?;
+        Ok(late)
     }
 
     async fn sweep(
@@ -587,12 +647,17 @@ impl Backend for PostgresStore {
             Sweep::Overdue => SWEEP,
             Sweep::Lapsed => LAPSE,
         };
+        let mut tx = self.inner.pool.begin().await?;
         let rows: Vec<Row> = sqlx::query_as(statement)
             .bind(now.unix_millis())
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.inner.pool)
+            .fetch_all(&mut *tx)
             .await?;
-        rows.into_iter().map(Row::into_record).collect()
+        let records = rows.into_iter().map(Row::into_record).collect::<Result<Vec<_>, _>>()?;
+        let events = audit::settled(&records, &Via::default());
+        append(&mut tx, events, now).await?;
+        tx.commit().await?;
+        Ok(records)
     }
 
     async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError> {
@@ -683,6 +748,60 @@ impl Backend for PostgresStore {
     async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError> {
         Ok(sqlx::query_as(VALUES).bind(namespace).bind(now.unix_millis()).fetch_all(&self.inner.pool).await?)
     }
+
+    async fn append_audit(&self, event: &AuditEvent, now: Timestamp) -> Result<AuditEntry, StoreError> {
+        let mut tx = self.inner.pool.begin().await?;
+        let mut entries = append(&mut tx, vec![event.clone()], now).await?;
+        tx.commit().await?;
+        entries
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt { id: String::new(), reason: "no audit entry".to_owned() })
+    }
+
+    async fn audit_entries(
+        &self,
+        after: u64,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows = sqlx::query_as(AUDIT_READ)
+            .bind(i64::try_from(after).unwrap_or(i64::MAX))
+            .bind(since.map(Timestamp::unix_millis))
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.inner.pool)
+            .await?;
+        Ok(audit::entries(rows))
+    }
+}
+
+/// Appends `events` at `now` in `tx`, after taking the audit table's lock: each after the last
+/// entry, whichever replica wrote it.
+async fn append(
+    tx: &mut PgConnection,
+    events: Vec<AuditEvent>,
+    now: Timestamp,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqlx::query(AUDIT_LOCK).execute(&mut *tx).await?;
+    let last: Option<(i64, String)> = sqlx::query_as(AUDIT_LAST).fetch_optional(&mut *tx).await?;
+    let (mut seq, mut prev) = last.map_or((0, GENESIS.to_owned()), |(seq, hash)| (seq.unsigned_abs(), hash));
+    let mut entries = Vec::new();
+    for event in events {
+        seq += 1;
+        let entry = audit::chain(seq, now, &prev, &event);
+        sqlx::query(AUDIT_APPEND)
+            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+            .bind(now.unix_millis())
+            .bind(&entry.line)
+            .bind(&entry.hash)
+            .execute(&mut *tx)
+            .await?;
+        prev.clone_from(&entry.hash);
+        entries.push(entry);
+    }
+    Ok(entries)
 }
 
 store::pending_store_via_backend!(PostgresStore);

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::time::Clock;
 
-/// Where a pending question stands. Only `pending` ever changes, and only once.
+/// Where a pending question stands. Only `pending` ever changes, and only once; except that a
+/// `timed_out` question may still take a late answer (`late`) within the window its server allows
+/// ([`PendingStore::commit_late_answer`](crate::PendingStore::commit_late_answer)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -29,10 +31,14 @@ pub enum State {
     TimedOut,
     /// The asker stopped waiting (its future was dropped, or a host cancelled it).
     Cancelled,
+    /// Answered after it timed out, within the late window: the answer is kept and delivered as
+    /// late; what the asker was told at the deadline (timed out) stays true.
+    Late,
 }
 
 impl State {
-    /// The name stored and shown: `pending`, `answered`, `declined`, `timed_out`, `cancelled`.
+    /// The name stored and shown: `pending`, `answered`, `declined`, `timed_out`, `cancelled`,
+    /// `late`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -41,13 +47,15 @@ impl State {
             Self::Declined => "declined",
             Self::TimedOut => "timed_out",
             Self::Cancelled => "cancelled",
+            Self::Late => "late",
         }
     }
 
-    /// Whether the question has been answered or declined (the states that carry a response).
+    /// Whether the question has been answered or declined, in time or late (the states that carry
+    /// a response).
     #[must_use]
     pub fn has_response(self) -> bool {
-        matches!(self, Self::Answered | Self::Declined)
+        matches!(self, Self::Answered | Self::Declined | Self::Late)
     }
 }
 
@@ -72,6 +80,7 @@ impl FromStr for State {
             "declined" => Self::Declined,
             "timed_out" => Self::TimedOut,
             "cancelled" => Self::Cancelled,
+            "late" => Self::Late,
             other => return Err(UnknownState(other.to_owned())),
         })
     }
@@ -334,7 +343,8 @@ impl PendingRecord {
         self.lease_until.is_none()
     }
 
-    /// When it left `pending` (answered, declined, timed out or cancelled).
+    /// When it left `pending` (answered, declined, timed out or cancelled); for a late record, when
+    /// the late answer came.
     #[must_use]
     pub fn closed_at(&self) -> Option<Timestamp> {
         self.closed_at
@@ -373,8 +383,9 @@ impl PendingRecord {
 
     /// The tool result to hand the model for this record, byte-identical to what an inline call
     /// would have returned: the rendered answer, the declined sentence, or the timed-out sentence
-    /// (the `decline` timeout policy). `None` while pending and for a cancelled record (whose
-    /// asker stopped waiting).
+    /// (the `decline` timeout policy); for a late record, the rendered late answer (its asker was
+    /// told it timed out; [`State::Late`] says why this differs). `None` while pending and for a
+    /// cancelled record (whose asker stopped waiting).
     ///
     /// # Errors
     ///
@@ -383,7 +394,7 @@ impl PendingRecord {
     pub fn result(&self) -> Result<Option<AskUserResult>, ResponseError> {
         match (self.state, &self.response) {
             (State::TimedOut, _) => Ok(Some(AskUserResult::timed_out())),
-            (State::Answered | State::Declined, Some(response)) => {
+            (State::Answered | State::Declined | State::Late, Some(response)) => {
                 askuser_core::ask_user_result(&self.request, response).map(Some)
             }
             _ => Ok(None),

@@ -12,6 +12,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
+use crate::audit::{self, AuditEntry, AuditEvent, GENESIS, Via};
 use crate::coordination::Key;
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
@@ -75,6 +76,21 @@ const ANSWER: &str = "UPDATE askuser_pending \
          change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
      WHERE id = ?1 AND state = 'pending' AND expires_at > ?5 AND asked_at = ?6 \
      RETURNING version, lease_until";
+
+/// A late answer: the row as it timed out (the same `version`) takes the response.
+const LATE: &str = "UPDATE askuser_pending \
+     SET state = 'late', response = ?2, answered_by = ?3, closed_at = ?4, version = version + 1, \
+         change_seq = (SELECT coalesce(max(change_seq), 0) + 1 FROM askuser_pending) \
+     WHERE id = ?1 AND state = 'timed_out' AND version = ?5 \
+     RETURNING version, lease_until";
+
+/// The audit log's last entry, read under the write lock its append holds.
+const AUDIT_LAST: &str = "SELECT seq, hash FROM askuser_audit ORDER BY seq DESC LIMIT 1";
+
+const AUDIT_APPEND: &str = "INSERT INTO askuser_audit (seq, at, line, hash) VALUES (?1, ?2, ?3, ?4)";
+
+const AUDIT_READ: &str = "SELECT seq, at, line, hash FROM askuser_audit \
+     WHERE seq > ?1 AND (?2 IS NULL OR at >= ?2) ORDER BY seq LIMIT ?3";
 
 /// Cancel or time out one pending row, by the same first-change-wins rule; `?4` says which
 /// deadlines qualify (`Due`: any, or only overdue).
@@ -581,6 +597,7 @@ impl Backend for SqliteStore {
 
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
+        let event = AuditEvent::asked(record);
         let inserted: Option<i64> = sqlx::query_scalar(INSERT)
             .bind(record.id())
             .bind(record.session_id())
@@ -594,6 +611,9 @@ impl Backend for SqliteStore {
             .bind(record.asked_by().map(AskedBy::as_str))
             .fetch_optional(&mut *tx)
             .await?;
+        if inserted.is_some() {
+            append(&mut tx, vec![event], self.inner.clock.now()).await?;
+        }
         tx.commit().await?;
         self.inner.feed.kick();
         Ok(inserted.is_some())
@@ -623,6 +643,7 @@ impl Backend for SqliteStore {
         state: State,
         due: Due,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut tx = self.write().await?;
         let row: Option<Row> = sqlx::query_as(CLOSE)
@@ -632,9 +653,12 @@ impl Backend for SqliteStore {
             .bind(due.code())
             .fetch_optional(&mut *tx)
             .await?;
+        let record = row.map(Row::into_record).transpose()?;
+        let events = audit::settled(&record, via);
+        append(&mut tx, events, now).await?;
         tx.commit().await?;
         self.inner.feed.kick();
-        row.map(Row::into_record).transpose()
+        Ok(record)
     }
 
     async fn commit_answer(
@@ -643,6 +667,7 @@ impl Backend for SqliteStore {
         state: State,
         response: &AskUserResponse,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError> {
         let mut tx = self.write().await?;
         let changed: Option<(i64, Option<i64>)> = sqlx::query_as(ANSWER)
@@ -654,9 +679,38 @@ impl Backend for SqliteStore {
             .bind(record.asked_at().unix_millis())
             .fetch_optional(&mut *tx)
             .await?;
+        let answered =
+            changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until));
+        let events = audit::settled(&answered, via);
+        append(&mut tx, events, now).await?;
         tx.commit().await?;
         self.inner.feed.kick();
-        Ok(changed.map(|(version, lease_until)| record.answered(state, now, response, version, lease_until)))
+        Ok(answered)
+    }
+
+    async fn commit_late(
+        &self,
+        record: &PendingRecord,
+        response: &AskUserResponse,
+        now: Timestamp,
+        via: &Via,
+    ) -> Result<Option<PendingRecord>, StoreError> {
+        let mut tx = self.write().await?;
+        let changed: Option<(i64, Option<i64>)> = sqlx::query_as(LATE)
+            .bind(record.id())
+            .bind(store::response_json(response))
+            .bind(response.answered_by.as_str())
+            .bind(now.unix_millis())
+            .bind(record.version())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let late = changed
+            .map(|(version, lease_until)| record.answered(State::Late, now, response, version, lease_until));
+        let events = audit::settled(&late, via);
+        append(&mut tx, events, now).await?;
+        tx.commit().await?;
+        self.inner.feed.kick();
+        Ok(late)
     }
 
     async fn sweep(
@@ -675,9 +729,12 @@ impl Backend for SqliteStore {
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
             .fetch_all(&mut *tx)
             .await?;
+        let records = rows.into_iter().map(Row::into_record).collect::<Result<Vec<_>, _>>()?;
+        let events = audit::settled(&records, &Via::default());
+        append(&mut tx, events, now).await?;
         tx.commit().await?;
         self.inner.feed.kick();
-        rows.into_iter().map(Row::into_record).collect()
+        Ok(records)
     }
 
     async fn purge(&self, before: Timestamp, limit: usize) -> Result<usize, StoreError> {
@@ -770,9 +827,61 @@ impl Backend for SqliteStore {
         Ok(())
     }
 
+    async fn append_audit(&self, event: &AuditEvent, now: Timestamp) -> Result<AuditEntry, StoreError> {
+        let mut tx = self.write().await?;
+        let mut entries = append(&mut tx, vec![event.clone()], now).await?;
+        tx.commit().await?;
+        entries
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt { id: String::new(), reason: "no audit entry".to_owned() })
+    }
+
+    async fn audit_entries(
+        &self,
+        after: u64,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows = sqlx::query_as(AUDIT_READ)
+            .bind(i64::try_from(after).unwrap_or(i64::MAX))
+            .bind(since.map(Timestamp::unix_millis))
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.inner.pool)
+            .await?;
+        Ok(audit::entries(rows))
+    }
+
     async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError> {
         Ok(sqlx::query_as(VALUES).bind(namespace).bind(now.unix_millis()).fetch_all(&self.inner.pool).await?)
     }
+}
+
+/// Appends `events` at `now` in `tx`, which holds the file's write lock: each after the last entry.
+async fn append(
+    tx: &mut SqliteConnection,
+    events: Vec<AuditEvent>,
+    now: Timestamp,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let last: Option<(i64, String)> = sqlx::query_as(AUDIT_LAST).fetch_optional(&mut *tx).await?;
+    let (mut seq, mut prev) = last.map_or((0, GENESIS.to_owned()), |(seq, hash)| (seq.unsigned_abs(), hash));
+    let mut entries = Vec::new();
+    for event in events {
+        seq += 1;
+        let entry = audit::chain(seq, now, &prev, &event);
+        sqlx::query(AUDIT_APPEND)
+            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+            .bind(now.unix_millis())
+            .bind(&entry.line)
+            .bind(&entry.hash)
+            .execute(&mut *tx)
+            .await?;
+        prev.clone_from(&entry.hash);
+        entries.push(entry);
+    }
+    Ok(entries)
 }
 
 store::pending_store_via_backend!(SqliteStore);

@@ -10,6 +10,7 @@ use std::time::Duration;
 use askuser_core::{AskUserRequest, Profile};
 use askuser_core::{AskUserResponse, Timestamp};
 
+use crate::audit::{AuditEntry, AuditEvent, AuditLog, Via};
 use crate::coordination::{Coordination, Key};
 use crate::error::StoreError;
 use crate::feed::{Changes, Feed};
@@ -84,6 +85,47 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     /// `expires_at` and no sweep has run yet: it is marked `timed_out` now) or was cancelled;
     /// [`StoreError::NotFound`]; a database error.
     async fn commit_answer(&self, id: &str, response: &AskUserResponse) -> Result<PendingRecord, StoreError>;
+
+    /// [`commit_answer`](Self::commit_answer), made `via` a surface by a person: what the audit
+    /// event of the answer says. The default, for a store of one's own, forgets `via`.
+    ///
+    /// # Errors
+    ///
+    /// As [`commit_answer`](Self::commit_answer).
+    async fn commit_answer_via(
+        &self,
+        id: &str,
+        response: &AskUserResponse,
+        via: &Via,
+    ) -> Result<PendingRecord, StoreError> {
+        let _ = via;
+        self.commit_answer(id, response).await
+    }
+
+    /// Commits a late answer: a question that timed out less than `window` ago (and is no
+    /// approval: an expired approval stays expired) becomes `late` with `response`, and wakes its
+    /// watchers. Whoever still listens gets it as late; what its asker was told at the deadline
+    /// stays true. The default, for a store of one's own, takes no late answer.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidResponse`] (nothing written); [`StoreError::Conflict`] holding the
+    /// answer that came first (in time or late); [`StoreError::Closed`] for a question still
+    /// pending, cancelled, an approval, or timed out `window` ago or more; [`StoreError::NotFound`];
+    /// a database error.
+    async fn commit_late_answer(
+        &self,
+        id: &str,
+        response: &AskUserResponse,
+        window: Duration,
+        via: &Via,
+    ) -> Result<PendingRecord, StoreError> {
+        let _ = (response, window, via);
+        match self.get(id).await? {
+            Some(record) => Err(settled(record)),
+            None => Err(StoreError::NotFound { id: id.to_owned() }),
+        }
+    }
 
     /// Marks a pending question `cancelled` (its asker stopped waiting) and wakes its watchers.
     /// A record that is no longer pending is returned unchanged.
@@ -175,11 +217,12 @@ pub trait PendingStore: Send + Sync + fmt::Debug {
     fn changes(&self) -> Changes;
 }
 
-/// A store that keeps both questions and coordination: what the layers that coordinate replicas
-/// run on. Every type implementing both traits is one; [`open`](crate::open) returns one.
-pub trait SharedStore: PendingStore + Coordination {}
+/// A store that keeps questions, coordination and the audit log: what the layers that coordinate
+/// replicas run on. Every type implementing the three traits is one; [`open`](crate::open)
+/// returns one.
+pub trait SharedStore: PendingStore + Coordination + AuditLog {}
 
-impl<T: PendingStore + Coordination + ?Sized> SharedStore for T {}
+impl<T: PendingStore + Coordination + AuditLog + ?Sized> SharedStore for T {}
 
 /// Which pending records a [`Backend::close`] may change, by deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +270,8 @@ pub(crate) trait Backend: Send + Sync {
         None
     }
 
-    /// Inserts the record unless its id exists; whether this call inserted it.
+    /// Inserts the record unless its id exists, with its `asked` audit event; whether this call
+    /// inserted it.
     async fn insert(&self, record: &PendingRecord) -> Result<bool, StoreError>;
 
     async fn fetch(&self, id: &str) -> Result<Option<PendingRecord>, StoreError>;
@@ -235,13 +279,15 @@ pub(crate) trait Backend: Send + Sync {
     async fn list(&self, query: &ListQuery) -> Result<Page, StoreError>;
 
     /// `pending` → `state` (`timed_out` or `cancelled`) if the record is pending and `due` admits
-    /// it at `now`; returns the changed record, or `None` when nothing changed.
+    /// it at `now`, with its audit event made `via`; returns the changed record, or `None` when
+    /// nothing changed.
     async fn close(
         &self,
         id: &str,
         state: State,
         due: Due,
         now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError>;
 
     /// `pending` → `state` (`answered` or `declined`) with `response`, if `record` (as read, or
@@ -249,16 +295,28 @@ pub(crate) trait Backend: Send + Sync {
     /// `expires_at` at `now`; returns the changed record, or `None` when nothing changed. A
     /// pending record changes only by leaving `pending` (and by a lease renewal, whose
     /// `lease_until` the backend reads back), so the record read before is the one that changed.
+    /// With its audit event made `via`.
     async fn commit_answer(
         &self,
         record: &PendingRecord,
         state: State,
         response: &AskUserResponse,
         now: Timestamp,
+        via: &Via,
+    ) -> Result<Option<PendingRecord>, StoreError>;
+
+    /// `timed_out` → `late` with `response` at `now`, if the row is still the timed-out `record`
+    /// (its `version`), with its audit event made `via`; the changed record, or `None`.
+    async fn commit_late(
+        &self,
+        record: &PendingRecord,
+        response: &AskUserResponse,
+        now: Timestamp,
+        via: &Via,
     ) -> Result<Option<PendingRecord>, StoreError>;
 
     /// Up to `limit` pending records that `sweep` picks at `now`, closed as it says, each by one
-    /// caller.
+    /// caller, each with its audit event.
     async fn sweep(
         &self,
         sweep: Sweep,
@@ -298,6 +356,17 @@ pub(crate) trait Backend: Send + Sync {
 
     /// The namespace's rows that have not lapsed at `now`, by key.
     async fn values(&self, namespace: &str, now: Timestamp) -> Result<Vec<(String, String)>, StoreError>;
+
+    /// Appends `event` to the audit log at `now`.
+    async fn append_audit(&self, event: &AuditEvent, now: Timestamp) -> Result<AuditEntry, StoreError>;
+
+    /// Up to `limit` audit entries after `after`, appended at or after `since`.
+    async fn audit_entries(
+        &self,
+        after: u64,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, StoreError>;
 }
 
 /// The record under `id`, which must exist: [`StoreError::NotFound`] when it does not.
@@ -416,6 +485,7 @@ pub(crate) async fn answer(
     backend: &impl Backend,
     id: &str,
     response: &AskUserResponse,
+    via: &Via,
 ) -> Result<PendingRecord, StoreError> {
     let (mut record, mut remembered) = match backend.recent().and_then(|recent| recent.take(id)) {
         Some(record) => (record, true),
@@ -439,13 +509,13 @@ pub(crate) async fn answer(
         }
         let state = if response.cancelled { State::Declined } else { State::Answered };
         let now = backend.clock().now();
-        if let Some(answered) = backend.commit_answer(&record, state, response, now).await? {
+        if let Some(answered) = backend.commit_answer(&record, state, response, now, via).await? {
             backend.wakers().wake(id);
             return Ok(answered);
         }
         // Either another change committed first, or the question is overdue: then it times out
         // now, as the next sweep would have done.
-        if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now).await? {
+        if let Some(expired) = backend.close(id, State::TimedOut, Due::Overdue, now, &Via::default()).await? {
             backend.wakers().wake(id);
             return Err(settled(expired));
         }
@@ -460,13 +530,39 @@ pub(crate) async fn answer(
     }
 }
 
+/// A late answer ([`PendingStore::commit_late_answer`]).
+pub(crate) async fn answer_late(
+    backend: &impl Backend,
+    id: &str,
+    response: &AskUserResponse,
+    window: Duration,
+    via: &Via,
+) -> Result<PendingRecord, StoreError> {
+    let record = fetch_known(backend, id).await?;
+    let now = backend.clock().now();
+    let open = record.state() == State::TimedOut
+        && !record.is_approval()
+        && record.closed_at().is_some_and(|closed| now < closed.plus(window));
+    if !open {
+        return Err(settled(record));
+    }
+    if let Err(source) = askuser_core::check_response(record.request(), response) {
+        return Err(StoreError::InvalidResponse { id: id.to_owned(), source });
+    }
+    if let Some(late) = backend.commit_late(&record, response, now, via).await? {
+        backend.wakers().wake(id);
+        return Ok(late);
+    }
+    Err(settled(fetch_known(backend, id).await?))
+}
+
 pub(crate) async fn close_now(
     backend: &impl Backend,
     id: &str,
     state: State,
 ) -> Result<(PendingRecord, bool), StoreError> {
     let now = backend.clock().now();
-    if let Some(closed) = backend.close(id, state, Due::Any, now).await? {
+    if let Some(closed) = backend.close(id, state, Due::Any, now, &Via::default()).await? {
         backend.wakers().wake(id);
         return Ok((closed, true));
     }
@@ -643,7 +739,27 @@ macro_rules! pending_store_via_backend {
                 id: &str,
                 response: &askuser_core::AskUserResponse,
             ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
-                $crate::store::noted(self, $crate::store::answer(self, id, response).await)
+                let via = $crate::audit::Via::default();
+                $crate::store::noted(self, $crate::store::answer(self, id, response, &via).await)
+            }
+
+            async fn commit_answer_via(
+                &self,
+                id: &str,
+                response: &askuser_core::AskUserResponse,
+                via: &$crate::audit::Via,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::noted(self, $crate::store::answer(self, id, response, via).await)
+            }
+
+            async fn commit_late_answer(
+                &self,
+                id: &str,
+                response: &askuser_core::AskUserResponse,
+                window: std::time::Duration,
+                via: &$crate::audit::Via,
+            ) -> Result<$crate::record::PendingRecord, $crate::error::StoreError> {
+                $crate::store::noted(self, $crate::store::answer_late(self, id, response, window, via).await)
             }
 
             async fn cancel(
@@ -772,6 +888,26 @@ macro_rules! pending_store_via_backend {
             ) -> Result<Vec<(String, String)>, $crate::error::StoreError> {
                 let now = $crate::store::Backend::clock(self).now();
                 $crate::store::Backend::values(self, namespace, now).await
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::audit::AuditLog for $store {
+            async fn append_audit(
+                &self,
+                event: &$crate::audit::AuditEvent,
+            ) -> Result<$crate::audit::AuditEntry, $crate::error::StoreError> {
+                let now = $crate::store::Backend::clock(self).now();
+                $crate::store::Backend::append_audit(self, event, now).await
+            }
+
+            async fn audit_entries(
+                &self,
+                after: u64,
+                since: Option<askuser_core::Timestamp>,
+                limit: usize,
+            ) -> Result<Vec<$crate::audit::AuditEntry>, $crate::error::StoreError> {
+                $crate::store::Backend::audit_entries(self, after, since, limit).await
             }
         }
     };

@@ -8,8 +8,8 @@ use askuser_client::ApiToken;
 use askuser_core::AskUserResponse;
 use askuser_server::AnswerServer;
 use askuser_store::{
-    Coordination, Key, ListQuery, MemoryStore, NewQuestion, Page, PendingRecord, PendingStore, SharedStore,
-    State, StoreError,
+    AuditEntry, AuditEvent, AuditLog, Coordination, Key, ListQuery, MemoryStore, NewQuestion, Page,
+    PendingRecord, PendingStore, SharedStore, State, StoreError,
 };
 use axum::http::{Method, StatusCode, header};
 use serde_json::json;
@@ -156,6 +156,24 @@ impl Coordination for Flaky {
     async fn values(&self, namespace: &str) -> Result<Vec<(String, String)>, StoreError> {
         self.check(false)?;
         self.inner.values(namespace).await
+    }
+}
+
+#[askuser_core::async_trait]
+impl AuditLog for Flaky {
+    async fn append_audit(&self, event: &AuditEvent) -> Result<AuditEntry, StoreError> {
+        self.check(true)?;
+        self.inner.append_audit(event).await
+    }
+
+    async fn audit_entries(
+        &self,
+        after: u64,
+        since: Option<askuser_core::Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        self.check(false)?;
+        self.inner.audit_entries(after, since, limit).await
     }
 }
 
@@ -369,6 +387,20 @@ async fn a_store_that_hangs_fails_within_the_limit() {
             std::future::pending().await
         }
         async fn values(&self, _: &str) -> Result<Vec<(String, String)>, StoreError> {
+            std::future::pending().await
+        }
+    }
+    #[askuser_core::async_trait]
+    impl AuditLog for Hangs {
+        async fn append_audit(&self, _: &AuditEvent) -> Result<AuditEntry, StoreError> {
+            std::future::pending().await
+        }
+        async fn audit_entries(
+            &self,
+            _: u64,
+            _: Option<askuser_core::Timestamp>,
+            _: usize,
+        ) -> Result<Vec<AuditEntry>, StoreError> {
             std::future::pending().await
         }
     }

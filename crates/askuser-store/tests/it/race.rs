@@ -133,6 +133,18 @@ async fn claims_race(a: Arc<dyn SharedStore>, b: Arc<dyn SharedStore>, prefix: &
     }
 }
 
+/// After the races above, every change's event is in the audit log, once, on one unbroken chain,
+/// whichever replica appended it.
+async fn the_audit_chain_holds(store: &dyn SharedStore) {
+    let entries = store.audit_entries(0, None, 100_000).await.expect("entries");
+    let text: String = entries.iter().map(|e| format!("{}\n", e.line)).collect();
+    let verified = askuser_store::verify(&text, false).expect("one unbroken chain");
+    // The sweep race: each question asked and settled; the claims race: asked; the answers
+    // race: asked and answered.
+    let expected = 2 * QUESTIONS + QUESTIONS / 3 + 2 * (QUESTIONS / 3);
+    assert_eq!(verified.events, u64::try_from(expected).unwrap(), "{text}");
+}
+
 fn late(clock: &ManualClock) -> ManualClock {
     let late = ManualClock::new(askuser_store::Clock::now(clock));
     late.advance(Duration::from_hours(1));
@@ -153,7 +165,8 @@ async fn sqlite_races() {
     sweep_races_answers(Arc::clone(&answerer) as Arc<dyn PendingStore>, sweepers, "sweep").await;
     let other: Arc<dyn SharedStore> = Arc::new(open(early.clone()).await.expect("open"));
     claims_race(Arc::clone(&answerer), Arc::clone(&other), "claims").await;
-    answers_race(answerer, other, "answers").await;
+    answers_race(Arc::clone(&answerer) as Arc<dyn PendingStore>, other, "answers").await;
+    the_audit_chain_holds(&*answerer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -172,7 +185,8 @@ async fn postgres_races() {
     sweep_races_answers(Arc::clone(&answerer) as Arc<dyn PendingStore>, sweepers, "sweep").await;
     let other: Arc<dyn SharedStore> = Arc::new(open(early.clone()).await.expect("open"));
     claims_race(Arc::clone(&answerer), Arc::clone(&other), "claims").await;
-    answers_race(answerer, other, "answers").await;
+    answers_race(Arc::clone(&answerer) as Arc<dyn PendingStore>, other, "answers").await;
+    the_audit_chain_holds(&*answerer).await;
     drop_schema(&first, &schema).await;
 }
 

@@ -9,13 +9,13 @@ use askuser_core::{
     Timestamp, Validator,
 };
 use askuser_store::{
-    AskedBy, Changes, Coordination, Key, ListQuery, ManualClock, NewQuestion, PendingRecord, PendingStore,
-    SharedStore, State, StoreError,
+    APPROVAL_TOOL_NAME, AskedBy, AuditEvent, Changes, Key, ListQuery, ManualClock, NewQuestion,
+    PendingRecord, PendingStore, SharedStore, State, StoreError, Via,
 };
 
 use crate::support::{PATIENCE, answer_large, answer_small, misfit, other_request, request};
 
-pub(crate) async fn conformance<S: PendingStore + Coordination + 'static>(store: S, clock: ManualClock) {
+pub(crate) async fn conformance<S: SharedStore + 'static>(store: S, clock: ManualClock) {
     let shared: Arc<dyn SharedStore> = Arc::new(store);
     let store: Arc<dyn PendingStore> = Arc::clone(&shared) as Arc<dyn PendingStore>;
     put_and_get(&*store, &clock).await;
@@ -39,8 +39,102 @@ pub(crate) async fn conformance<S: PendingStore + Coordination + 'static>(store:
     keys_are_claimed_once(&*shared, &clock).await;
     puts_and_cancels_say_what_they_changed(&*store).await;
     leases_and_values(&*shared, &clock).await;
+    late_answers(&*store, &clock).await;
+    // Last but one: it reads the events of every step above.
+    audit_trail(&*shared).await;
     // Last: it deletes what the others left.
     retention(&*shared, &clock).await;
+}
+
+/// A question that timed out takes a late answer within the window, once; never an approval,
+/// never after the window, never one still pending or withdrawn.
+async fn late_answers(store: &dyn PendingStore, clock: &ManualClock) {
+    const WINDOW: Duration = Duration::from_hours(1);
+    let via = Via::surface("api").person("u-7");
+    store.put(question("late-1", 10)).await.expect("put");
+    clock.advance(Duration::from_secs(11));
+    store.expire("late-1").await.expect("expire");
+    assert!(matches!(store.commit_answer("late-1", &answer_large()).await, Err(StoreError::Closed { .. })));
+    assert!(matches!(
+        store.commit_late_answer("late-1", &misfit(), WINDOW, &via).await,
+        Err(StoreError::InvalidResponse { .. })
+    ));
+    let late = store.commit_late_answer("late-1", &answer_large(), WINDOW, &via).await.expect("late");
+    assert_eq!((late.state(), late.answered_by()), (State::Late, Some(AnsweredBy::User)));
+    assert_eq!(late.response(), Some(&answer_large()));
+    assert_eq!(late.answered_at(), Some(clock.now_at()));
+    assert_eq!(store.get("late-1").await.expect("get").as_ref(), Some(&late));
+    assert!(late.result().expect("renders").expect("a result").into_text().contains("Large"));
+    // Once: a second late answer finds the first.
+    match store.commit_late_answer("late-1", &answer_small(), WINDOW, &via).await {
+        Err(StoreError::Conflict { first }) => assert_eq!(first.response(), Some(&answer_large())),
+        other => panic!("expected the first late answer, got {other:?}"),
+    }
+    // Not before it timed out, not after the window, not once withdrawn, never an approval.
+    store.put(question("late-pending", 100)).await.expect("put");
+    assert!(matches!(
+        store.commit_late_answer("late-pending", &answer_large(), WINDOW, &via).await,
+        Err(StoreError::Closed { .. })
+    ));
+    store.put(question("late-stale", 10)).await.expect("put");
+    store.expire("late-stale").await.expect("expire");
+    clock.advance(WINDOW);
+    assert!(matches!(
+        store.commit_late_answer("late-stale", &answer_large(), WINDOW, &via).await,
+        Err(StoreError::Closed { .. })
+    ));
+    store.cancel("late-pending").await.expect("cancel");
+    assert!(matches!(
+        store.commit_late_answer("late-pending", &answer_large(), WINDOW, &via).await,
+        Err(StoreError::Closed { .. })
+    ));
+    store.put(question("late-approval", 10).tool_name(APPROVAL_TOOL_NAME)).await.expect("put");
+    store.expire("late-approval").await.expect("expire");
+    match store.commit_late_answer("late-approval", &answer_large(), WINDOW, &via).await {
+        Err(StoreError::Closed { record }) => assert_eq!(record.state(), State::TimedOut),
+        other => panic!("an approval is never late, got {other:?}"),
+    }
+    assert!(matches!(
+        store.commit_late_answer("late-none", &answer_large(), WINDOW, &via).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+/// Every step above left its events in the log, chained: it verifies whole, names the surface
+/// and person a change was made through, never holds a secret's value, and takes events the
+/// store cannot see.
+async fn audit_trail(store: &dyn SharedStore) {
+    let entries = store.audit_entries(0, None, 100_000).await.expect("entries");
+    let text: String = entries.iter().map(|e| format!("{}\n", e.line)).collect();
+    let verified = askuser_store::verify(&text, false).expect("the chain holds");
+    assert_eq!((verified.events, verified.first), (entries.len() as u64, 1));
+    let events: Vec<serde_json::Value> =
+        entries.iter().map(|e| serde_json::from_str(&e.line).unwrap()).collect();
+    let of = |question: &str| -> Vec<&str> {
+        events.iter().filter(|e| e["question"] == question).map(|e| e["event"].as_str().unwrap()).collect()
+    };
+    assert_eq!(of("late-1"), ["asked", "expired", "late"]);
+    assert_eq!(of("late-approval"), ["asked", "expired"]);
+    assert_eq!(of("late-pending"), ["asked", "withdrawn"]);
+    assert_eq!(of("ext-secret"), ["asked", "answered"]);
+    let late = events.iter().find(|e| e["question"] == "late-1" && e["event"] == "late").unwrap();
+    assert_eq!(
+        (&late["surface"], &late["person"], &late["answered_by"]),
+        (&"api".into(), &"u-7".into(), &"user".into())
+    );
+    assert_eq!(late["answers"][0], serde_json::json!({"header": "Plan", "selected": ["Large"]}));
+    let secret = events.iter().find(|e| e["question"] == "ext-secret" && e["event"] == "answered").unwrap();
+    assert_eq!(secret["answers"], serde_json::json!([{"header": "Token", "secret": true}]));
+    assert!(!text.contains("tok-3xT9-never-stored") && !text.contains("session:DEPLOY_TOKEN"), "{text}");
+    // What the store cannot see, appended by the layers above, after the last entry.
+    let posted = store.append_audit(&AuditEvent::posted("late-1", "telegram", "812")).await.expect("append");
+    assert_eq!(posted.seq, entries.last().unwrap().seq + 1);
+    let all = store.audit_entries(0, None, 100_000).await.expect("entries");
+    let text: String = all.iter().map(|e| format!("{}\n", e.line)).collect();
+    assert_eq!(askuser_store::verify(&text, false).expect("still holds").events, verified.events + 1);
+    assert_eq!(store.audit_entries(posted.seq - 1, None, 10).await.expect("after"), [posted.clone()]);
+    let later = posted.at.plus(Duration::from_millis(1));
+    assert_eq!(store.audit_entries(0, Some(later), 10).await.expect("since"), []);
 }
 
 /// `put_reporting` and `cancel_reporting` say whether the call changed the store: only the first
