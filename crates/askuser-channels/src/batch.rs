@@ -460,6 +460,7 @@ pub(crate) fn settled_view(record: &PendingRecord, via: Option<&str>) -> View {
         },
         State::TimedOut => "⌛ Expired: nobody answered in time".to_owned(),
         State::Cancelled => "🗑 Withdrawn: the assistant stopped waiting".to_owned(),
+        State::Late => format!("⌛ Expired, then answered late: {}", summary(record)),
         _ => String::new(),
     };
     let text = cut(&body(record), MAX_TEXT_CHARS - 200);

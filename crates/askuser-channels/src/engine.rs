@@ -473,6 +473,11 @@ impl<S: Surface> Engine<S> {
                     }
                     tokio::time::sleep(self.retry.base).await;
                 }
+                // The audit log: where it was shown (the surface's message ids, as JSON).
+                let posted = askuser_store::AuditEvent::posted(id, S::NAME, &post.at.to_string());
+                if let Err(error) = bounded(self.store.append_audit(&posted)).await {
+                    tracing::warn!(channel = S::NAME, error = %error, "cannot log a posted message in the audit log");
+                }
                 // Settled, or tapped, while it was being posted: the queue brings it in line.
                 self.queue.push(id);
                 Ok(())
@@ -515,7 +520,7 @@ impl<S: Surface> Engine<S> {
     }
 
     /// A tap on button data `data`: what the person is told.
-    pub(crate) async fn tap(&self, data: &str) -> Reply {
+    pub(crate) async fn tap(&self, data: &str, person: &str) -> Reply {
         let Some((key, action)) = Action::decode(data) else {
             self.counters.ignored.fetch_add(1, Ordering::Relaxed);
             return Reply::Say("That button is not one of askuser's.".to_owned());
@@ -544,7 +549,7 @@ impl<S: Surface> Engine<S> {
             }
             step
         };
-        self.step(&record, step).await
+        self.step(&record, step, person).await
     }
 
     /// Records that prompt message `prompt` asks for the answer to question `q` of batch `id`.
@@ -561,7 +566,7 @@ impl<S: Surface> Engine<S> {
     }
 
     /// Text typed in reply to prompt message `prompt`; `None` when it replies to no prompt.
-    pub(crate) async fn typed(&self, prompt: &str, text: &str) -> Option<Reply> {
+    pub(crate) async fn typed(&self, prompt: &str, text: &str, person: &str) -> Option<Reply> {
         let found = {
             let posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
             posts.iter().find_map(|(id, post)| {
@@ -569,7 +574,7 @@ impl<S: Surface> Engine<S> {
             })
         };
         let (id, q) = found?;
-        Some(self.typed_for(&id, q, text).await)
+        Some(self.typed_for(&id, q, text, person).await)
     }
 
     /// Whether a post that `shown` picks is one of this channel's.
@@ -587,6 +592,7 @@ impl<S: Surface> Engine<S> {
         &self,
         shown: impl Fn(&serde_json::Value) -> bool,
         text: &str,
+        person: &str,
     ) -> Option<Reply> {
         let ids: Vec<String> = {
             let posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
@@ -607,21 +613,21 @@ impl<S: Surface> Engine<S> {
             Err(said) => return Some(said),
         };
         Some(match askuser_core::read_typed_reply(record.request().questions(), text) {
-            Ok(answers) => self.commit(id, &AskUserResponse::answered(answers)).await,
+            Ok(answers) => self.commit(id, &AskUserResponse::answered(answers), person).await,
             Err(unclear) => Reply::Say(format!("Not taken, nothing was answered: {unclear}")),
         })
     }
 
     /// Text typed in a form (Slack's modal) as the answer to question `q` of the batch whose
     /// button key is `key` (untrusted: from the form's metadata).
-    pub(crate) async fn typed_at(&self, key: &str, q: usize, text: &str) -> Reply {
+    pub(crate) async fn typed_at(&self, key: &str, q: usize, text: &str, person: &str) -> Reply {
         let Some(id) = self.keys.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned() else {
             return Reply::Say(STALE.to_owned());
         };
-        self.typed_for(&id, q, text).await
+        self.typed_for(&id, q, text, person).await
     }
 
-    async fn typed_for(&self, id: &str, q: usize, text: &str) -> Reply {
+    async fn typed_for(&self, id: &str, q: usize, text: &str, person: &str) -> Reply {
         // The page's cap (issue 36.9: 4,000 characters were stored from Telegram, 20,000 from
         // Slack): the person is told, and may send a shorter one.
         let chars = text.chars().count();
@@ -643,7 +649,7 @@ impl<S: Surface> Engine<S> {
             }
             step
         };
-        self.step(&record, step).await
+        self.step(&record, step, person).await
     }
 
     /// Question `id`'s record while it waits; else what the person is told (no longer waiting,
@@ -656,10 +662,11 @@ impl<S: Surface> Engine<S> {
         }
     }
 
-    async fn step(&self, record: &PendingRecord, step: Step) -> Reply {
+    /// What `step` does, for the person known on this channel as `person`.
+    async fn step(&self, record: &PendingRecord, step: Step, person: &str) -> Reply {
         let id = record.id();
         match step {
-            Step::Submit(response) => self.commit(id, &response).await,
+            Step::Submit(response) => self.commit(id, &response, person).await,
             Step::Changed => {
                 if let Some(post) = self.post_of(id)
                     && let Err(error) = self.keep(id, &post).await
@@ -683,10 +690,12 @@ impl<S: Surface> Engine<S> {
         }
     }
 
-    /// Commits `response` as the answer to `id`: the first answer wins, on every surface.
-    async fn commit(&self, id: &str, response: &AskUserResponse) -> Reply {
+    /// Commits `response` as the answer to `id`, by `person` (their id on this channel, for the
+    /// audit log): the first answer wins, on every surface.
+    async fn commit(&self, id: &str, response: &AskUserResponse, person: &str) -> Reply {
         let marked = self.via.mark(id, S::SHOWN);
-        let result = bounded(self.store.commit_answer(id, response)).await;
+        let via = askuser_store::Via::surface(S::NAME).person(person);
+        let result = bounded(self.store.commit_answer_via(id, response, &via)).await;
         self.queue.push(id);
         match result {
             Ok(_) => {

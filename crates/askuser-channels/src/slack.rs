@@ -215,7 +215,7 @@ impl Slack {
         let Some(actions) = payload["actions"].as_array() else { return };
         for action in actions {
             let Some(value) = action["value"].as_str() else { continue };
-            match engine.tap(value).await {
+            match engine.tap(value, user).await {
                 Reply::Say(said) => self.tell(payload, user, &said).await,
                 Reply::Type { id, q, header, question } => {
                     let trigger = payload["trigger_id"].as_str().unwrap_or_default();
@@ -246,7 +246,7 @@ impl Slack {
             }
             return;
         }
-        let Some(Reply::Say(said)) = engine.replied(shown, &unescaped(text)).await else { return };
+        let Some(Reply::Say(said)) = engine.replied(shown, &unescaped(text), user).await else { return };
         if crate::engine::taken(&said) {
             return;
         }
@@ -309,7 +309,7 @@ impl Slack {
         let parsed = metadata.split_once(':').and_then(|(key, q)| Some((key, q.parse::<usize>().ok()?)));
         let text = view["state"]["values"]["answer"]["text"]["value"].as_str();
         let (Some((key, q)), Some(text)) = (parsed, text) else { return };
-        let said = match engine.typed_at(key, q, text).await {
+        let said = match engine.typed_at(key, q, text, user).await {
             Reply::Say(said) => said,
             Reply::Type { .. } => return,
         };

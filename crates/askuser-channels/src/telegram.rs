@@ -303,7 +303,8 @@ impl Telegram {
             return FollowUp::Toast { query_id, text: None };
         };
         let data = query["data"].as_str().unwrap_or_default();
-        match engine.tap(data).await {
+        let person = query["from"]["id"].as_i64().map(|id| id.to_string()).unwrap_or_default();
+        match engine.tap(data, &person).await {
             Reply::Say(text) => FollowUp::Toast { query_id, text: Some(text) },
             Reply::Type { id, q, header, .. } => FollowUp::Prompt { query_id, chat, id, q, header },
         }
@@ -318,19 +319,20 @@ impl Telegram {
             return FollowUp::Nothing;
         };
         let Some(text) = message["text"].as_str() else { return FollowUp::Nothing };
+        let person = message["from"]["id"].as_i64().map(|id| id.to_string()).unwrap_or_default();
         let Some(replied) = message["reply_to_message"]["message_id"].as_i64() else {
             // A plain message: the typed answer to the one batch this chat shows, if one.
-            let said = engine.replied(|at| placed_in(at).any(|p| p.chat_id == chat), text).await;
+            let said = engine.replied(|at| placed_in(at).any(|p| p.chat_id == chat), text, &person).await;
             return said.map_or(FollowUp::Nothing, |reply| batch_reply(chat, message, reply));
         };
         if let Some(reply) = engine
-            .replied(|at| placed_in(at).any(|p| p.chat_id == chat && p.message_id == replied), text)
+            .replied(|at| placed_in(at).any(|p| p.chat_id == chat && p.message_id == replied), text, &person)
             .await
         {
             // A reply to a batch's own message: the whole batch, by the typed-answer grammar.
             return batch_reply(chat, message, reply);
         }
-        match engine.typed(&format!("{chat}:{replied}"), text).await {
+        match engine.typed(&format!("{chat}:{replied}"), text, &person).await {
             // Taken: the batch's own message shows it (ticked, or answered). The prompt and the
             // person's reply go, so that an "Other…" answer leaves nothing behind.
             Some(Reply::Say(said)) if crate::engine::taken(&said) => {

@@ -14,6 +14,8 @@ macro_rules! say {
 }
 
 mod ask;
+#[cfg(feature = "server")]
+mod audit;
 mod check;
 mod cli;
 mod hook;
@@ -51,6 +53,8 @@ commands:
   hook CLI         carry Claude Code's or Codex's own questions and permission prompts to
                    the answer server (askuser hook --help); hook install CLI writes it in
   pending          look at and act on the pending questions in a store (askuser pending --help)
+  audit            export the store's audit log (every event of every question, hash-chained)
+                   and verify one (askuser audit --help)
   schema           print the tool's parameters schema [--dialect generic|openai-strict|anthropic|gemini]
   help             print this help (also -h, --help)
   version          print the version and the commit it was built from (also -V, --version)
@@ -93,6 +97,7 @@ fn server(command: &str, args: &[String]) -> ExitCode {
     match command {
         "serve" => serve::main(args),
         "pending" => pending::main(args),
+        "audit" => audit::main(args),
         _ => ask::server::main(args),
     }
 }
@@ -113,7 +118,7 @@ fn version_asked(args: &[String]) -> bool {
 fn version() -> String {
     let mut notes: Vec<String> =
         option_env!("ASKUSER_COMMIT").map(|c| format!("commit {c}")).into_iter().collect();
-    let left_out: Vec<&str> = [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending")]
+    let left_out: Vec<&str> = [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending, audit")]
         .into_iter()
         .filter_map(|(built, commands)| (!built).then_some(commands))
         .collect();
@@ -134,12 +139,12 @@ fn main() -> ExitCode {
         Some("demo") => ask::demo(&rest),
         Some("check") => check::main(&rest),
         Some("schema") => schema::main(&rest),
-        Some("mcp" | "serve" | "pending") if version_asked(&rest) => {
+        Some("mcp" | "serve" | "pending" | "audit") if version_asked(&rest) => {
             print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)
         }
         Some("mcp") if rest.first().is_some_and(|a| a == "install") => install::main(&rest[1..]),
         Some("mcp") => mcp(&rest),
-        Some(command @ ("serve" | "pending")) => server(command, &rest),
+        Some(command @ ("serve" | "pending" | "audit")) => server(command, &rest),
         Some("hook") => hook::main(&rest),
         Some("version" | "--version" | "-V") => {
             print_result(&version()).map_or_else(|code| code, |()| ExitCode::SUCCESS)

@@ -33,6 +33,8 @@ browser); agents ask over its JSON API (/v1) with the API token.
                         about S seconds after its last wait ended (default 30)
   --keep-days N         delete a question N days after it was answered, declined, timed out
                         or withdrawn (default 30; `never` keeps every question); waiting ones never
+  --late-days N         a question that timed out still takes an answer for N days (default 7;
+                        0: never), kept as late for its asker; approvals are never late
   --profile NAME        reference (default: multiple choice) or extended (also text and
                         secret questions, declared defaults, timeout_seconds; docs/contract.md §10)
   --notify-url URL      POST a notice to URL when a question is asked, at its reminder time,
@@ -82,6 +84,7 @@ struct Options {
     default_timeout: Option<Duration>,
     lease: Option<Duration>,
     keep: Option<Duration>,
+    late: Duration,
     notify_url: Option<String>,
     notify_format: NotifyFormat,
     notify_questions: bool,
@@ -175,6 +178,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         default_timeout: None,
         lease: None,
         keep: Some(DEFAULT_KEEP),
+        late: askuser_server::DEFAULT_LATE_WINDOW,
         notify_url: None,
         notify_format: NotifyFormat::Json,
         notify_questions: false,
@@ -215,22 +219,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--token-file" => options.token_file = Some(PathBuf::from(value("a path")?)),
             "--default-timeout" => options.default_timeout = Some(cli::seconds(arg, value("seconds")?)?),
             "--lease" => options.lease = Some(cli::seconds(arg, value("seconds")?)?),
-            "--keep-days" => {
-                let text = value("a number of days, or never")?;
-                // 0 would delete an answer within a minute, perhaps before its asker read it (and
-                // `askuser pending purge --keep-days 0` deletes every settled question).
-                if text == "0" {
-                    return Err("--keep-days 0 would delete answers before their askers may have read them: give 1 or more, or `never` to keep every question".to_owned());
-                }
-                options.keep = if text == "never" {
-                    None
-                } else {
-                    let days: u64 = text.parse().ok().filter(|&days| days <= MAX_KEEP_DAYS).ok_or_else(|| {
-                        format!("--keep-days takes a whole number of days up to {MAX_KEEP_DAYS}, or never, got {text:?}")
-                    })?;
-                    Some(Duration::from_hours(24 * days))
-                };
-            }
+            "--keep-days" => options.keep = keep_days(value("a number of days, or never")?)?,
+            "--late-days" => options.late = late_days(value("a number of days")?)?,
             "--notify-url" => {
                 let url = value("a URL")?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -269,6 +259,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other:?}")),
         }
     }
+    if options.keep.is_some_and(|keep| options.late > keep) {
+        return Err(
+            "--late-days is longer than --keep-days: a question would be deleted while it still takes a late answer"
+                .to_owned(),
+        );
+    }
     Ok(options)
 }
 
@@ -292,6 +288,32 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--keep-days TEXT`: how long a settled question is kept (`None`: for ever).
+fn keep_days(text: &str) -> Result<Option<Duration>, String> {
+    // 0 would delete an answer within a minute, perhaps before its asker read it (and
+    // `askuser pending purge --keep-days 0` deletes every settled question).
+    if text == "0" {
+        return Err("--keep-days 0 would delete answers before their askers may have read them: give 1 or more, or `never` to keep every question".to_owned());
+    }
+    if text == "never" {
+        return Ok(None);
+    }
+    let days: u64 = text.parse().ok().filter(|&days| days <= MAX_KEEP_DAYS).ok_or_else(|| {
+        format!("--keep-days takes a whole number of days up to {MAX_KEEP_DAYS}, or never, got {text:?}")
+    })?;
+    Ok(Some(Duration::from_hours(24 * days)))
+}
+
+/// `--late-days TEXT`: how long after its deadline a question still takes a late answer.
+fn late_days(text: &str) -> Result<Duration, String> {
+    #[expect(clippy::cast_precision_loss, reason = "a hundred years of days is exact in an f64")]
+    let most = MAX_KEEP_DAYS as f64;
+    let days: f64 = text.parse().ok().filter(|d: &f64| (0.0..=most).contains(d)).ok_or_else(|| {
+        format!("--late-days takes a number of days from 0 (no late answers) to {MAX_KEEP_DAYS}, got {text:?}")
+    })?;
+    Ok(Duration::from_secs_f64(days * 86_400.0))
 }
 
 /// The file of a `sqlite:` store URL.
@@ -447,6 +469,7 @@ async fn run(options: Options) -> Result<(), String> {
     if let Some(lease) = options.lease {
         builder = builder.lease(lease);
     }
+    builder = builder.late_window(options.late);
     if let Some(keep) = options.keep {
         builder = builder.keep(keep);
     }
@@ -607,6 +630,11 @@ mod tests {
             parse(&args(&["--keep-days", "-1"])).unwrap_err().contains("--keep-days takes a whole number")
         );
         assert!(parse(&args(&["--keep-days", "99999"])).unwrap_err().contains("36500"));
+        assert_eq!(parse(&args(&[])).unwrap().late, Duration::from_hours(24 * 7));
+        assert_eq!(parse(&args(&["--late-days", "0.5"])).unwrap().late, Duration::from_hours(12));
+        assert_eq!(parse(&args(&["--late-days", "0"])).unwrap().late, Duration::ZERO);
+        assert!(parse(&args(&["--late-days", "-1"])).unwrap_err().contains("from 0 (no late answers)"));
+        assert!(parse(&args(&["--late-days", "9", "--keep-days", "8"])).unwrap_err().contains("longer than --keep-days"));
         assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
         assert!(parse(&args(&["--profile", "fancy"])).unwrap_err().contains("extended"));
         assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));

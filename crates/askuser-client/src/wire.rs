@@ -88,7 +88,8 @@ pub struct WaitQuery {
 pub struct WaitReply {
     /// The question's id.
     pub id: String,
-    /// `pending`, `answered`, `declined`, `timed_out` or `cancelled`.
+    /// `pending`, `answered`, `declined`, `timed_out`, `cancelled`, or `late` (answered after it
+    /// timed out: `outcome` and `result` are the late answer's).
     #[cfg_attr(feature = "schema", schema(value_type = String))]
     pub state: State,
     /// Whether it left `pending`.

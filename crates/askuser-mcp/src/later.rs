@@ -289,7 +289,7 @@ impl AskUserServer {
     fn outcome(&self, ticket: &str, record: &PendingRecord) -> rmcp::model::CallToolResult {
         match record.state() {
             State::Pending => text_result(&still_waiting(ticket), false),
-            State::Answered | State::Declined | State::TimedOut => self.settled_result(record),
+            State::Answered | State::Declined | State::TimedOut | State::Late => self.settled_result(record),
             _ => text_result(&withdrawn(ticket), false),
         }
     }

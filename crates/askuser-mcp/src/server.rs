@@ -167,6 +167,11 @@ impl AskUserServer {
             (PendingState::Answered | PendingState::Declined, Some(response)) => {
                 rendered(record.request(), response)
             }
+            // After its deadline: said as late, so that the model can correct course if it went on.
+            (PendingState::Late, Some(response)) => match askuser_core::ask_user_result(record.request(), response) {
+                Ok(result) => text_result(&late_note(result.text()), false),
+                Err(error) => text_result(&format!("the late answer did not fit the questions: {error}"), true),
+            },
             (PendingState::TimedOut, _) => match self.inner.on_timeout.result(record.request()) {
                 Ok(result) => text_result(result.text(), false),
                 Err(error) => {
@@ -181,4 +186,11 @@ impl AskUserServer {
             ),
         }
     }
+}
+
+/// A late answer's result: the answer, said to have come after the deadline.
+fn late_note(answer: &str) -> String {
+    format!(
+        "The person answered after the deadline (you were told nobody answered in time): {answer} If you went on without it, correct course where it matters."
+    )
 }

@@ -10,7 +10,7 @@ use askuser_core::{
     AnsweredBy, AskUserRequest, AskUserResponse, Profile, QuestionKind, Questions, Validator,
 };
 use askuser_store::{
-    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, NewQuestion, PendingRecord, State as RecordState,
+    APPROVAL_OPTIONS, APPROVAL_TOOL_NAME, AskedBy, NewQuestion, PendingRecord, State as RecordState, Via,
 };
 
 use crate::error::{ApiError, bounded};
@@ -164,19 +164,21 @@ pub(crate) async fn ask(state: &AppState, body: AskBody) -> Result<(PendingRecor
 }
 
 /// Answers: commits an answer (with the values of its secret answers, which are held for the asker and
-/// never stored) and tells listeners.
+/// never stored) and tells listeners; made `via` a surface, as the audit log records it. A question
+/// that timed out less than the late window ago (and is no approval) takes the answer as late.
 pub(crate) async fn answer(
     state: &AppState,
     id: &str,
     response: &AskUserResponse,
     secrets: Vec<crate::secrets::Secret>,
+    via: &Via,
 ) -> Result<PendingRecord, ApiError> {
     let needs_values = !response.cancelled && !crate::secrets::referenced(response).is_empty();
     let unattended = response.answered_by != AnsweredBy::User;
     if needs_values || !secrets.is_empty() || unattended {
         let record =
             bounded(state.store.get(id)).await?.ok_or_else(|| ApiError::NotFound { id: id.to_owned() })?;
-        if record.state() == RecordState::Pending {
+        if matches!(record.state(), RecordState::Pending | RecordState::TimedOut) {
             if unattended && record.is_approval() {
                 // contract §17: a permission is given or refused by a person, never by a default,
                 // a timeout or an unattended responder.
@@ -191,13 +193,17 @@ pub(crate) async fn answer(
                 .map_err(|message| ApiError::InvalidResponse { message })?;
         }
     }
-    match bounded(state.store.commit_answer(id, response)).await {
-        Ok(record) => {
-            state.hold_secrets(id, secrets);
-            Ok(record)
+    let committed = match bounded(state.store.commit_answer_via(id, response, via)).await {
+        Err(ApiError::Closed { record })
+            if record.state() == RecordState::TimedOut && !state.config.late.is_zero() && !record.is_approval() =>
+        {
+            bounded(state.store.commit_late_answer(id, response, state.config.late, via)).await
         }
-        Err(error) => Err(error),
-    }
+        committed => committed,
+    };
+    let record = committed?;
+    state.hold_secrets(id, secrets);
+    Ok(record)
 }
 
 /// Cancels (withdraws) a question; a settled one stays as it is. The record as it stands.

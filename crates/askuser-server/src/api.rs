@@ -81,7 +81,7 @@ pub(crate) async fn wait(
     held.finished();
     let record = waited?;
     let wants_secrets = record.response().is_some_and(|r| {
-        record.state() == RecordState::Answered && !crate::secrets::referenced(r).is_empty()
+        matches!(record.state(), RecordState::Answered | RecordState::Late) && !crate::secrets::referenced(r).is_empty()
     });
     let mut reply = wait_reply(record)?;
     if wants_secrets {
@@ -128,9 +128,9 @@ async fn hold_lease(state: &AppState, id: &str) -> ApiError {
 }
 
 #[utoipa::path(post, path = "/v1/questions/{id}/answer", params(("id" = String, Path)), security(("bearer" = [])), request_body(content = Object, description = "An AskUserResponse: {answers: [{header, selected, custom_answer, id, secret_ref}], cancelled, answered_by}; with a secret answer, also secret_values: {NAME: value}"), responses(
-    (status = 200, description = "Answered (or declined): the record and the tool result", body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
+    (status = 200, description = "Answered (or declined): the record and the tool result; a question that timed out within the late window is answered `late`", body = AnswerReply), (status = 401, description = "`unauthorized`", body = ErrorBody), (status = 404, description = "`not_found`", body = ErrorBody),
     (status = 409, description = "`already_answered` (with the first answer's `record`)", body = ErrorBody),
-    (status = 410, description = "`closed` (timed out or withdrawn)", body = ErrorBody),
+    (status = 410, description = "`closed` (withdrawn; an approval timed out; a question timed out longer ago than the late window)", body = ErrorBody),
     (status = 422, description = "`invalid_response`", body = ErrorBody),
     (status = 503, description = "`store_unavailable` (with `Retry-After`): the answer was not stored", body = ErrorBody)))]
 pub(crate) async fn answer(
@@ -138,7 +138,8 @@ pub(crate) async fn answer(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<AnswerBody>,
 ) -> Result<Json<AnswerReply>, ApiError> {
-    let record = actions::answer(&state, &id, &body.response, body.secret_values.0).await?;
+    let via = askuser_store::Via::surface("api");
+    let record = actions::answer(&state, &id, &body.response, body.secret_values.0, &via).await?;
     let result =
         record.result().ok().flatten().map(askuser_core::AskUserResult::into_text).unwrap_or_default();
     Ok(Json(AnswerReply { result, record }))

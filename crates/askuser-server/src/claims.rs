@@ -20,6 +20,9 @@ pub(crate) enum Notice {
     /// It left `pending` (answered, declined, expired or withdrawn).
     #[cfg_attr(not(feature = "client"), allow(dead_code, reason = "sent by the notifier"))]
     Settled,
+    /// It took a late answer after it had timed out.
+    #[cfg_attr(not(feature = "client"), allow(dead_code, reason = "sent by the notifier"))]
+    Late,
     /// The values of its secret answers were handed to its asker: by one wait of one server of
     /// all those sharing the store, once (issue 36.5).
     SecretsTaken,
@@ -32,6 +35,7 @@ impl Notice {
             Self::Asked => "notice.asked",
             Self::Reminder => "notice.reminder",
             Self::Settled => "notice.settled",
+            Self::Late => "notice.late",
             Self::SecretsTaken => "notice.secrets-taken",
         };
         Key::of_question(namespace, id)

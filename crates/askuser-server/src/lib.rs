@@ -85,6 +85,9 @@ pub const MAX_WAIT: Duration = Duration::from_mins(1);
 /// seconds ([`AnswerServerBuilder::lease`]).
 pub const DEFAULT_LEASE: Duration = askuser_store::DEFAULT_LEASE;
 
+/// How long after timing out a question still takes a late answer, by default: 7 days.
+pub const DEFAULT_LATE_WINDOW: Duration = Duration::from_hours(7 * 24);
+
 /// The largest request body accepted by default: 256 KiB.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 
@@ -225,6 +228,8 @@ pub(crate) struct Config {
     pub(crate) sweep_interval: Duration,
     pub(crate) lease: Duration,
     pub(crate) keep: Option<Duration>,
+    /// How long after timing out a question still takes an answer, as late (zero: never).
+    pub(crate) late: Duration,
     pub(crate) profile: Profile,
     pub(crate) limits: ConnectionLimits,
 }
@@ -323,6 +328,16 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// Late answers: a question that timed out still takes an answer for `window` after (on the
+    /// API, its page, a notice's one-tap answer, a chat), stored as `late` and delivered as late
+    /// wherever its asker still listens (the record and the wait API, the webhook); what its
+    /// asker was told at the deadline stays true. An approval is never late. Zero turns late
+    /// answers off. Default: [`DEFAULT_LATE_WINDOW`] (7 days; `askuser serve --late-days`).
+    pub fn late_window(mut self, window: Duration) -> Self {
+        self.config.late = window;
+        self
+    }
+
     /// Calls `hook` for each new question asked through this server's API (not for a repeated
     /// ask of the same one), on the request's task: it must not block. A
     /// `notifier` (feature `client`) hears of every question in the store instead.
@@ -393,6 +408,7 @@ impl AnswerServer {
                 sweep_interval: Duration::from_secs(1),
                 lease: DEFAULT_LEASE,
                 keep: None,
+                late: DEFAULT_LATE_WINDOW,
                 profile: Profile::Reference,
                 limits: ConnectionLimits::default(),
             },

@@ -36,7 +36,8 @@ const TRIES: u32 = 5;
 pub enum NotifyFormat {
     /// `application/json`: `{"event","id","session_id","asked_by","state","headers","url",
     /// "expires_at","answer_urls"}` (and `"questions"` when asked to include them); `event` is
-    /// `asked`, `reminder`, `answered`, `declined`, `expired` or `withdrawn`.
+    /// `asked`, `reminder`, `answered`, `declined`, `expired`, `withdrawn` or `late` (answered
+    /// after it expired).
     Json,
     /// ntfy's publish form: the text as the body; `Title`, `Click` (the page link), `Tags`,
     /// `Priority`, `Actions` and `X-Sequence-ID` headers, so that the follow-up of a question
@@ -92,6 +93,16 @@ impl fmt::Debug for Notifier {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InvalidCredentials(&'static str);
+
+impl NotifyFormat {
+    /// The surface named in the audit log: `webhook` or `ntfy`.
+    fn surface(self) -> &'static str {
+        match self {
+            Self::Json => "webhook",
+            Self::Ntfy => "ntfy",
+        }
+    }
+}
 
 impl Notifier {
     /// A notifier that POSTs to `url` in `format`.
@@ -239,6 +250,8 @@ enum Event {
     Declined,
     Expired,
     Withdrawn,
+    /// Answered after it had expired.
+    Late,
 }
 
 impl Event {
@@ -250,6 +263,7 @@ impl Event {
             Self::Declined => "declined",
             Self::Expired => "expired",
             Self::Withdrawn => "withdrawn",
+            Self::Late => "late",
         }
     }
 
@@ -259,6 +273,7 @@ impl Event {
             State::Declined => Self::Declined,
             State::TimedOut => Self::Expired,
             State::Cancelled => Self::Withdrawn,
+            State::Late => Self::Late,
             _ => Self::Answered,
         }
     }
@@ -405,6 +420,7 @@ mod ntfy {
             Event::Declined => "Declined".to_owned(),
             Event::Expired => "Expired: nobody answered in time".to_owned(),
             Event::Withdrawn => "Withdrawn: the assistant stopped waiting".to_owned(),
+            Event::Late => "Answered late: kept for the assistant".to_owned(),
         }
     }
 
@@ -418,6 +434,7 @@ mod ntfy {
             Event::Declined => ("1", "no_entry_sign"),
             Event::Expired => ("1", "hourglass"),
             Event::Withdrawn => ("1", "wastebasket"),
+            Event::Late => ("1", "white_check_mark,hourglass"),
         }
     }
 
@@ -507,6 +524,9 @@ impl Follower {
     async fn changed(&self, id: &str) {
         match bounded(self.state.store.get(id)).await {
             Ok(Some(record)) if record.state() == State::Pending => self.pending(&record).await,
+            Ok(Some(record)) if record.state() == State::Late => {
+                self.send_once(Notice::Late, Event::Late, &record).await;
+            }
             Ok(Some(record)) => {
                 self.send_once(Notice::Settled, Event::settled(record.state()), &record).await;
             }
@@ -535,6 +555,18 @@ impl Follower {
                 tracing::warn!(error = %crate::error::with_causes(&error), "notices: claiming a notice failed; not sent");
                 return;
             }
+        }
+        // The audit log: the question was shown by a notice, or a reminder of it went out.
+        let surface = self.notifier.format.surface();
+        let logged = match event {
+            Event::Asked => Some(askuser_store::AuditEvent::posted(record.id(), surface, "asked")),
+            Event::Reminder => Some(askuser_store::AuditEvent::reminded(record.id(), surface)),
+            _ => None,
+        };
+        if let Some(logged) = logged
+            && let Err(error) = bounded(self.state.store.append_audit(&logged)).await
+        {
+            tracing::warn!(error = %crate::error::with_causes(&error), "notices: cannot log a notice in the audit log");
         }
         let outgoing = Outgoing::of(&self.state, &self.notifier, event, record);
         let (state, notifier) = (Arc::clone(&self.state), Arc::clone(&self.notifier));

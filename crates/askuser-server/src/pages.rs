@@ -283,6 +283,14 @@ fn settled_page(record: &PendingRecord, access: &Access, status: StatusCode) -> 
             ),
             closed("."),
         ),
+        RecordState::Late => (
+            "Answered late",
+            format!(
+                "Nobody answered in time, so the assistant was told so; these answers came late{}",
+                if record.closed_at().is_some() { ", at " } else { "." }
+            ),
+            closed(", and are kept for it."),
+        ),
         RecordState::TimedOut => (
             "Expired",
             "Nobody answered in time, so the assistant was told so. Nothing can be sent any more.".to_owned(),
@@ -669,6 +677,8 @@ struct BatchPage {
     csrf: String,
     questions: Vec<QuestionView>,
     live: Option<String>,
+    /// It timed out, and takes a late answer.
+    late: bool,
 }
 
 /// What the person sent, kept so that a form shown again keeps every choice and every word (but
@@ -786,6 +796,7 @@ fn batch_page(
         .collect();
     let count = record.request().questions().len();
     let (asked, expires, left) = times(record, Timestamp::now());
+    let late = record.state() == RecordState::TimedOut;
     BatchPage {
         title: if count == 1 { "1 question".to_owned() } else { format!("{count} questions") },
         session: record.session_id().map(str::to_owned),
@@ -798,13 +809,23 @@ fn batch_page(
         action: path.to_owned(),
         csrf: state.keys.csrf(record.id(), &access.credential),
         questions,
-        live: Some(format!("{path}/events")),
+        // A late form has nothing to follow: its question already left `pending`.
+        live: (!late).then(|| format!("{path}/events")),
+        late,
     }
+}
+
+/// Whether `record` timed out less than the server's late window ago and takes a late answer on
+/// its page (never an approval).
+fn takes_late(state: &AppState, record: &PendingRecord) -> bool {
+    record.state() == RecordState::TimedOut
+        && !record.is_approval()
+        && record.closed_at().is_some_and(|at| Timestamp::now() < at.plus(state.config.late))
 }
 
 async fn show_batch(state: &AppState, id: &str, access: &Access, path: &str) -> Response {
     match bounded(state.store.get(id)).await {
-        Ok(Some(record)) if record.state() == RecordState::Pending => {
+        Ok(Some(record)) if record.state() == RecordState::Pending || takes_late(state, &record) => {
             let page = batch_page(state, &record, access, path, &Filled::default(), (None, Vec::new()));
             render(&page, StatusCode::OK)
         }
@@ -965,7 +986,7 @@ async fn submit(
             "This form did not come from this page. Open the question again and send it from there.",
         );
     }
-    if record.state() != RecordState::Pending {
+    if record.state() != RecordState::Pending && !takes_late(state, &record) {
         return settled_page(&record, access, StatusCode::CONFLICT);
     }
     let (response, secrets) = if filled.value("action") == Some("decline") {
@@ -979,11 +1000,16 @@ async fn submit(
             }
         }
     };
-    match crate::actions::answer(state, id, &response, secrets).await {
+    match crate::actions::answer(state, id, &response, secrets, &askuser_store::Via::surface("page")).await {
         Ok(record) => {
             // Its asker's wait ended a moment ago and none came back: "sent" would be untrue.
             let nobody_waits = state.waits.abandoned(id);
             let (title, text) = match (record.state() == RecordState::Declined, nobody_waits) {
+                _ if record.state() == RecordState::Late => (
+                    "Kept as a late answer",
+                    "The assistant was told at the deadline that nobody answered. Your answers are kept \
+                     with the question, marked late: it gets them when it looks again.",
+                ),
                 (true, false) => ("Declined", "The assistant was told that you declined to answer."),
                 (true, true) => (
                     "Declined, but nobody is waiting",

@@ -137,7 +137,7 @@ async fn claims_race(a: Arc<dyn SharedStore>, b: Arc<dyn SharedStore>, prefix: &
 /// whichever replica appended it.
 async fn the_audit_chain_holds(store: &dyn SharedStore) {
     let entries = store.audit_entries(0, None, 100_000).await.expect("entries");
-    let text: String = entries.iter().map(|e| format!("{}\n", e.line)).collect();
+    let text = entries.iter().map(|e| e.line.as_str()).collect::<Vec<_>>().join("\n");
     let verified = askuser_store::verify(&text, false).expect("one unbroken chain");
     // The sweep race: each question asked and settled; the claims race: asked; the answers
     // race: asked and answered.
