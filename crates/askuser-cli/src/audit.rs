@@ -76,13 +76,15 @@ fn verify(mut args: Args) -> Result<(), Failure> {
         return Err(Failure::Usage("verify takes one FILE (or - for stdin)".to_owned()));
     };
     let text = if file == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| Failure::Failed(format!("reading stdin: {e}")))?
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Failure::Failed(format!("reading stdin: {e}")))?
     } else {
         std::fs::read_to_string(file).map_err(|e| Failure::Failed(format!("cannot read {file}: {e}")))?
     };
     match askuser_store::verify(&text, partial) {
         Ok(verified) => {
-            let from = if verified.first == 1 { String::new() } else { format!(" (from seq {})", verified.first) };
+            let from =
+                if verified.first == 1 { String::new() } else { format!(" (from seq {})", verified.first) };
             println!("verified {} events{from}: the chain holds", verified.events);
             Ok(())
         }
@@ -122,7 +124,9 @@ fn export(mut args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async {
         let store: Arc<dyn SharedStore> = match schema {
-            Some(schema) => Arc::new(askuser_store::PostgresStore::builder(&url).schema(schema).open().await?),
+            Some(schema) => {
+                Arc::new(askuser_store::PostgresStore::builder(&url).schema(schema).open().await?)
+            }
             None => askuser_store::open(&url).await?,
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());

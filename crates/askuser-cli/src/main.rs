@@ -118,10 +118,11 @@ fn version_asked(args: &[String]) -> bool {
 fn version() -> String {
     let mut notes: Vec<String> =
         option_env!("ASKUSER_COMMIT").map(|c| format!("commit {c}")).into_iter().collect();
-    let left_out: Vec<&str> = [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending, audit")]
-        .into_iter()
-        .filter_map(|(built, commands)| (!built).then_some(commands))
-        .collect();
+    let left_out: Vec<&str> =
+        [(cfg!(feature = "mcp"), "mcp"), (cfg!(feature = "server"), "serve, pending, audit")]
+            .into_iter()
+            .filter_map(|(built, commands)| (!built).then_some(commands))
+            .collect();
     if !left_out.is_empty() {
         notes.push(format!("without {}", left_out.join(", ")));
     }

@@ -311,7 +311,9 @@ fn late_days(text: &str) -> Result<Duration, String> {
     #[expect(clippy::cast_precision_loss, reason = "a hundred years of days is exact in an f64")]
     let most = MAX_KEEP_DAYS as f64;
     let days: f64 = text.parse().ok().filter(|d: &f64| (0.0..=most).contains(d)).ok_or_else(|| {
-        format!("--late-days takes a number of days from 0 (no late answers) to {MAX_KEEP_DAYS}, got {text:?}")
+        format!(
+            "--late-days takes a number of days from 0 (no late answers) to {MAX_KEEP_DAYS}, got {text:?}"
+        )
     })?;
     Ok(Duration::from_secs_f64(days * 86_400.0))
 }
@@ -634,7 +636,11 @@ mod tests {
         assert_eq!(parse(&args(&["--late-days", "0.5"])).unwrap().late, Duration::from_hours(12));
         assert_eq!(parse(&args(&["--late-days", "0"])).unwrap().late, Duration::ZERO);
         assert!(parse(&args(&["--late-days", "-1"])).unwrap_err().contains("from 0 (no late answers)"));
-        assert!(parse(&args(&["--late-days", "9", "--keep-days", "8"])).unwrap_err().contains("longer than --keep-days"));
+        assert!(
+            parse(&args(&["--late-days", "9", "--keep-days", "8"]))
+                .unwrap_err()
+                .contains("longer than --keep-days")
+        );
         assert_eq!(parse(&args(&["--profile", "standard"])).unwrap().profile, Profile::Reference);
         assert!(parse(&args(&["--profile", "fancy"])).unwrap_err().contains("extended"));
         assert!(parse(&args(&["--colour"])).unwrap_err().contains("--colour"));

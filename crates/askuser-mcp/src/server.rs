@@ -168,10 +168,14 @@ impl AskUserServer {
                 rendered(record.request(), response)
             }
             // After its deadline: said as late, so that the model can correct course if it went on.
-            (PendingState::Late, Some(response)) => match askuser_core::ask_user_result(record.request(), response) {
-                Ok(result) => text_result(&late_note(result.text()), false),
-                Err(error) => text_result(&format!("the late answer did not fit the questions: {error}"), true),
-            },
+            (PendingState::Late, Some(response)) => {
+                match askuser_core::ask_user_result(record.request(), response) {
+                    Ok(result) => text_result(&late_note(result.text()), false),
+                    Err(error) => {
+                        text_result(&format!("the late answer did not fit the questions: {error}"), true)
+                    }
+                }
+            }
             (PendingState::TimedOut, _) => match self.inner.on_timeout.result(record.request()) {
                 Ok(result) => text_result(result.text(), false),
                 Err(error) => {

@@ -195,7 +195,9 @@ pub(crate) async fn answer(
     }
     let committed = match bounded(state.store.commit_answer_via(id, response, via)).await {
         Err(ApiError::Closed { record })
-            if record.state() == RecordState::TimedOut && !state.config.late.is_zero() && !record.is_approval() =>
+            if record.state() == RecordState::TimedOut
+                && !state.config.late.is_zero()
+                && !record.is_approval() =>
         {
             bounded(state.store.commit_late_answer(id, response, state.config.late, via)).await
         }

@@ -81,7 +81,8 @@ pub(crate) async fn wait(
     held.finished();
     let record = waited?;
     let wants_secrets = record.response().is_some_and(|r| {
-        matches!(record.state(), RecordState::Answered | RecordState::Late) && !crate::secrets::referenced(r).is_empty()
+        matches!(record.state(), RecordState::Answered | RecordState::Late)
+            && !crate::secrets::referenced(r).is_empty()
     });
     let mut reply = wait_reply(record)?;
     if wants_secrets {

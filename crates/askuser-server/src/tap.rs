@@ -67,7 +67,9 @@ async fn tap(
     }
     let header = record.request().questions().as_slice()[0].header();
     let response = AskUserResponse::answered(vec![AskUserAnswer::picked(header, [*label])]);
-    match crate::actions::answer(&state, &id, &response, Vec::new(), &askuser_store::Via::surface("notice")).await {
+    match crate::actions::answer(&state, &id, &response, Vec::new(), &askuser_store::Via::surface("notice"))
+        .await
+    {
         Ok(_) => text(StatusCode::OK, format!("Answered: {}", askuser_core::show_blank(label))),
         Err(ApiError::AlreadyAnswered { first: record } | ApiError::Closed { record }) => {
             already(record.state())

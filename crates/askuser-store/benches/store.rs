@@ -7,7 +7,9 @@
 //!   (`PRAGMA data_version`);
 //! - ask + answer pairs per second on a SQLite file (one task and four) and on PostgreSQL, each
 //!   beside its floor: the same SQL run raw in the same process;
-//! - resident memory of 10,000 questions held by waiting `StoreAnswerer`s in one process.
+//! - resident memory of 10,000 questions held by waiting `StoreAnswerer`s in one process;
+//! - the audit log: an answer (which appends its event in its own transaction) beside an audit
+//!   append alone, on one SQLite file, and `verify`'s rate over the whole log the run wrote.
 //!
 //! A hand-written harness (no benchmark framework), like the workspace's other benches. Run with
 //! `cargo bench -p askuser-store`; the PostgreSQL figures need `ASKUSER_TEST_POSTGRES_URL` and
@@ -20,7 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use askuser_core::{AnswerError, Answerer, AskContext, AskUserRequest, AskUserResponse, Questions};
-use askuser_store::{NewQuestion, PendingStore, PostgresStore, SqliteStore, StoreAnswerer};
+use askuser_store::{
+    AuditEvent, AuditLog, NewQuestion, PendingStore, PostgresStore, SqliteStore, StoreAnswerer,
+};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -402,6 +406,50 @@ async fn held_memory(store: &SqliteStore) -> Result<(u64, Duration), Error> {
     Ok((grown, elapsed))
 }
 
+/// An answer (its event appended in its transaction) beside an audit append alone, alternating,
+/// on one SQLite file; then `verify` over every entry the run wrote.
+async fn audit_figures(store: &SqliteStore) -> Result<(), Error> {
+    const N: usize = 2_000;
+    let answer = response()?;
+    for i in 0..N {
+        store.put(NewQuestion::new(request(&format!("audit-{i}"))?, Duration::from_mins(10))).await?;
+    }
+    let (mut answers, mut appends) = (Vec::with_capacity(N), Vec::with_capacity(N));
+    for i in 0..N {
+        let id = format!("audit-{i}");
+        let start = Instant::now();
+        store.commit_answer(&id, &answer).await?;
+        answers.push(start.elapsed());
+        let start = Instant::now();
+        store.append_audit(&AuditEvent::posted(&id, "bench", "1")).await?;
+        appends.push(start.elapsed());
+    }
+    println!("audit log, SQLite file: an answer (with its event, one transaction) and an append alone");
+    println!("  answer: {}", percentiles(answers.clone()));
+    println!("  append: {}", percentiles(appends.clone()));
+    println!("  p50 ratio append/answer: {:.2}×", median(&appends) / median(&answers));
+    let mut lines = Vec::new();
+    loop {
+        let page = store.audit_entries(lines.len() as u64, None, 10_000).await?;
+        if page.is_empty() {
+            break;
+        }
+        lines.extend(page.into_iter().map(|entry| entry.line));
+    }
+    let text = lines.join("\n");
+    let start = Instant::now();
+    let verified = askuser_store::verify(&text, false)?;
+    let took = start.elapsed();
+    #[expect(clippy::cast_precision_loss, reason = "a rate")]
+    let rate = verified.events as f64 / took.as_secs_f64();
+    println!(
+        "  verify: {} events ({} KB) in {took:.2?}: {rate:.0} events/s",
+        verified.events,
+        text.len() / 1000
+    );
+    Ok(())
+}
+
 async fn bench() -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("askuser-store-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -454,6 +502,8 @@ async fn bench() -> Result<(), Error> {
     let stored = pairs_per_second(&store, 1, 5_000, "pairs1").await?;
     println!("  1 task:  store {stored:>8.0} pairs/s   raw {raw:>8.0} pairs/s   ratio {:.2}×", stored / raw);
     println!("  4 tasks: store {:>8.0} pairs/s", pairs_per_second(&store, 4, 5_000, "pairs4").await?);
+
+    audit_figures(&store).await?;
 
     let (grown, elapsed) = held_memory(&store).await?;
     #[expect(clippy::cast_precision_loss, reason = "megabytes")]

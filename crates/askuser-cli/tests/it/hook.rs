@@ -60,6 +60,11 @@ impl Served {
         self.dir.0.join("token")
     }
 
+    /// The store's URL.
+    pub(crate) fn store_url(&self) -> String {
+        format!("sqlite:{}", self.dir.0.join("pending.db").display())
+    }
+
     /// `METHOD path` with the token (and a JSON body): the status and the JSON reply.
     pub(crate) fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         let (status, text) = request(&self.url, method, path, Some(&self.token), body);

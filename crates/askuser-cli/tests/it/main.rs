@@ -2,6 +2,8 @@
 //! command run as a process of `CARGO_BIN_EXE_askuser`.
 
 mod ask;
+#[cfg(feature = "server")]
+mod audit;
 mod check;
 // Claude Code's native binary is linux-x64 here; tmux drives it.
 #[cfg(all(unix, feature = "server"))]

@@ -268,7 +268,7 @@ async fn a_second_answer_gets_the_first_and_a_conflict() {
 
 #[tokio::test]
 async fn expired_questions_are_closed_and_waits_get_the_timed_out_result() {
-    let h = harness();
+    let h = harness_with(|b| b.late_window(Duration::ZERO));
     let _sweeper = h.server.spawn_sweeper();
     let id = ask(&h.app, json!({"timeout_secs": 0.05})).await;
     let reply = api(&h.app, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=10"), None).await;
@@ -283,11 +283,54 @@ async fn expired_questions_are_closed_and_waits_get_the_timed_out_result() {
 
 #[tokio::test]
 async fn an_overdue_question_is_closed_even_before_a_sweep() {
-    let h = harness();
+    let h = harness_with(|b| b.late_window(Duration::ZERO));
     let id = ask(&h.app, json!({"timeout_secs": 0.001})).await;
     tokio::time::sleep(Duration::from_millis(5)).await;
     let reply = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(answer_body())).await;
     reply.error(StatusCode::GONE, "closed");
+}
+
+/// Within the late window (the default), an answer after the deadline is kept as late, once,
+/// and read back as late; the wait says so; what the asker was told at the deadline stayed the
+/// timed-out result. An approval is never late.
+#[tokio::test]
+async fn an_answer_after_the_deadline_is_kept_as_late() {
+    let h = harness();
+    let _sweeper = h.server.spawn_sweeper();
+    let id = ask(&h.app, json!({"timeout_secs": 0.05})).await;
+    let waited =
+        api(&h.app, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=10"), None).await.json();
+    assert_eq!((&waited["state"], &waited["result"]), (&json!("timed_out"), &json!(askuser_core::TIMED_OUT)));
+    let reply = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(answer_body())).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let body = reply.json();
+    assert_eq!((&body["record"]["state"], &body["result"]), (&json!("late"), &json!(ANSWERED)), "{body}");
+    let record = api(&h.app, Method::GET, &format!("/v1/questions/{id}"), None).await.json();
+    assert_eq!((&record["state"], &record["answered_by"]), (&json!("late"), &json!("user")), "{record}");
+    let waited =
+        api(&h.app, Method::GET, &format!("/v1/questions/{id}/wait?timeout_secs=0"), None).await.json();
+    assert_eq!(
+        (&waited["state"], &waited["done"], &waited["result"]),
+        (&json!("late"), &json!(true), &json!(ANSWERED))
+    );
+    let again = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(answer_body())).await;
+    again.error(StatusCode::CONFLICT, "already_answered");
+
+    // Before any sweep, too: the answer finds it overdue, times it out, and keeps it as late.
+    let id = ask(&h.app, json!({"timeout_secs": 0.001})).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let reply = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(answer_body())).await;
+    assert_eq!(reply.json()["record"]["state"], "late");
+
+    let approval = json!({"questions": [{"header": "Allow Bash?", "question": "Run it?",
+        "options": [{"label": "Allow once"}, {"label": "Deny"}]}]});
+    let id =
+        ask(&h.app, json!({"arguments": approval, "tool_name": "askuser_approval", "timeout_secs": 0.001}))
+            .await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let allow = json!({"answers": [{"header": "Allow Bash?", "selected": ["Allow once"]}]});
+    let reply = api(&h.app, Method::POST, &format!("/v1/questions/{id}/answer"), Some(allow)).await;
+    assert_eq!(reply.error(StatusCode::GONE, "closed")["record"]["state"], "timed_out");
 }
 
 #[tokio::test]

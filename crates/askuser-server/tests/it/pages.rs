@@ -8,7 +8,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt as _;
 use serde_json::json;
 
-use crate::support::{Harness, Reply, TOKEN, api, ask, harness, send};
+use crate::support::{Harness, Reply, TOKEN, api, ask, harness, harness_with, send};
 
 pub(crate) fn get(uri: &str, cookie: Option<&str>) -> Request<Body> {
     let mut builder = Request::get(uri);
@@ -258,7 +258,7 @@ async fn declining_and_a_second_submission() {
 
 #[tokio::test]
 async fn an_expired_question_cannot_be_answered() {
-    let h = harness();
+    let h = harness_with(|b| b.late_window(Duration::ZERO));
     let id = ask(&h.app, json!({"timeout_secs": 0.001})).await;
     tokio::time::sleep(Duration::from_millis(5)).await;
     let link = link_of(&h, &id);
@@ -275,6 +275,27 @@ async fn an_expired_question_cannot_be_answered() {
     for asked in ["What was asked", "Which plan?", "<li>Small</li>", "Which extras?"] {
         assert!(page.text.contains(asked), "{asked} not in {}", page.text);
     }
+}
+
+/// Within the late window an expired question's page shows the form again, saying the deadline
+/// passed; what is sent is kept as late, and the page says so.
+#[tokio::test]
+async fn an_expired_question_takes_a_late_answer_on_its_page() {
+    let h = harness();
+    let id = ask(&h.app, json!({"timeout_secs": 0.001})).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    h.store.expire_due(10).await.unwrap();
+    let link = link_of(&h, &id);
+    let page = send(&h.app, get(&link, None)).await;
+    assert!(page.text.contains("The deadline passed") && page.text.contains("<form"), "{}", page.text);
+    assert!(!page.text.contains("/events"), "a late form follows nothing:\n{}", page.text);
+    let csrf = csrf_of(&page);
+    let reply = send(&h.app, post_form(&link, None, &[("csrf", &csrf), ("q0", "0"), ("q1", "1")])).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert!(reply.text.contains("Kept as a late answer"), "{}", reply.text);
+    assert_eq!(record_state(&h, &id).await, "late");
+    let page = send(&h.app, get(&link, None)).await;
+    assert!(page.text.contains("Answered late") && !page.text.contains("<form"), "{}", page.text);
 }
 
 /// Every problem of a form at once, each beside its field (`aria-invalid`, `aria-describedby`),

@@ -132,7 +132,10 @@ async fn audit_trail(store: &dyn SharedStore) {
     let all = store.audit_entries(0, None, 100_000).await.expect("entries");
     let text = all.iter().map(|e| e.line.as_str()).collect::<Vec<_>>().join("\n");
     assert_eq!(askuser_store::verify(&text, false).expect("still holds").events, verified.events + 1);
-    assert_eq!(store.audit_entries(posted.seq - 1, None, 10).await.expect("after"), std::slice::from_ref(&posted));
+    assert_eq!(
+        store.audit_entries(posted.seq - 1, None, 10).await.expect("after"),
+        std::slice::from_ref(&posted)
+    );
     let later = posted.at.plus(Duration::from_millis(1));
     assert_eq!(store.audit_entries(0, Some(later), 10).await.expect("since"), []);
 }
