@@ -602,13 +602,13 @@ async fn a_browser_answers_text_and_secret_questions_and_the_secret_goes_only_to
     client.close().await.unwrap();
 }
 
-/// An expired question's page still shows what was asked (read-only); a login leads from `/` to
-/// the answered questions and out again.
+/// An expired question's page still shows what was asked (read-only, late answers off); a login
+/// leads from `/` to the answered questions and out again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_page_shows_what_was_asked_and_the_home_page_leads_on() {
     let Some((chromium, driver)) = browser() else { return };
     let dir = TempDir::new("expired");
-    let mut server = serve(&dir.0, &[]);
+    let mut server = serve(&dir.0, &["--late-days", "0"]);
     let mut server_err = BufReader::new(server.stderr.take().unwrap());
     let url = line_after(&mut server_err, "askuser serve: listening on ").await;
     let (ask, ask_err, link) = ask_through(&dir.0, &url, ARGS, &["--timeout", "1"]).await;
