@@ -16,7 +16,8 @@ use askuser_core::{
 use std::collections::BTreeMap;
 
 use rmcp::model::{
-    BooleanSchema, ConstTitle, ElicitationSchema, EnumSchema, LegacyEnumSchema, MultiSelectEnumSchema,
+    BooleanSchema, ConstTitle, ElicitRequest, ElicitRequestParams, ElicitationSchema, EnumSchema, InputRequest,
+    InputRequests, LegacyEnumSchema, MultiSelectEnumSchema,
     PrimitiveSchemaDefinition, ProtocolVersion, SingleSelectEnumSchema, StringSchema, TitledItems,
     TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
 };
@@ -55,6 +56,23 @@ impl FormStyle {
             Self::Enums2025
         }
     }
+}
+
+/// The key of the one input request of a 2026-07-28 `InputRequiredResult` and of a task's form.
+pub const INPUT_KEY: &str = "ask_user_question";
+
+/// The form for `request` as the one input request (under [`INPUT_KEY`]) of an
+/// `InputRequiredResult` or a task: titled choices (2025-11-25 and later), with `problem` when the
+/// first answer did not fit.
+pub(crate) fn input_requests(server: &str, request: &AskUserRequest, problem: Option<&str>) -> InputRequests {
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(server, problem),
+        requested_schema: schema(request, FormStyle::Titled2025),
+    };
+    let mut requests = InputRequests::new();
+    requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+    requests
 }
 
 /// The form's message: says plainly that the model wrote the questions (contract §4, §13), and, on a

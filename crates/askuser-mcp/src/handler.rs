@@ -11,9 +11,9 @@ use askuser_tool::{
     TOOL_NAME, ToolCall, parameters_for,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    NumberOrString, PaginatedRequestParams, PingRequest, ProtocolVersion, ServerCapabilities, ServerConfig,
-    ServerRequest, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ContentBlock, GetTaskParams, GetTaskResult,
+    Implementation, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams, PingRequest,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -190,12 +190,41 @@ fn description_for(policy: OnTimeout) -> String {
 
 impl ServerHandler for AskUserServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.serves_tasks() {
+            ServerCapabilities::builder().enable_tools().enable_tasks().build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("askuser-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(match self.profile() {
                 Profile::Extended => EXTENDED_INSTRUCTIONS,
                 _ => INSTRUCTIONS,
             })
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.get_task_from_store(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update_task_in_store(request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_in_store(request).await
     }
 
     async fn list_tools(
@@ -234,9 +263,11 @@ impl ServerHandler for AskUserServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let wants_task = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
         match request.name.as_ref() {
             LATER_TOOL if self.inner.later.is_some() => self.ask_later(request, context).await,
             ANSWERS_TOOL if self.inner.later.is_some() => self.get_answers(request, context).await,
+            TOOL_NAME if wants_task && self.serves_tasks() => self.ask_as_task(request, &context).await,
             _ => self.ask(request, context).await,
         }
     }

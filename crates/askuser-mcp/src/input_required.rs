@@ -9,22 +9,19 @@ use askuser_store::{AskedBy, NewQuestion, PendingStore, StoreError};
 use askuser_tool::TOOL_NAME;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, InputRequest, InputRequests, InputRequiredResult, RequestStateError,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult, ElicitationAction,
+    InputRequiredResult, RequestStateError,
     SealOptions,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use crate::eliciting::{FORM_ROUNDS, misfits};
-use crate::form::{self, FormStyle};
+use crate::form::{self, FormStyle, INPUT_KEY};
 use crate::inbox::{commit, is_pending};
 use crate::render::{rendered, store_failed, text_result};
 use crate::sealed::{State, random_nonce};
 use crate::server::AskUserServer;
-
-/// The key of the one input request in a 2026-07-28 `InputRequiredResult`.
-pub const INPUT_KEY: &str = "ask_user_question";
 
 impl AskUserServer {
     /// The 2026-07-28 delivery: a first call gets an `InputRequiredResult`, the client's retry
@@ -200,13 +197,7 @@ impl AskUserServer {
         let options = SealOptions::new().associated_data(bound).ttl(self.state_ttl_for(request));
         // A struct of strings and a number always serialises.
         let sealed = self.inner.codec.seal_json_with(&state, &options).unwrap_or_default();
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: form::message(&self.inner.name, problem),
-            requested_schema: form::schema(request, FormStyle::Titled2025),
-        };
-        let mut requests = InputRequests::new();
-        requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+        let requests = form::input_requests(&self.inner.name, request, problem);
         InputRequiredResult::new(Some(requests), Some(sealed))
     }
 

@@ -44,6 +44,7 @@ mod server;
 mod sessions;
 #[doc(hidden)]
 pub mod testing;
+mod tasks;
 mod tickets;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
@@ -54,7 +55,7 @@ pub use fallback::{Fallback, NO_FORM};
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 #[cfg(feature = "http")]
 pub use http::{CappedSessions, HttpOptions, McpHttpService, SessionsError, http_service};
-pub use input_required::INPUT_KEY;
+pub use form::INPUT_KEY;
 pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
 pub use progress::PROGRESS_EVERY;
 pub use server::{AskUserServer, INBOX_TIMEOUT};

@@ -51,6 +51,11 @@ impl Later {
         }
     }
 
+    /// The server's scope (without any MCP session).
+    pub(crate) fn scope(&self) -> &str {
+        &self.scope
+    }
+
     /// Whether [`max_open`](Self::max_open) tickets of `scope` are open (pending and not past
     /// their deadline), counted a page at a time up to the cap.
     pub(crate) async fn is_full(&self, scope: &str) -> Result<bool, StoreError> {

@@ -312,6 +312,22 @@ pub(crate) fn chain(seq: u64, at: Timestamp, prev: &str, event: &AuditEvent) -> 
     AuditEntry { seq, at, line, hash }
 }
 
+/// The entries `events` make at `now`, after the last entry `last` (`(seq, hash)`; `None`: the
+/// log is empty), as both SQL backends append them.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn chained(last: Option<(i64, String)>, events: &[AuditEvent], now: Timestamp) -> Vec<AuditEntry> {
+    let (mut seq, mut prev) = last.map_or((0, GENESIS.to_owned()), |(seq, hash)| (seq.unsigned_abs(), hash));
+    events
+        .iter()
+        .map(|event| {
+            seq += 1;
+            let entry = chain(seq, now, &prev, event);
+            prev.clone_from(&entry.hash);
+            entry
+        })
+        .collect()
+}
+
 /// Entries as both SQL backends read them back: `(seq, at, line, hash)`.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn entries(rows: Vec<(i64, i64, String, String)>) -> Vec<AuditEntry> {

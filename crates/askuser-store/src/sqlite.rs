@@ -12,7 +12,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
-use crate::audit::{self, AuditEntry, AuditEvent, GENESIS, Via};
+use crate::audit::{self, AuditEntry, AuditEvent, Via};
 use crate::coordination::Key;
 use crate::error::StoreError;
 use crate::feed::{Change, Feed};
@@ -857,29 +857,20 @@ impl Backend for SqliteStore {
 }
 
 /// Appends `events` at `now` in `tx`, which holds the file's write lock: each after the last entry.
-async fn append(
-    tx: &mut SqliteConnection,
-    events: Vec<AuditEvent>,
-    now: Timestamp,
-) -> Result<Vec<AuditEntry>, StoreError> {
+async fn append(tx: &mut SqliteConnection, events: Vec<AuditEvent>, now: Timestamp) -> Result<Vec<AuditEntry>, StoreError> {
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let last: Option<(i64, String)> = sqlx::query_as(AUDIT_LAST).fetch_optional(&mut *tx).await?;
-    let (mut seq, mut prev) = last.map_or((0, GENESIS.to_owned()), |(seq, hash)| (seq.unsigned_abs(), hash));
-    let mut entries = Vec::new();
-    for event in events {
-        seq += 1;
-        let entry = audit::chain(seq, now, &prev, &event);
+    let last = sqlx::query_as(AUDIT_LAST).fetch_optional(&mut *tx).await?;
+    let entries = audit::chained(last, &events, now);
+    for entry in &entries {
         sqlx::query(AUDIT_APPEND)
-            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+            .bind(i64::try_from(entry.seq).unwrap_or(i64::MAX))
             .bind(now.unix_millis())
             .bind(&entry.line)
             .bind(&entry.hash)
             .execute(&mut *tx)
             .await?;
-        prev.clone_from(&entry.hash);
-        entries.push(entry);
     }
     Ok(entries)
 }

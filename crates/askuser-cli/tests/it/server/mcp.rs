@@ -547,3 +547,108 @@ async fn an_answer_past_the_body_limit_is_refused_inside_the_protocol_and_asked_
         "{reply}"
     );
 }
+
+/// One stateless 2026-07-28 request `method` with `params` from a client that declares form
+/// elicitation and, with `tasks`, the tasks extension (SEP-2663); the JSON-RPC response.
+async fn rpc_2026(served: &Served, method: &str, mut params: Value, tasks: bool) -> Value {
+    let mut capabilities = json!({"elicitation": {"form": {}}});
+    if tasks {
+        capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    }
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "task-agent", "version": "1.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities});
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/mcp", served.url))
+        .bearer_auth(&served.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    let body = request
+        .json(&json!({"jsonrpc": "2.0", "id": 11, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find_map(|data| serde_json::from_str(data.trim()).ok())
+        .unwrap_or_else(|| serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON-RPC response: {body}")))
+}
+
+/// `tools/call` of `ask_user_question` as a task: its id.
+async fn ask_as_task(served: &Served) -> String {
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let created =
+        rpc_2026(served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), true).await;
+    assert_eq!((&created["result"]["resultType"], &created["result"]["status"]), (&json!("task"), &json!("working")), "{created}");
+    assert!(created["result"]["pollIntervalMs"].as_u64().is_some(), "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+async fn task(served: &Served, id: &str) -> Value {
+    let got = rpc_2026(served, "tasks/get", json!({"taskId": id}), true).await;
+    assert!(got.get("error").is_none(), "{got}");
+    got["result"].clone()
+}
+
+/// MCP Tasks (SEP-2663) on the store, driven by a client over HTTP: the call returns a task; the
+/// task asks for the form; the form's answer commits through the store; a page answer that came
+/// first wins; a cancelled task withdraws its question; and a task outlives the server process
+/// (a new `askuser serve` on the same store serves it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_live_in_the_store_and_outlive_the_server() {
+    let dir = TempDir::new("mcp-tasks");
+    let store = format!("sqlite:{}", dir.0.join("p.db").display());
+    let served = serve_on(&store, &dir.0, &[]).await;
+
+    // The form, through tasks/get and tasks/update.
+    let id = ask_as_task(&served).await;
+    let waiting = task(&served, &id).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let first = json!({"result": {"resultType": "input_required", "inputRequests": waiting["inputRequests"], "requestState": null}});
+    let retry = first_choices_retry(&first);
+    let update = rpc_2026(&served, "tasks/update", json!({"taskId": id, "inputResponses": retry["inputResponses"]}), true).await;
+    assert!(update.get("error").is_none(), "{update}");
+    let done = task(&served, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], r#"{"Plan":["Small"],"Extras":["Backups"]}"#, "{done}");
+    assert_eq!(record(&served, &id).await["state"], "answered");
+
+    // The page first: its answer is the task's, and the form's comes too late to change it.
+    let id = ask_as_task(&served).await;
+    let waiting = task(&served, &id).await;
+    assert_eq!(answer_through_api(&served, "Large").await, id);
+    let first = json!({"result": {"resultType": "input_required", "inputRequests": waiting["inputRequests"], "requestState": null}});
+    let retry = first_choices_retry(&first);
+    rpc_2026(&served, "tasks/update", json!({"taskId": id, "inputResponses": retry["inputResponses"]}), true).await;
+    let done = task(&served, &id).await;
+    assert_eq!(done["result"]["content"][0]["text"], r#"{"Plan":["Large"],"Extras":["Support"]}"#, "{done}");
+
+    // tasks/cancel withdraws the question everywhere.
+    let id = ask_as_task(&served).await;
+    let cancelled = rpc_2026(&served, "tasks/cancel", json!({"taskId": id}), true).await;
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    assert_eq!(task(&served, &id).await["status"], "cancelled");
+    assert_eq!(record(&served, &id).await["state"], "cancelled");
+
+    // A task outlives the process that created it: another askuser serve on the store serves it.
+    let id = ask_as_task(&served).await;
+    drop(served);
+    let served = serve_on(&store, &dir.0, &[]).await;
+    assert_eq!(task(&served, &id).await["status"], "input_required");
+    assert_eq!(answer_through_api(&served, "Large").await, id);
+    assert_eq!(task(&served, &id).await["status"], "completed");
+
+    // Unknown ids, and a client without the extension: no task.
+    let unknown = rpc_2026(&served, "tasks/get", json!({"taskId": "task-nope"}), true).await;
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("no task"), "{unknown}");
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let plain = rpc_2026(&served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), false).await;
+    assert_eq!(plain["result"]["resultType"], "input_required", "{plain}");
+}
