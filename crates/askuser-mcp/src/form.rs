@@ -16,10 +16,10 @@ use askuser_core::{
 use std::collections::BTreeMap;
 
 use rmcp::model::{
-    BooleanSchema, ConstTitle, ElicitRequest, ElicitRequestParams, ElicitationSchema, EnumSchema, InputRequest,
-    InputRequests, LegacyEnumSchema, MultiSelectEnumSchema,
-    PrimitiveSchemaDefinition, ProtocolVersion, SingleSelectEnumSchema, StringSchema, TitledItems,
-    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+    BooleanSchema, ConstTitle, ElicitRequest, ElicitRequestParams, ElicitationSchema, EnumSchema,
+    InputRequest, InputRequests, LegacyEnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition,
+    ProtocolVersion, SingleSelectEnumSchema, StringSchema, TitledItems, TitledMultiSelectEnumSchema,
+    TitledSingleSelectEnumSchema,
 };
 use serde_json::{Map, Value};
 

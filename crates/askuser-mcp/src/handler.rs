@@ -13,7 +13,8 @@ use askuser_tool::{
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ContentBlock, GetTaskParams, GetTaskResult,
     Implementation, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams, PingRequest,
-    ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest, Tool, ToolAnnotations, UpdateTaskParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest, Tool, ToolAnnotations,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};

@@ -10,8 +10,7 @@ use askuser_tool::TOOL_NAME;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult, ElicitationAction,
-    InputRequiredResult, RequestStateError,
-    SealOptions,
+    InputRequiredResult, RequestStateError, SealOptions,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;

@@ -42,9 +42,9 @@ mod sealed;
 mod server;
 #[cfg(feature = "http")]
 mod sessions;
+mod tasks;
 #[doc(hidden)]
 pub mod testing;
-mod tasks;
 mod tickets;
 
 pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
@@ -52,10 +52,10 @@ pub use client::{ElicitationHandler, KEEP_DEFAULT, LEAVE_EMPTY};
 pub use builder::{AskUserServerBuilder, DEFAULT_STATE_TTL};
 pub use eliciting::FORM_ROUNDS;
 pub use fallback::{Fallback, NO_FORM};
+pub use form::INPUT_KEY;
 pub use form::{FormStyle, MAX_OTHER_CHARS, Misfit, message, read_answer, schema};
 #[cfg(feature = "http")]
 pub use http::{CappedSessions, HttpOptions, McpHttpService, SessionsError, http_service};
-pub use form::INPUT_KEY;
 pub use later::{ANSWERS_TOOL, LATER_TOOL, MAX_WAIT_SECONDS};
 pub use progress::PROGRESS_EVERY;
 pub use server::{AskUserServer, INBOX_TIMEOUT};

@@ -83,8 +83,8 @@ impl AskUserServer {
             .timeout_seconds()
             .map_or_else(|| self.inbox_timeout(), |s| Duration::from_secs(u64::from(s)));
         let id = format!("task-{}", random_nonce());
-        let request =
-            AskUserRequest::with_id(id.as_str(), questions).with_deadline(Deadline::new(Timestamp::now(), Some(timeout)));
+        let request = AskUserRequest::with_id(id.as_str(), questions)
+            .with_deadline(Deadline::new(Timestamp::now(), Some(timeout)));
         let mut question = NewQuestion::new(request, timeout).session_id(tasks.scope);
         if let Some(asked_by) = self.asked_by(context).as_deref().and_then(AskedBy::lossy) {
             question = question.asked_by(asked_by);
@@ -148,7 +148,10 @@ impl AskUserServer {
             return Err(ErrorData::invalid_params(format!("inputResponses has no {INPUT_KEY:?}"), None));
         };
         let result: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-            ErrorData::invalid_params(format!("inputResponses[{INPUT_KEY:?}] is not an elicitation result: {e}"), None)
+            ErrorData::invalid_params(
+                format!("inputResponses[{INPUT_KEY:?}] is not an elicitation result: {e}"),
+                None,
+            )
         })?;
         let response = match result.action {
             ElicitationAction::Accept => {
@@ -163,7 +166,9 @@ impl AskUserServer {
         match tasks.store.commit_answer_via(record.id(), &response, &via).await {
             // Answered first here, or first elsewhere (that answer stands): the task reads it.
             Ok(_) | Err(StoreError::Conflict { .. } | StoreError::Closed { .. }) => Ok(()),
-            Err(StoreError::InvalidResponse { source, .. }) => Err(ErrorData::invalid_params(source.to_string(), None)),
+            Err(StoreError::InvalidResponse { source, .. }) => {
+                Err(ErrorData::invalid_params(source.to_string(), None))
+            }
             Err(e) => Err(store_failed(&e)),
         }
     }

@@ -776,7 +776,11 @@ impl Backend for PostgresStore {
 
 /// Appends `events` at `now` in `tx`, after taking the audit table's lock: each after the last
 /// entry, whichever replica wrote it.
-async fn append(tx: &mut PgConnection, events: Vec<AuditEvent>, now: Timestamp) -> Result<Vec<AuditEntry>, StoreError> {
+async fn append(
+    tx: &mut PgConnection,
+    events: Vec<AuditEvent>,
+    now: Timestamp,
+) -> Result<Vec<AuditEntry>, StoreError> {
     if events.is_empty() {
         return Ok(Vec::new());
     }

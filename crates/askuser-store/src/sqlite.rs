@@ -857,7 +857,11 @@ impl Backend for SqliteStore {
 }
 
 /// Appends `events` at `now` in `tx`, which holds the file's write lock: each after the last entry.
-async fn append(tx: &mut SqliteConnection, events: Vec<AuditEvent>, now: Timestamp) -> Result<Vec<AuditEntry>, StoreError> {
+async fn append(
+    tx: &mut SqliteConnection,
+    events: Vec<AuditEvent>,
+    now: Timestamp,
+) -> Result<Vec<AuditEntry>, StoreError> {
     if events.is_empty() {
         return Ok(Vec::new());
     }

@@ -564,7 +564,8 @@ async fn rpc_2026(served: &Served, method: &str, mut params: Value, tasks: bool)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str() {
+    // `Mcp-Name` mirrors the tool's name, or a task request's `taskId` (SEP-2663).
+    if let Some(name) = params["name"].as_str().or_else(|| params["taskId"].as_str()) {
         request = request.header("mcp-name", name);
     }
     let body = request
@@ -578,15 +579,22 @@ async fn rpc_2026(served: &Served, method: &str, mut params: Value, tasks: bool)
     body.lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .find_map(|data| serde_json::from_str(data.trim()).ok())
-        .unwrap_or_else(|| serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON-RPC response: {body}")))
+        .unwrap_or_else(|| {
+            serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON-RPC response: {body}"))
+        })
 }
 
 /// `tools/call` of `ask_user_question` as a task: its id.
 async fn ask_as_task(served: &Served) -> String {
     let arguments: Value = serde_json::from_str(ARGS).unwrap();
     let created =
-        rpc_2026(served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), true).await;
-    assert_eq!((&created["result"]["resultType"], &created["result"]["status"]), (&json!("task"), &json!("working")), "{created}");
+        rpc_2026(served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), true)
+            .await;
+    assert_eq!(
+        (&created["result"]["resultType"], &created["result"]["status"]),
+        (&json!("task"), &json!("working")),
+        "{created}"
+    );
     assert!(created["result"]["pollIntervalMs"].as_u64().is_some(), "{created}");
     created["result"]["taskId"].as_str().unwrap().to_owned()
 }
@@ -613,7 +621,13 @@ async fn tasks_live_in_the_store_and_outlive_the_server() {
     assert_eq!(waiting["status"], "input_required", "{waiting}");
     let first = json!({"result": {"resultType": "input_required", "inputRequests": waiting["inputRequests"], "requestState": null}});
     let retry = first_choices_retry(&first);
-    let update = rpc_2026(&served, "tasks/update", json!({"taskId": id, "inputResponses": retry["inputResponses"]}), true).await;
+    let update = rpc_2026(
+        &served,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": retry["inputResponses"]}),
+        true,
+    )
+    .await;
     assert!(update.get("error").is_none(), "{update}");
     let done = task(&served, &id).await;
     assert_eq!(done["status"], "completed", "{done}");
@@ -626,7 +640,8 @@ async fn tasks_live_in_the_store_and_outlive_the_server() {
     assert_eq!(answer_through_api(&served, "Large").await, id);
     let first = json!({"result": {"resultType": "input_required", "inputRequests": waiting["inputRequests"], "requestState": null}});
     let retry = first_choices_retry(&first);
-    rpc_2026(&served, "tasks/update", json!({"taskId": id, "inputResponses": retry["inputResponses"]}), true).await;
+    rpc_2026(&served, "tasks/update", json!({"taskId": id, "inputResponses": retry["inputResponses"]}), true)
+        .await;
     let done = task(&served, &id).await;
     assert_eq!(done["result"]["content"][0]["text"], r#"{"Plan":["Large"],"Extras":["Support"]}"#, "{done}");
 
@@ -649,6 +664,8 @@ async fn tasks_live_in_the_store_and_outlive_the_server() {
     let unknown = rpc_2026(&served, "tasks/get", json!({"taskId": "task-nope"}), true).await;
     assert!(unknown["error"]["message"].as_str().unwrap().contains("no task"), "{unknown}");
     let arguments: Value = serde_json::from_str(ARGS).unwrap();
-    let plain = rpc_2026(&served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), false).await;
+    let plain =
+        rpc_2026(&served, "tools/call", json!({"name": "ask_user_question", "arguments": arguments}), false)
+            .await;
     assert_eq!(plain["result"]["resultType"], "input_required", "{plain}");
 }
