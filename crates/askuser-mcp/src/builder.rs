@@ -137,7 +137,8 @@ impl AskUserServerBuilder {
     /// other surfaces). Questions wait for the [`timeout`](Self::timeout), else an hour. Default:
     /// none.
     pub fn inbox(mut self, store: Arc<dyn PendingStore>) -> Self {
-        self.inbox = Some(Inbox { store });
+        let instance = format!("{} {}", self.name, crate::sealed::random_nonce());
+        self.inbox = Some(Inbox { store, instance, told: Arc::default() });
         self
     }
 

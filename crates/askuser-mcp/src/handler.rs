@@ -153,6 +153,10 @@ impl AskUserServer {
         let call_id = request_id_text(&context);
         let call = ToolCall::new(&call_id, &arguments);
         let mut ask_context = AskContext::new().with_tool_call_id(call_id.clone());
+        // In the inbox under this session, so that a late answer finds its way back to it.
+        if !secret && let Some(session) = self.inbox_session(&context) {
+            ask_context = ask_context.with_session_id(session);
+        }
         if let Some(label) = self.asked_by(&context) {
             ask_context = ask_context.with_asked_by(label);
         }
@@ -265,11 +269,23 @@ impl ServerHandler for AskUserServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let wants_task = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
-        match request.name.as_ref() {
+        let notes_for = context.clone();
+        let response = match request.name.as_ref() {
             LATER_TOOL if self.inner.later.is_some() => self.ask_later(request, context).await,
             ANSWERS_TOOL if self.inner.later.is_some() => self.get_answers(request, context).await,
             TOOL_NAME if wants_task && self.serves_tasks() => self.ask_as_task(request, &context).await,
             _ => self.ask(request, context).await,
-        }
+        }?;
+        // Late answers to this session's earlier questions ride on the next result, each a block
+        // of its own after what the tool returns anywhere else.
+        Ok(match response {
+            CallToolResponse::Complete(mut result) => {
+                for note in self.late_notes(&notes_for).await {
+                    result.content.push(ContentBlock::text(note));
+                }
+                CallToolResponse::Complete(result)
+            }
+            other => other,
+        })
     }
 }

@@ -3,7 +3,8 @@
 //! decides who won: an answer from the form is committed there like any other, and a second
 //! answer is a conflict that returns the first.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askuser_core::{AnswerError, AnswerErrorKind, Answerer, AskContext, AskUserRequest, AskUserResponse};
@@ -17,6 +18,16 @@ use crate::eliciting::Eliciting;
 #[derive(Clone)]
 pub(crate) struct Inbox {
     pub(crate) store: Arc<dyn PendingStore>,
+    /// This server process in the store's session ids (with the MCP session over HTTP): a late
+    /// answer is told to the session that asked, and to no other.
+    pub(crate) instance: String,
+    /// The late answers told already, by id (forgotten all at once past [`Inbox::MAX_TOLD`]).
+    pub(crate) told: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Inbox {
+    /// The most late answers remembered as told.
+    pub(crate) const MAX_TOLD: usize = 10_000;
 }
 
 /// Asks in the store and, when the client can show one, in its form, at once.

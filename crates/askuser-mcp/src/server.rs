@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askuser_core::{Answerer, Profile, Validator};
-use askuser_store::{PendingRecord, State as PendingState};
+use askuser_store::{ListQuery, PendingRecord, State as PendingState};
 use askuser_tool::OnTimeout;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ProtocolVersion, RequestStateCodec};
@@ -19,7 +19,7 @@ use crate::inbox::Inbox;
 use crate::progress::Heartbeat;
 use crate::render::{rendered, text_result};
 use crate::sealed::Redeemed;
-use crate::tickets::Later;
+use crate::tickets::{Later, session_of};
 
 /// How long a question waits in an [inbox](crate::AskUserServerBuilder::inbox) or as a background ask
 /// when the server has no timeout: an hour.
@@ -158,6 +158,52 @@ impl AskUserServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<F::Output, ErrorData> {
         self.inner.heartbeat.waiting(wait, context).await
+    }
+
+    /// The session an inline question of this request waits under in the inbox: this server
+    /// process's, and over HTTP the MCP session's. `None` without an inbox, and for a stateless
+    /// call (2026-07-28: no session to tell a late answer to).
+    pub(crate) fn inbox_session(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let inbox = self.inner.inbox.as_ref()?;
+        if context.protocol_version().is_some_and(|version| !version.has_initialize()) {
+            return None;
+        }
+        Some(match session_of(context) {
+            Some(session) => format!("{} session {session}", inbox.instance),
+            None => inbox.instance.clone(),
+        })
+    }
+
+    /// The late answers to this session's earlier questions (answered after the model was told
+    /// nobody answered in time), each told once, as notes for the next tool result: the model can
+    /// correct course. Nothing when the store cannot be read just now: they are told next time.
+    pub(crate) async fn late_notes(&self, context: &RequestContext<RoleServer>) -> Vec<String> {
+        let (Some(inbox), Some(session)) = (&self.inner.inbox, self.inbox_session(context)) else {
+            return Vec::new();
+        };
+        let query = ListQuery::new().session_id(session).state(PendingState::Late).newest_first().limit(20);
+        let Ok(page) = inbox.store.list(&query).await else { return Vec::new() };
+        let mut told = inbox.told.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if told.len() > Inbox::MAX_TOLD {
+            told.clear();
+        }
+        page.records
+            .iter()
+            .rev()
+            .filter(|record| told.insert(record.id().to_owned()))
+            .filter_map(|record| {
+                let result = askuser_core::ask_user_result(record.request(), record.response()?).ok()?;
+                let asked: Vec<String> =
+                    record.request().questions().iter().map(|q| format!("\"{}\"", q.question())).collect();
+                Some(format!(
+                    "Meanwhile the person answered your earlier question{} {} (asked at {}), after you were told nobody answered in time: {} If you went on without it, correct course where it matters.",
+                    if asked.len() == 1 { "" } else { "s" },
+                    asked.join(", "),
+                    record.asked_at(),
+                    result.text()
+                ))
+            })
+            .collect()
     }
 
     /// What the call returns for a question settled in the store: what `ask_user_question`

@@ -146,7 +146,7 @@ impl Drop for Asking {
 }
 
 /// The MCP session of a request that came over Streamable HTTP (its `Mcp-Session-Id`), if any.
-fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+pub(crate) fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
     #[cfg(feature = "http")]
     return crate::sessions::session_of(context);
     #[cfg(not(feature = "http"))]

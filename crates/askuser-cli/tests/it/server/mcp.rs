@@ -669,3 +669,64 @@ async fn tasks_live_in_the_store_and_outlive_the_server() {
             .await;
     assert_eq!(plain["result"]["resultType"], "input_required", "{plain}");
 }
+
+/// Issue 39: a late answer reaches the model over MCP. A call in a 2025-11-25 session (no form)
+/// times out; the person answers afterwards on the page; the session's next tool result carries
+/// the late answer, once, after what the tool itself returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_answer_rides_on_the_sessions_next_tool_result() {
+    let dir = TempDir::new("mcp-late");
+    let served =
+        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--default-timeout", "1"]).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: &Value| {
+        let mut request = http
+            .post(format!("{}/mcp", served.url))
+            .bearer_auth(&served.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "late-agent", "version": "1"}}});
+    let response = post(None, &initialize).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = response.text().await;
+    let _ = post(Some(&session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let call = |id: u64, arguments: Value| {
+        let request = post(
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "ask_user_question", "arguments": arguments}}),
+        );
+        async move {
+            let body = request.await.unwrap().text().await.unwrap();
+            body.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                .find(|message| message["id"] == id)
+                .unwrap_or_else(|| panic!("no response {id} in {body}"))
+        }
+    };
+    let timed_out = call(2, serde_json::from_str(ARGS).unwrap()).await;
+    assert_eq!(timed_out["result"]["content"][0]["text"], askuser_core::TIMED_OUT, "{timed_out}");
+    let id = only_record(&served).await["id"].as_str().unwrap().to_owned();
+    assert_eq!(record(&served, &id).await["state"], "timed_out");
+    assert_eq!(answer_through_api(&served, "Large").await, id);
+    assert_eq!(record(&served, &id).await["state"], "late");
+
+    // The next result (here a refused call) carries it, after the tool's own block.
+    let next = call(3, json!({"questions": []})).await;
+    let blocks = next["result"]["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{next}");
+    let note = blocks[1]["text"].as_str().unwrap();
+    assert!(note.starts_with("Meanwhile the person answered your earlier questions"), "{note}");
+    assert!(note.contains(r#"{"Plan":["Large"],"Extras":["Support"]}"#), "{note}");
+    // Once.
+    let again = call(4, json!({"questions": []})).await;
+    assert_eq!(again["result"]["content"].as_array().unwrap().len(), 1, "{again}");
+}
