@@ -677,7 +677,8 @@ async fn tasks_live_in_the_store_and_outlive_the_server() {
 async fn a_late_answer_rides_on_the_sessions_next_tool_result() {
     let dir = TempDir::new("mcp-late");
     let served =
-        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--default-timeout", "1"]).await;
+        serve_on(&format!("sqlite:{}", dir.0.join("p.db").display()), &dir.0, &["--default-timeout", "1"])
+            .await;
     let http = reqwest::Client::new();
     let post = |session: Option<&str>, body: &Value| {
         let mut request = http
@@ -713,10 +714,18 @@ async fn a_late_answer_rides_on_the_sessions_next_tool_result() {
         }
     };
     let timed_out = call(2, serde_json::from_str(ARGS).unwrap()).await;
-    assert_eq!(timed_out["result"]["content"][0]["text"], askuser_core::TIMED_OUT, "{timed_out}");
+    assert_eq!(timed_out["result"]["content"][0]["text"], askuser_core::TIMED_OUT_STOP, "{timed_out}");
     let id = only_record(&served).await["id"].as_str().unwrap().to_owned();
     assert_eq!(record(&served, &id).await["state"], "timed_out");
-    assert_eq!(answer_through_api(&served, "Large").await, id);
+    let answer = json!({"answers": [{"header": "Plan", "selected": ["Large"]}, {"header": "Extras", "selected": ["Support"]}]});
+    let answered = http
+        .post(format!("{}/v1/questions/{id}/answer", served.url))
+        .bearer_auth(&served.token)
+        .json(&answer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), 200, "{}", answered.text().await.unwrap());
     assert_eq!(record(&served, &id).await["state"], "late");
 
     // The next result (here a refused call) carries it, after the tool's own block.
