@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use askuser_client::{ApiToken, TOKEN_ENV};
 use askuser_core::Profile;
-use askuser_server::{AnswerServer, Notifier, NotifyFormat};
+use askuser_server::{AnswerServer, AnswerServerBuilder, Notifier, NotifyFormat};
 use askuser_store::{PendingStore, PostgresStore, SharedStore, StoreError};
 use askuser_tool::exit::with_causes;
 
@@ -43,6 +43,11 @@ browser); agents ask over its JSON API (/v1) with the API token.
   --notify-format F     json (default) or ntfy (point --notify-url at your ntfy topic: the
                         follow-up replaces and clears the notification; one-tap answer buttons)
   --notify-questions    include the questions' text in notices (default: headers only)
+  --escalate-after DUR  the reminder ladder's last step: a question still waiting DUR after it
+                        was asked (10m, 2h) is also sent to --escalate-url (another ntfy topic,
+                        another person's webhook) as an escalated notice; its follow-up goes
+                        there too once it is settled anywhere
+  --escalate-url URL    where escalated questions go; --escalate-format json (default) or ntfy
   --notify-credentials-file PATH
                         the webhook's credentials: an access token (Bearer) or user:password
                         (Basic); without it, ASKUSER_NOTIFY_CREDENTIALS is used when set
@@ -87,6 +92,9 @@ struct Options {
     late: Duration,
     notify_url: Option<String>,
     notify_format: NotifyFormat,
+    escalate_after: Option<Duration>,
+    escalate_url: Option<String>,
+    escalate_format: NotifyFormat,
     notify_questions: bool,
     notify_credentials_file: Option<PathBuf>,
     config: Option<PathBuf>,
@@ -181,6 +189,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
         late: askuser_server::DEFAULT_LATE_WINDOW,
         notify_url: None,
         notify_format: NotifyFormat::Json,
+        escalate_after: None,
+        escalate_url: None,
+        escalate_format: NotifyFormat::Json,
         notify_questions: false,
         notify_credentials_file: None,
         config: None,
@@ -221,20 +232,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--lease" => options.lease = Some(cli::seconds(arg, value("seconds")?)?),
             "--keep-days" => options.keep = keep_days(value("a number of days, or never")?)?,
             "--late-days" => options.late = late_days(value("a number of days")?)?,
-            "--notify-url" => {
-                let url = value("a URL")?;
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(format!("--notify-url must start with http:// or https://, got {url:?}"));
-                }
-                options.notify_url = Some(url.to_owned());
-            }
-            "--notify-format" => {
-                options.notify_format = match value("json or ntfy")? {
-                    "json" => NotifyFormat::Json,
-                    "ntfy" => NotifyFormat::Ntfy,
-                    other => return Err(format!("--notify-format takes json or ntfy, got {other:?}")),
-                }
-            }
+            "--notify-url" => options.notify_url = Some(http_url(arg, value("a URL")?)?),
+            "--notify-format" => options.notify_format = notify_format(arg, value("json or ntfy")?)?,
+            "--escalate-after" => options.escalate_after = Some(cli::seconds(arg, value("a duration")?)?),
+            "--escalate-url" => options.escalate_url = Some(http_url(arg, value("a URL")?)?),
+            "--escalate-format" => options.escalate_format = notify_format(arg, value("json or ntfy")?)?,
             "--notify-questions" => options.notify_questions = true,
             "--notify-credentials-file" => {
                 options.notify_credentials_file = Some(PathBuf::from(value("a path")?));
@@ -258,6 +260,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--mcp-background" => options.mcp_background = true,
             other => return Err(format!("unknown option {other:?}")),
         }
+    }
+    if options.escalate_after.is_some() != options.escalate_url.is_some() {
+        return Err("--escalate-after and --escalate-url go together".to_owned());
     }
     if options.keep.is_some_and(|keep| options.late > keep) {
         return Err(
@@ -287,6 +292,50 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             say!("askuser serve: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `builder` with the notices of `--notify-url` and the escalation of `--escalate-after`.
+fn with_notices(mut builder: AnswerServerBuilder, options: &Options) -> Result<AnswerServerBuilder, String> {
+    if let Some(url) = &options.notify_url {
+        let mut notifier = Notifier::new(url, options.notify_format)
+            .map_err(|e| format!("--notify-url: {e}"))?
+            .include_questions(options.notify_questions);
+        if let Some((credentials, place)) = notify_credentials(options.notify_credentials_file.as_deref())? {
+            notifier = notifier.credentials(&credentials).map_err(|e| format!("{place}: {e}"))?;
+        }
+        builder = builder.notifier(notifier);
+        say!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
+    }
+    if let (Some(after), Some(url)) = (options.escalate_after, &options.escalate_url) {
+        let notifier = Notifier::new(url, options.escalate_format)
+            .map_err(|e| format!("--escalate-url: {e}"))?
+            .include_questions(options.notify_questions);
+        builder = builder.escalate(after, notifier);
+        say!(
+            "askuser serve: escalating to {} the questions still waiting {} s after they were asked",
+            askuser_store::redact_url(url),
+            after.as_secs()
+        );
+    }
+    Ok(builder)
+}
+
+/// An `http://` or `https://` URL given to `option`.
+fn http_url(option: &str, url: &str) -> Result<String, String> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url.to_owned())
+    } else {
+        Err(format!("{option} must start with http:// or https://, got {url:?}"))
+    }
+}
+
+/// A notice format given to `option`: `json` or `ntfy`.
+fn notify_format(option: &str, text: &str) -> Result<NotifyFormat, String> {
+    match text {
+        "json" => Ok(NotifyFormat::Json),
+        "ntfy" => Ok(NotifyFormat::Ntfy),
+        other => Err(format!("{option} takes json or ntfy, got {other:?}")),
     }
 }
 
@@ -478,16 +527,7 @@ async fn run(options: Options) -> Result<(), String> {
     if let Some(timeout) = options.default_timeout {
         builder = builder.default_timeout(timeout);
     }
-    if let Some(url) = &options.notify_url {
-        let mut notifier = Notifier::new(url, options.notify_format)
-            .map_err(|e| format!("--notify-url: {e}"))?
-            .include_questions(options.notify_questions);
-        if let Some((credentials, place)) = notify_credentials(options.notify_credentials_file.as_deref())? {
-            notifier = notifier.credentials(&credentials).map_err(|e| format!("{place}: {e}"))?;
-        }
-        builder = builder.notifier(notifier);
-        say!("askuser serve: notifying {} of questions", askuser_store::redact_url(url));
-    }
+    builder = with_notices(builder, &options)?;
     let stop_mcp = tokio_util::sync::CancellationToken::new();
     let server =
         builder.mount_with_token("/mcp", mcp_router(&options, &store, &public_url, &stop_mcp)).build();

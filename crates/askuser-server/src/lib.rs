@@ -130,6 +130,11 @@ pub(crate) struct AppState {
     pub(crate) on_asked: Option<Arc<AskedHook>>,
     #[cfg(feature = "client")]
     pub(crate) notifier: Option<Arc<Notifier>>,
+    /// The reminder ladder's escalation step, when there is one.
+    #[cfg(feature = "client")]
+    pub(crate) escalation: Option<notify::Escalation>,
+    /// The clock the escalation step reads (the store's, in a test on a manual clock).
+    pub(crate) clock: Arc<dyn askuser_store::Clock>,
     /// Login attempts per client.
     pub(crate) logins: throttle::LoginThrottle,
     /// The waits in progress here, per question.
@@ -243,6 +248,9 @@ pub struct AnswerServerBuilder {
     on_asked: Option<Arc<AskedHook>>,
     #[cfg(feature = "client")]
     notifier: Option<Notifier>,
+    #[cfg(feature = "client")]
+    escalation: Option<notify::Escalation>,
+    clock: Arc<dyn askuser_store::Clock>,
     fleet: Option<PostgresStore>,
     mounted: Vec<(String, Router)>,
 }
@@ -355,6 +363,25 @@ impl AnswerServerBuilder {
         self
     }
 
+    /// The reminder ladder's escalation step: a question that still waits `after` it was asked
+    /// (and before its deadline) goes to a second surface too, `notifier` (another ntfy topic,
+    /// another person's webhook), as an `escalated` notice, once across replicas; when it is
+    /// settled anywhere, that surface gets the follow-up as well (ntfy: replaced and cleared), so
+    /// no copy is left asking. [`AnswerServer::serve`] starts it
+    /// ([`AnswerServer::spawn_escalation`] in a test). Default: none.
+    #[cfg(feature = "client")]
+    pub fn escalate(mut self, after: Duration, notifier: Notifier) -> Self {
+        self.escalation = Some(notify::Escalation { after, notifier: Arc::new(notifier) });
+        self
+    }
+
+    /// The clock the escalation step reads. Default: the system clock; a test gives the manual
+    /// clock its store reads.
+    pub fn clock(mut self, clock: Arc<dyn askuser_store::Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Serves `router` at `path` (`/mcp`) behind the same API token as `/v1` (a request without
     /// it gets `401 unauthorized`), with the server's security headers, body limit and access
     /// log. How another protocol (MCP over HTTP, from askuser-mcp) joins the server without this
@@ -384,6 +411,9 @@ impl AnswerServerBuilder {
                 on_asked: self.on_asked,
                 #[cfg(feature = "client")]
                 notifier: self.notifier.map(Arc::new),
+                #[cfg(feature = "client")]
+                escalation: self.escalation,
+                clock: self.clock,
                 logins: throttle::LoginThrottle::default(),
                 streams,
                 write_probe: api::WriteProbe::default(),
@@ -415,6 +445,9 @@ impl AnswerServer {
             on_asked: None,
             #[cfg(feature = "client")]
             notifier: None,
+            #[cfg(feature = "client")]
+            escalation: None,
+            clock: Arc::new(askuser_store::SystemClock),
             fleet: None,
             mounted: Vec::new(),
         }
@@ -461,6 +494,8 @@ impl AnswerServer {
         let sweeper = self.spawn_sweeper();
         #[cfg(feature = "client")]
         let notices = self.spawn_notifier();
+        #[cfg(feature = "client")]
+        let escalation = self.spawn_escalation();
         let this = self.clone();
         // A signal future that panics (one that printed with `eprintln!` on a closed stderr) is
         // a signal too: before, the server went on serving and could no longer be stopped.
@@ -477,8 +512,8 @@ impl AnswerServer {
         self.shutdown();
         let _ = sweeper.await;
         #[cfg(feature = "client")]
-        if let Some(notices) = notices {
-            let _ = notices.await;
+        for task in [notices, escalation].into_iter().flatten() {
+            let _ = task.await;
         }
         for task in fleet {
             let _ = task.await;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use askuser_core::Timestamp;
-use askuser_store::{PendingRecord, State};
+use askuser_store::{Key, PendingRecord, State};
 
 use crate::claims::Notice;
 use base64::Engine as _;
@@ -252,6 +252,8 @@ enum Event {
     Withdrawn,
     /// Answered after it had expired.
     Late,
+    /// Still waiting after the escalation delay: sent to the escalation's surface.
+    Escalated,
 }
 
 impl Event {
@@ -264,6 +266,7 @@ impl Event {
             Self::Expired => "expired",
             Self::Withdrawn => "withdrawn",
             Self::Late => "late",
+            Self::Escalated => "escalated",
         }
     }
 
@@ -281,7 +284,7 @@ impl Event {
     /// Whether it is about a question that waits (and is moot once it is settled); else it is
     /// a follow-up.
     fn while_pending(self) -> bool {
-        matches!(self, Self::Asked | Self::Reminder)
+        matches!(self, Self::Asked | Self::Reminder | Self::Escalated)
     }
 }
 
@@ -421,6 +424,7 @@ mod ntfy {
             Event::Expired => "Expired: nobody answered in time".to_owned(),
             Event::Withdrawn => "Withdrawn: the assistant stopped waiting".to_owned(),
             Event::Late => "Answered late: kept for the assistant".to_owned(),
+            Event::Escalated => format!("Escalated: {who} still waits for an answer"),
         }
     }
 
@@ -435,6 +439,7 @@ mod ntfy {
             Event::Expired => ("1", "hourglass"),
             Event::Withdrawn => ("1", "wastebasket"),
             Event::Late => ("1", "white_check_mark,hourglass"),
+            Event::Escalated => ("5", "question,rotating_light"),
         }
     }
 
@@ -600,6 +605,91 @@ impl Follower {
             }
             this.reminders.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
         });
+    }
+}
+
+/// The reminder ladder's escalation step ([`AnswerServerBuilder::escalate`](crate::AnswerServerBuilder::escalate)).
+#[derive(Debug, Clone)]
+pub(crate) struct Escalation {
+    pub(crate) after: Duration,
+    pub(crate) notifier: Arc<Notifier>,
+}
+
+/// The claims of the escalation step: sent once, and followed up once, across replicas.
+const ESCALATED: &str = "notice.escalated";
+const ESCALATION_SETTLED: &str = "notice.escalation-settled";
+
+/// Every sweep interval until the server shuts down: escalates the questions due, and follows up
+/// on the escalated ones that were settled.
+async fn escalate_loop(state: Arc<AppState>, escalation: Escalation) {
+    let mut ticks = tokio::time::interval(state.config.sweep_interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = state.closed() => return,
+            _ = ticks.tick() => {
+                if let Err(error) = escalate_due(&state, &escalation).await {
+                    tracing::warn!(error = %crate::error::with_causes(&error), "escalation: the store failed; trying again");
+                }
+            }
+        }
+    }
+}
+
+/// One round: each waiting question asked `after` ago or more (and before its deadline) is
+/// escalated, once; each escalated one that has settled gets its follow-up there, once.
+async fn escalate_due(
+    state: &Arc<AppState>,
+    escalation: &Escalation,
+) -> Result<(), askuser_store::StoreError> {
+    let now = state.clock.now();
+    let mut query =
+        askuser_store::ListQuery::new().state(State::Pending).limit(askuser_store::ListQuery::MAX_LIMIT);
+    loop {
+        let page = state.store.list(&query).await?;
+        for record in &page.records {
+            let due = record.asked_at().plus(escalation.after) <= now && now < record.expires_at();
+            if due && state.store.claim_once(&Key::of_question(ESCALATED, record.id())).await? {
+                let logged = askuser_store::AuditEvent::escalated(
+                    record.id(),
+                    askuser_store::Via::surface(escalation.notifier.format.surface()),
+                );
+                if let Err(error) = state.store.append_audit(&logged).await {
+                    tracing::warn!(error = %crate::error::with_causes(&error), "escalation: cannot log it in the audit log");
+                }
+                send_to(state, &escalation.notifier, Event::Escalated, record);
+            }
+        }
+        match page.next {
+            Some(next) => query = query.after(next),
+            None => break,
+        }
+    }
+    for (id, _) in state.store.values(ESCALATED).await? {
+        let Some(record) = state.store.get(&id).await? else { continue };
+        if record.state() != State::Pending
+            && state.store.claim_once(&Key::of_question(ESCALATION_SETTLED, &id)).await?
+        {
+            send_to(state, &escalation.notifier, Event::settled(record.state()), &record);
+        }
+    }
+    Ok(())
+}
+
+/// Sends `event` about `record` through `notifier`, on a task of its own.
+fn send_to(state: &Arc<AppState>, notifier: &Arc<Notifier>, event: Event, record: &PendingRecord) {
+    let outgoing = Outgoing::of(state, notifier, event, record);
+    let (state, notifier) = (Arc::clone(state), Arc::clone(notifier));
+    tokio::spawn(async move { notifier.deliver(&state, &outgoing).await });
+}
+
+impl AnswerServer {
+    /// Starts the reminder ladder's escalation step ([`escalate`](crate::AnswerServerBuilder::escalate);
+    /// without one, does nothing), until the server shuts down. [`serve`](Self::serve) calls it.
+    #[must_use = "dropping the handle does not stop the escalation; shutdown does"]
+    pub fn spawn_escalation(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let escalation = self.state.escalation.clone()?;
+        Some(tokio::spawn(escalate_loop(Arc::clone(&self.state), escalation)))
     }
 }
 

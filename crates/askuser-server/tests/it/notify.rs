@@ -427,3 +427,55 @@ async fn redirects_are_never_followed() {
     assert_eq!(hook_hits.load(Ordering::SeqCst), 5);
     assert!(target_received.try_recv().is_err(), "the redirect's target got the notice");
 }
+
+/// The reminder ladder's escalation step, on a manual clock (no sleeping through the delay): a
+/// question still waiting ten minutes after it was asked goes to the second surface, once; one
+/// answered before is never escalated; the escalated one's answer is followed up there too (ntfy:
+/// replaced, then cleared), so no copy is left asking; the audit log records the escalation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_still_waiting_is_escalated_once_and_retracted_when_answered() {
+    let (url, mut received) = receiver(0).await;
+    let (oncall, mut escalated) = receiver(0).await;
+    let clock = askuser_store::ManualClock::new(askuser_core::Timestamp::from_unix_millis(1_796_000_000_000));
+    let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::with_clock(Arc::new(clock.clone())));
+    let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
+        .public_url("http://phone.test")
+        .sweep_interval(Duration::from_millis(20))
+        .clock(Arc::new(clock.clone()))
+        .notifier(Notifier::new(&url, NotifyFormat::Json).unwrap())
+        .escalate(Duration::from_mins(10), Notifier::new(&oncall, NotifyFormat::Ntfy).unwrap())
+        .build();
+    drop(server.spawn_notifier());
+    drop(server.spawn_escalation());
+    let app = server.router();
+    ask(&app, json!({"id": "waits", "timeout_secs": 3600})).await;
+    ask(&app, json!({"id": "answered-first", "timeout_secs": 3600})).await;
+    assert_eq!(next(&mut received).await.json()["event"], "asked");
+    assert_eq!(next(&mut received).await.json()["event"], "asked");
+    let answer = json!({"answers": [{"header": "Plan", "selected": ["Large"]}, {"header": "Extras", "selected": ["Support"]}]});
+    let answered = api(&app, Method::POST, "/v1/questions/answered-first/answer", Some(answer.clone())).await;
+    assert_eq!(answered.status, StatusCode::OK);
+    clock.advance(Duration::from_secs(9 * 60 + 59));
+    nothing_more(&mut escalated).await;
+    clock.advance(Duration::from_secs(1));
+    let up = next(&mut escalated).await;
+    assert_eq!(up.header("title"), "Escalated: Your assistant still waits for an answer");
+    assert_eq!(up.header("priority"), "5");
+    nothing_more(&mut escalated).await;
+
+    // Answered on the page or the API: the escalated copy is replaced and cleared.
+    let answered = api(&app, Method::POST, "/v1/questions/waits/answer", Some(answer)).await;
+    assert_eq!(answered.status, StatusCode::OK);
+    let followed = next(&mut escalated).await;
+    assert_eq!(
+        (followed.header("title"), followed.header("x-sequence-id")),
+        ("Answered", up.header("x-sequence-id"))
+    );
+    assert_eq!(next(&mut escalated).await.method, Method::PUT);
+    nothing_more(&mut escalated).await;
+    let log = store.audit_entries(0, None, 100).await.unwrap();
+    let escalations: Vec<&str> =
+        log.iter().map(|e| e.line.as_str()).filter(|l| l.contains(r#""event":"escalated""#)).collect();
+    assert_eq!(escalations.len(), 1, "{log:?}");
+    assert!(escalations[0].contains(r#""question":"waits","surface":"ntfy""#), "{escalations:?}");
+}
