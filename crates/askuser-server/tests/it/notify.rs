@@ -436,7 +436,8 @@ async fn redirects_are_never_followed() {
 async fn a_question_still_waiting_is_escalated_once_and_retracted_when_answered() {
     let (url, mut received) = receiver(0).await;
     let (oncall, mut escalated) = receiver(0).await;
-    let clock = askuser_store::ManualClock::new(askuser_core::Timestamp::from_unix_millis(1_796_000_000_000));
+    // From now: the reminder (on the wall clock) stays an hour away.
+    let clock = askuser_store::ManualClock::new(askuser_core::Timestamp::now());
     let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::with_clock(Arc::new(clock.clone())));
     let server = AnswerServer::builder(Arc::clone(&store), ApiToken::new(TOKEN).unwrap())
         .public_url("http://phone.test")
