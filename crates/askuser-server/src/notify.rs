@@ -667,11 +667,15 @@ async fn escalate_due(
     }
     for (id, _) in state.store.values(ESCALATED).await? {
         let Some(record) = state.store.get(&id).await? else { continue };
-        if record.state() != State::Pending
-            && state.store.claim_once(&Key::of_question(ESCALATION_SETTLED, &id)).await?
-        {
+        if record.state() == State::Pending {
+            continue;
+        }
+        if state.store.claim_once(&Key::of_question(ESCALATION_SETTLED, &id)).await? {
             send_to(state, &escalation.notifier, Event::settled(record.state()), &record);
         }
+        // Followed up, here or by another replica: no later round reads it again (a settled
+        // question is never pending again, so it is never escalated twice).
+        state.store.remove_value(ESCALATED, &id).await?;
     }
     Ok(())
 }
